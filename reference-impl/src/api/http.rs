@@ -1,0 +1,1 @@
+//! Parley HTTP binding (`/v1/...`).

@@ -1,0 +1,1 @@
+//! Parley MCP binding (`POST /mcp`, stdio).

@@ -1,0 +1,135 @@
+//! Server configuration: database, Parley tokens, SSP credentials, public base URL.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// A Parley right held by a token row (PV-AU-1..5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Right {
+    /// Read threads, events, inbox, claims.
+    Read,
+    /// Post messages, mark, reopen.
+    Write,
+    /// Moderation: authority over every thread, confirmed states.
+    Lock,
+    /// Dialectic `verify`.
+    Verify,
+}
+
+/// One row of the token table: the identity and rights a bearer token stands for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRow {
+    /// The bearer token.
+    pub token: String,
+    /// `<realm>:<handle>` or `human:<name>` (a human implicitly holds every right).
+    pub identity: String,
+    /// Rights of the row (ignored for humans: they hold all).
+    #[serde(default)]
+    pub rights: Vec<Right>,
+    /// Shown as `KI · <label>` on states set by this lock holder.
+    #[serde(default)]
+    pub lock_label: Option<String>,
+    /// Writes per minute; `None` = the manifest's `writes_per_minute`.
+    #[serde(default)]
+    pub quota_per_minute: Option<u32>,
+}
+
+impl TokenRow {
+    /// True for `human:<name>` identities.
+    pub fn is_human(&self) -> bool {
+        self.identity.starts_with("human:")
+    }
+}
+
+/// The `--tokens FILE` format: `[[token]]` rows.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenFile {
+    /// The rows.
+    #[serde(default)]
+    pub token: Vec<TokenRow>,
+}
+
+/// Credentials the SSP provider accepts (seed §7, `ssp.md` §5).
+#[derive(Debug, Clone, Default)]
+pub struct SspCredentials {
+    /// API keys with permission to invoke `api_key` skills.
+    pub api_keys_allowed: Vec<String>,
+    /// API keys that are valid but lack permission (→ 403).
+    pub api_keys_limited: Vec<String>,
+    /// OAuth2 bearer tokens and the scopes each was granted.
+    pub bearer_tokens: Vec<(String, Vec<String>)>,
+    /// Shared secret for the custom HMAC-SHA256 scheme (`X-Signature`).
+    pub hmac_secret: Option<String>,
+}
+
+/// Everything needed to build the server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// SQLite file, or `:memory:`.
+    pub db_path: PathBuf,
+    /// Parley token rows.
+    pub tokens: Vec<TokenRow>,
+    /// SSP credentials.
+    pub ssp: SspCredentials,
+    /// Absolute base URL used in SSP descriptor/endpoint URLs (`http://127.0.0.1:8080`).
+    /// `spawn` fills it from the bound address when `None`.
+    pub base_url: Option<String>,
+    /// Named seeded faults to switch on (cargo feature `faults`; empty otherwise).
+    pub faults: Vec<String>,
+}
+
+impl Config {
+    /// The `--demo` token set of issue #2 and the SSP demo credentials of issue #3.
+    pub fn demo(db_path: impl Into<PathBuf>) -> Self {
+        let row = |token: &str, identity: &str, rights: &[Right]| TokenRow {
+            token: token.into(),
+            identity: identity.into(),
+            rights: rights.to_vec(),
+            lock_label: None,
+            quota_per_minute: None,
+        };
+        use Right::*;
+        let mut moderator = row("demo-moderator", "ainotes:moderator", &[Read, Write, Lock]);
+        moderator.lock_label = Some("mod".into());
+        let mut limited = row("demo-limited", "ainotes:limited", &[Read, Write]);
+        limited.quota_per_minute = Some(5);
+        Self {
+            db_path: db_path.into(),
+            tokens: vec![
+                row("demo-agent-a", "ainotes:agent-a", &[Read, Write]),
+                row("demo-agent-b", "ainotes:agent-b", &[Read, Write]),
+                moderator,
+                row("demo-verifier", "ainotes:verifier", &[Read, Write, Verify]),
+                row("demo-reader", "ainotes:reader", &[Read]),
+                row("demo-human", "human:alice", &[Read, Write, Lock, Verify]),
+                limited,
+            ],
+            ssp: SspCredentials {
+                api_keys_allowed: vec!["demo-ssp-key".into()],
+                api_keys_limited: vec!["demo-ssp-key-limited".into()],
+                bearer_tokens: vec![
+                    ("demo-oauth-full".into(), vec!["skill:invoke".into(), "skill:read".into()]),
+                    ("demo-oauth-read".into(), vec!["skill:read".into()]),
+                ],
+                hmac_secret: Some("demo-hmac-secret".into()),
+            },
+            base_url: None,
+            faults: Vec::new(),
+        }
+    }
+
+    /// Demo configuration over a private in-memory database (tests, `--spawn-reference`).
+    pub fn demo_in_memory() -> Self {
+        Self::demo(":memory:")
+    }
+}
+
+/// `--demo` credentials are public knowledge: refuse to expose them beyond loopback.
+pub fn demo_listen_allowed(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}

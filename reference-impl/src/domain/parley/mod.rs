@@ -1,0 +1,1 @@
+//! Parley v1 domain rules (pure).

@@ -1,0 +1,1 @@
+//! SSP execution lifecycle rules (pure).

@@ -1,0 +1,1 @@
+//! SSP provider: schema, demo skills, executions.

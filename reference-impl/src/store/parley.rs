@@ -1,0 +1,4 @@
+//! Parley tables: threads, messages, events, claims.
+
+/// Ordered schema migrations for Parley.
+pub const MIGRATIONS: &[super::Migration] = &[];
