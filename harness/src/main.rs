@@ -1,1 +1,344 @@
-fn main() {}
+//! `conform` CLI: parse arguments, call the library, map outcomes to exit codes.
+//!
+//! Exit codes: 0 = every required check passed; 1 = a required (MUST) check failed;
+//! 2 = usage, profile, pre-flight or harness error.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use conform::baseline::Baseline;
+use conform::report::{self, Report};
+use conform::run::{RunOptions, run};
+use conform::suite::{SUITES, Suite, default_vectors_dir, load_suite};
+use conform::target::{Profile, Target};
+use conform::transport::{McpRevision, TransportKind};
+
+const EXIT_HELP: &str = "EXIT CODES:\n  0  every required (MUST) check passed (warnings, expected failures allowed)\n  1  a required check failed\n  2  usage, profile, pre-flight or harness error";
+
+#[derive(Parser, Debug)]
+#[command(name = "conform", version, about = "Conformance suite for Parley v1 and SSP 1.0", after_help = EXIT_HELP)]
+struct Cli {
+    /// Directory holding requirements/, schemas/ and the vectors (default: ./vectors or the source tree's).
+    #[arg(long, global = true, value_name = "DIR")]
+    vectors: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the checks against a target and write reports.
+    #[command(after_help = EXIT_HELP)]
+    Run(RunArgs),
+    /// List the requirement catalogue(s) with coverage.
+    List {
+        /// Suite to list.
+        #[arg(long, value_enum, default_value_t = SuiteSel::All)]
+        suite: SuiteSel,
+    },
+    /// Explain a requirement ID (rule, seed text, the vectors that test it) or a vector id.
+    Explain {
+        /// Requirement ID (PV-ST-4) or vector id.
+        id: String,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum SuiteSel {
+    Parley,
+    Ssp,
+    All,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum TransportSel {
+    Http,
+    Mcp,
+    Both,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Json,
+    Junit,
+    Md,
+    Html,
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// Target profile (TOML).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "spawn_reference",
+        required_unless_present = "spawn_reference"
+    )]
+    target: Option<PathBuf>,
+    /// Start the bundled reference server in process (ephemeral port, demo tokens).
+    #[arg(long)]
+    spawn_reference: bool,
+    /// Suite(s) to run.
+    #[arg(long, value_enum, default_value_t = SuiteSel::Parley)]
+    suite: SuiteSel,
+    /// Glob over check ids and requirement IDs (e.g. 'envelope/*', 'PV-ST-4').
+    #[arg(long, value_name = "GLOB")]
+    filter: Option<String>,
+    /// Transport(s) to run every vector on.
+    #[arg(long, value_enum, default_value_t = TransportSel::Both)]
+    transport: TransportSel,
+    /// MCP revision (overrides the profile).
+    #[arg(long, value_name = "REV", value_parser = parse_revision)]
+    mcp_revision: Option<McpRevision>,
+    /// Report formats to write.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html])]
+    format: Vec<Format>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR", default_value = "reports/latest")]
+    out: PathBuf,
+    /// Concurrent checks (default: the profile's concurrency, else 8).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: Option<u16>,
+    /// Expected-failure baseline (TOML).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Print only the summary (no failure details).
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_revision(s: &str) -> Result<McpRevision, String> {
+    McpRevision::parse(s)
+        .ok_or_else(|| format!("unknown MCP revision {s:?} (2025-11-25 or 2026-07-28)"))
+}
+
+fn suite_names(sel: SuiteSel) -> Vec<&'static str> {
+    match sel {
+        SuiteSel::Parley => vec!["parley"],
+        SuiteSel::Ssp => vec!["ssp"],
+        SuiteSel::All => SUITES.to_vec(),
+    }
+}
+
+fn load_suites(sel: SuiteSel, dir: &std::path::Path) -> anyhow::Result<Vec<Suite>> {
+    suite_names(sel)
+        .into_iter()
+        .map(|n| load_suite(n, dir).with_context(|| format!("loading suite {n}")))
+        .collect()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let dir = cli.vectors.clone().unwrap_or_else(default_vectors_dir);
+    let result = match cli.command {
+        Command::Run(args) => cmd_run(args, &dir),
+        Command::List { suite } => cmd_list(suite, &dir).map(|()| 0),
+        Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
+    let suites = load_suites(args.suite, dir)?;
+    let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
+    let transports = match args.transport {
+        TransportSel::Http => vec![TransportKind::Http],
+        TransportSel::Mcp => vec![TransportKind::Mcp],
+        TransportSel::Both => vec![TransportKind::Http, TransportKind::Mcp],
+    };
+    let suite_flag = match args.suite {
+        SuiteSel::Parley => "",
+        SuiteSel::Ssp => " --suite ssp",
+        SuiteSel::All => " --suite all",
+    };
+    let profile = args.target.as_deref().map(Profile::load).transpose()?;
+    let command = match &args.target {
+        Some(p) => format!(
+            "conform run --target {}{suite_flag}",
+            report::shell_quote(&p.display().to_string())
+        ),
+        None => format!("conform run --spawn-reference{suite_flag}"),
+    };
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .or(profile.as_ref().and_then(|p| p.concurrency))
+        .unwrap_or(8);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let report: Report = rt.block_on(async {
+        let target = match profile {
+            Some(p) => {
+                Target::connect(
+                    p,
+                    args.mcp_revision,
+                    args.target.as_ref().map(|t| t.display().to_string()),
+                )
+                .await?
+            }
+            None => Target::spawn_reference(args.mcp_revision).await?,
+        };
+        let progress = progress_reporter();
+        let opts = RunOptions {
+            filter: args.filter.clone(),
+            transports,
+            jobs,
+            baseline,
+            command,
+            progress: Some(progress.0),
+        };
+        let r = run(Arc::new(target), &suites, &opts).await;
+        if let Some(bar) = progress.1 {
+            bar.finish_and_clear();
+        }
+        anyhow::Ok(r?)
+    })?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    for f in &args.format {
+        let (name, text) = match f {
+            Format::Json => ("report.json", report::json::render(&report)?),
+            Format::Junit => ("junit.xml", report::junit::render(&report)),
+            Format::Md => ("report.md", report::markdown::render(&report)),
+            Format::Html => ("report.html", report::html::render(&report)),
+        };
+        let path = args.out.join(name);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if !args.quiet {
+        print!("{}", report.failure_details());
+    }
+    println!();
+    print!("{}", report.summary_table());
+    println!("reports written to {}", args.out.display());
+    Ok(u8::try_from(report.exit_code()).unwrap_or(2))
+}
+
+type Progress = (conform::run::ProgressFn, Option<indicatif::ProgressBar>);
+
+fn progress_reporter() -> Progress {
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(0);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        let b = bar.clone();
+        let f: conform::run::ProgressFn = Arc::new(move |r, done, total| {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+            if !r.verdict.is_pass() {
+                b.set_message(format!("last problem: {} {}", r.verdict.name(), r.id));
+            }
+        });
+        (f, Some(bar))
+    } else {
+        let f: conform::run::ProgressFn = Arc::new(|r, done, total| {
+            eprintln!("[{done}/{total}] {} {}", r.verdict.name(), r.id);
+        });
+        (f, None)
+    }
+}
+
+fn cmd_list(sel: SuiteSel, dir: &std::path::Path) -> anyhow::Result<()> {
+    for s in load_suites(sel, dir)? {
+        println!(
+            "suite {} — {} requirements, {} checks",
+            s.name,
+            s.catalogue.requirements.len(),
+            s.checks.len()
+        );
+        println!(
+            "{:<14} {:<6} {:<12} {:>7}  rule",
+            "id", "level", "area", "checks"
+        );
+        for r in &s.catalogue.requirements {
+            let n = s
+                .checks
+                .iter()
+                .filter(|c| c.requirements().iter().any(|x| x == &r.id))
+                .count();
+            println!(
+                "{:<14} {:<6} {:<12} {:>7}  {}",
+                r.id,
+                r.level.to_string(),
+                r.area,
+                n,
+                r.rule
+            );
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    let suites = load_suites(SuiteSel::All, dir)?;
+    for s in &suites {
+        if let Some(r) = s.catalogue.get(id) {
+            println!(
+                "{} ({}, {}) — suite {}, area {}",
+                r.id, r.level, r.source, s.name, r.area
+            );
+            println!("\n  {}\n", r.rule);
+            if let Some(t) = &r.seed_text {
+                println!("seed text:\n  \"{}\"\n", t.trim());
+            }
+            if let Some(m) = r.method {
+                println!("method: {m:?}");
+            }
+            let checks: Vec<_> = s
+                .checks
+                .iter()
+                .filter(|c| c.requirements().iter().any(|x| x == id))
+                .collect();
+            println!("checks citing it ({}):", checks.len());
+            for c in checks {
+                println!("  {:<48} {}", c.id(), c.title());
+            }
+            for extra in &r.checks {
+                println!("  {extra:<48} (non-vector check)");
+            }
+            return Ok(());
+        }
+        if let Some(v) = s.vectors.iter().find(|v| v.vector.id == id) {
+            println!(
+                "vector {} ({}, area {})",
+                v.vector.id,
+                v.file.display(),
+                v.area
+            );
+            println!("  {}", v.vector.title);
+            for r in &v.vector.requirements {
+                let rule = s.catalogue.get(r).map(|x| x.rule.as_str()).unwrap_or("?");
+                println!("  {r}: {rule}");
+            }
+            println!(
+                "  steps: {}, roles: {:?}",
+                v.vector.steps.len(),
+                v.vector.roles
+            );
+            return Ok(());
+        }
+    }
+    bail!("{id} is neither a requirement ID nor a vector id")
+}

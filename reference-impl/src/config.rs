@@ -133,3 +133,68 @@ impl Config {
 pub fn demo_listen_allowed(addr: &SocketAddr) -> bool {
     addr.ip().is_loopback()
 }
+
+/// Why a `--tokens FILE` could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenFileError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML of the `[[token]]` format.
+    #[error("invalid token file {path}: {source}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// Parser error.
+        source: toml::de::Error,
+    },
+    /// The rows parse but cannot serve (no row, empty or duplicate token, bad identity).
+    #[error("invalid token file {path}: {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl TokenFile {
+    /// Reads and checks a `--tokens FILE`: at least one row, every token non-empty and
+    /// unique, every identity `<realm>:<handle>` (PV-ID-1). A server without tokens would
+    /// refuse every operation but `get_manifest`, so an empty file is an error.
+    pub fn load(path: &std::path::Path) -> Result<Vec<TokenRow>, TokenFileError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| TokenFileError::Io { path: path.to_owned(), source })?;
+        let file: TokenFile = toml::from_str(&text)
+            .map_err(|source| TokenFileError::Toml { path: path.to_owned(), source })?;
+        let invalid = |reason: String| TokenFileError::Invalid { path: path.to_owned(), reason };
+        if file.token.is_empty() {
+            return Err(invalid("no [[token]] rows".into()));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, row) in file.token.iter().enumerate() {
+            if row.token.trim().is_empty() || row.token.contains(char::is_whitespace) {
+                return Err(invalid(format!("row {}: empty token or token with whitespace", i + 1)));
+            }
+            if !seen.insert(row.token.as_str()) {
+                return Err(invalid(format!("row {}: duplicate token", i + 1)));
+            }
+            match row.identity.split_once(':') {
+                Some((realm, handle)) if !realm.is_empty() && !handle.is_empty() => {}
+                _ => {
+                    return Err(invalid(format!(
+                        "row {}: identity `{}` is not `<realm>:<handle>`",
+                        i + 1,
+                        row.identity
+                    )));
+                }
+            }
+        }
+        Ok(file.token)
+    }
+}

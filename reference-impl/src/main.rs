@@ -1,1 +1,139 @@
-fn main() {}
+//! `reference-server`: the Parley v1 + SSP 1.0 reference server.
+//!
+//! `serve` listens on HTTP (Parley `/v1`, MCP `/mcp`, SSP routes) and prints exactly one
+//! line `listening on http://ADDR` on stdout once bound; `stdio` speaks MCP over
+//! stdin/stdout for clients that spawn their servers. Logs go to stderr.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Args, Parser, Subcommand};
+use reference_impl::config::{Config, SspCredentials, TokenFile};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "reference-server",
+    version,
+    about = "Reference server for Parley v1 and SSP 1.0"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve HTTP: Parley `/v1/...`, MCP `POST /mcp`, the SSP provider.
+    Serve(ServeArgs),
+    /// Serve MCP over stdin/stdout. Calls are authenticated with the `PARLEY_TOKEN`
+    /// environment variable (stdio has no Authorization header).
+    Stdio(StdioArgs),
+}
+
+#[derive(Debug, Args)]
+struct Common {
+    /// SQLite database file (`:memory:` for a throw-away one).
+    #[arg(long, default_value = "./parley.db")]
+    db: PathBuf,
+    /// Load the public demo token set (loopback only).
+    #[arg(long, conflicts_with = "tokens")]
+    demo: bool,
+    /// TOML file of `[[token]]` rows: token, identity, rights, lock_label, quota_per_minute.
+    #[arg(long, value_name = "FILE")]
+    tokens: Option<PathBuf>,
+    /// Switch on a named seeded fault (measures the suite; `faults` builds only).
+    #[cfg(feature = "faults")]
+    #[arg(long, value_name = "NAME")]
+    fault: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the printed line has the real one).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// Public base URL used in SSP descriptors (default: from the bound address).
+    #[arg(long)]
+    base_url: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Debug, Args)]
+struct StdioArgs {
+    /// The bearer token every call is made with.
+    #[arg(long, env = "PARLEY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+fn config(common: &Common) -> anyhow::Result<Config> {
+    let mut config = if common.demo {
+        Config::demo(common.db.clone())
+    } else if let Some(path) = &common.tokens {
+        let tokens = TokenFile::load(path)?;
+        Config {
+            db_path: common.db.clone(),
+            tokens,
+            ssp: SspCredentials::default(),
+            base_url: None,
+            faults: Vec::new(),
+        }
+    } else {
+        bail!(
+            "no tokens: pass --demo (public demo tokens, loopback only) or --tokens FILE \
+             ([[token]] rows); without tokens every operation but get_manifest is refused"
+        );
+    };
+    #[cfg(feature = "faults")]
+    {
+        config.faults = common.fault.clone();
+    }
+    config.faults.retain(|f| !f.is_empty());
+    Ok(config)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
+        Command::Stdio(args) => {
+            let config = config(&args.common)?;
+            let db = reference_impl::store::Db::open(&config.db_path)
+                .with_context(|| format!("opening {}", config.db_path.display()))?;
+            let service = reference_impl::service::ParleyService::new(db, config.tokens);
+            reference_impl::api::mcp::serve_stdio(service, args.token).await?;
+            Ok(())
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let mut config = config(&args.common)?;
+    config.base_url = args.base_url;
+    let mut server = reference_impl::spawn(config, args.listen).await?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on http://{}", server.addr)?;
+        out.flush()?;
+    }
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("installing the SIGTERM handler")?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupt: shutting down"),
+        _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
+        _ = server.stopped() => bail!("server stopped unexpectedly"),
+    }
+    server.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,759 @@
+//! Suite power (issue 6): how many seeded faults of the reference server the suite catches.
+//!
+//! For each fault of `reference_impl::faults::Fault` the runner spawns an in-process
+//! reference server (its own port, its own in-memory database) with exactly that fault
+//! switched on, runs the suites against it and records which checks failed. A fault is
+//! **caught** when at least one failing check cites one of the fault's requirement IDs,
+//! **caught elsewhere** when only checks citing other IDs fail, **missed** when nothing
+//! fails. The fault-free reference is measured the same way and must fail nothing.
+//!
+//! The harness uses `reference_impl` only to spawn servers and to read the fault catalogue
+//! (names and requirement IDs); it never looks at the server's domain code.
+//!
+//! Scopes: [`Scope::Full`] runs every check of both suites against every faulty server
+//! (the honest "caught elsewhere" picture, for the report); [`Scope::Targeted`] runs only
+//! the checks citing the fault's IDs (plus every transport comparison when the fault cites
+//! PV-TR-1), which is enough to decide "caught on its own IDs" and is what the test uses.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt as _;
+use reference_impl::faults::Fault;
+use serde::{Deserialize, Serialize};
+
+use crate::report::Report;
+use crate::run::{RunError, RunOptions, run};
+use crate::suite::{Check, Suite, SuiteError, load_suite};
+use crate::target::{Profile, Target};
+use crate::verdict::Verdict;
+
+/// Version of the [`SuitePower`] document.
+pub const POWER_FORMAT_VERSION: u32 = 1;
+
+/// Which checks run against each faulty server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every check of both suites (classifies "caught elsewhere"; slow).
+    Full,
+    /// Only the checks citing the fault's IDs (decides "caught on its own IDs"; fast).
+    Targeted,
+}
+
+/// How the suite reacted to one fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Detection {
+    /// A failing check cites one of the fault's requirement IDs.
+    Caught,
+    /// Checks failed, but none cites the fault's IDs.
+    CaughtElsewhere,
+    /// No check failed.
+    Missed,
+    /// The run could not be made (spawn, pre-flight or harness failure).
+    HarnessError,
+}
+
+impl Detection {
+    /// Short lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Detection::Caught => "caught",
+            Detection::CaughtElsewhere => "caught elsewhere",
+            Detection::Missed => "missed",
+            Detection::HarnessError => "harness error",
+        }
+    }
+}
+
+/// One failing check of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailedCheck {
+    /// Result id (`<check>@<transport>` or `<check>`).
+    pub id: String,
+    /// Requirement IDs the check cites.
+    pub requirements: Vec<String>,
+    /// The violation's sentence.
+    pub message: String,
+}
+
+/// The measurement of one fault.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultResult {
+    /// Fault name (`--fault NAME`).
+    pub name: String,
+    /// Protocol it breaks (`parley`, `ssp`).
+    pub suite: String,
+    /// What the broken server does.
+    pub description: String,
+    /// Requirement IDs the fault violates.
+    pub requirements: Vec<String>,
+    /// Verdict of the measurement.
+    pub detection: Detection,
+    /// Checks run against the faulty server.
+    pub checks_run: usize,
+    /// Failing checks citing one of the fault's IDs.
+    pub caught_by: Vec<FailedCheck>,
+    /// Failing checks citing none of them.
+    pub failed_elsewhere: Vec<FailedCheck>,
+    /// Checks that ended in a harness error.
+    pub harness_errors: usize,
+    /// Why the run could not be made, for [`Detection::HarnessError`].
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Wall time of the run.
+    pub wall_time_ms: u64,
+}
+
+/// Whether some fault tagged with a requirement is caught on that requirement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequirementPowerStatus {
+    /// A fault tagged with it made a check citing it fail.
+    Caught,
+    /// Faults are tagged with it, but no check citing it failed for them.
+    NotCaught,
+    /// No fault of the catalogue violates it.
+    NoFault,
+}
+
+/// One row of the per-requirement table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequirementPower {
+    /// Requirement ID.
+    pub id: String,
+    /// Suite.
+    pub suite: String,
+    /// Faults (measured in this run) that violate it.
+    pub faults: Vec<String>,
+    /// Those of them caught by a failing check citing this very ID.
+    pub caught_by: Vec<String>,
+    /// Summary status.
+    pub status: RequirementPowerStatus,
+}
+
+/// The fault-free reference, measured the same way (must fail nothing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CleanRun {
+    /// Checks run.
+    pub checks_run: usize,
+    /// Failing checks (false failures: must be empty).
+    pub failures: Vec<FailedCheck>,
+    /// Checks ending in a harness error.
+    pub harness_errors: Vec<String>,
+    /// Why the run could not be made.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Wall time.
+    pub wall_time_ms: u64,
+}
+
+impl CleanRun {
+    /// True when the fault-free reference passed every check.
+    pub fn is_clean(&self) -> bool {
+        self.error.is_none() && self.failures.is_empty() && self.harness_errors.is_empty()
+    }
+}
+
+/// The "suite power" section of a report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuitePower {
+    /// [`POWER_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Which checks ran against each faulty server.
+    pub scope: Scope,
+    /// Faults measured.
+    pub total: usize,
+    /// Caught on their own IDs.
+    pub caught: usize,
+    /// Caught only by unrelated checks.
+    pub caught_elsewhere: usize,
+    /// Not noticed at all.
+    pub missed: usize,
+    /// Runs that could not be made.
+    pub harness_errors: usize,
+    /// The fault-free reference (absent when not measured).
+    #[serde(default)]
+    pub clean: Option<CleanRun>,
+    /// Per fault, in catalogue order.
+    pub faults: Vec<FaultResult>,
+    /// Per requirement of the suites' catalogues.
+    pub requirements: Vec<RequirementPower>,
+    /// Wall time of the whole measurement.
+    pub wall_time_ms: u64,
+}
+
+impl SuitePower {
+    /// True when every fault is caught on its own IDs and the clean reference (when
+    /// measured) fails nothing: the test's and `conform faults`' success condition.
+    pub fn is_complete(&self) -> bool {
+        self.caught == self.total && self.clean.as_ref().is_none_or(CleanRun::is_clean)
+    }
+}
+
+/// Progress callback: (finished fault, done, total).
+pub type FaultProgressFn = Arc<dyn Fn(&FaultResult, usize, usize) + Send + Sync>;
+
+/// Options of a measurement.
+#[derive(Clone)]
+pub struct PowerOptions {
+    /// `vectors/` directory (catalogues and vectors).
+    pub vectors_dir: PathBuf,
+    /// Fault names to measure (empty = the whole catalogue).
+    pub faults: Vec<String>,
+    /// Scope of each faulty run.
+    pub scope: Scope,
+    /// Faulty servers measured at the same time.
+    pub parallel: usize,
+    /// Concurrent checks inside one run.
+    pub jobs: usize,
+    /// Also measure the fault-free reference (full scope).
+    pub clean: bool,
+    /// Called after each fault.
+    pub progress: Option<FaultProgressFn>,
+}
+
+impl std::fmt::Debug for PowerOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PowerOptions")
+            .field("vectors_dir", &self.vectors_dir)
+            .field("faults", &self.faults)
+            .field("scope", &self.scope)
+            .field("parallel", &self.parallel)
+            .field("jobs", &self.jobs)
+            .field("clean", &self.clean)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PowerOptions {
+    fn default() -> Self {
+        Self {
+            vectors_dir: crate::suite::default_vectors_dir(),
+            faults: Vec::new(),
+            scope: Scope::Full,
+            parallel: 4,
+            jobs: 8,
+            clean: true,
+            progress: None,
+        }
+    }
+}
+
+/// Why a measurement could not be made at all.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    /// A suite could not be loaded.
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// An unknown fault name was asked for.
+    #[error("unknown fault {0:?} (`conform faults --list` shows the catalogue)")]
+    UnknownFault(String),
+    /// Writing the output failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The async runtime could not start.
+    #[error("starting the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Loads both suites, with the SSP provider checks in the SSP suite (added here when the
+/// engine's loader does not list them yet; never twice).
+pub fn load_suites(vectors_dir: &Path) -> Result<Vec<Suite>, PowerError> {
+    let parley = load_suite("parley", vectors_dir)?;
+    let mut ssp = load_suite("ssp", vectors_dir)?;
+    let present: BTreeSet<String> = ssp.checks.iter().map(|c| c.id().to_string()).collect();
+    for c in crate::ssp::provider::checks(&ssp.catalogue) {
+        if !present.contains(c.id()) {
+            ssp.checks.push(c);
+        }
+    }
+    Ok(vec![parley, ssp])
+}
+
+/// The faults to measure, in catalogue order.
+pub fn select(names: &[String]) -> Result<Vec<Fault>, PowerError> {
+    if names.is_empty() {
+        return Ok(Fault::ALL.to_vec());
+    }
+    let mut wanted = BTreeSet::new();
+    for n in names {
+        wanted.insert(Fault::from_name(n).ok_or_else(|| PowerError::UnknownFault(n.clone()))?);
+    }
+    Ok(Fault::ALL.iter().copied().filter(|f| wanted.contains(f)).collect())
+}
+
+/// The checks of `suites` that can show `fault` on its own IDs.
+pub fn targeted(suites: &[Suite], fault: Fault) -> Vec<Suite> {
+    let ids: BTreeSet<&str> = fault.requirements().iter().copied().collect();
+    let compares = ids.contains("PV-TR-1");
+    suites
+        .iter()
+        .map(|s| Suite {
+            name: s.name.clone(),
+            catalogue: s.catalogue.clone(),
+            checks: s
+                .checks
+                .iter()
+                .filter(|c| {
+                    c.requirements().iter().any(|r| ids.contains(r.as_str())) || (compares && c.compare_transports())
+                })
+                .cloned()
+                .collect::<Vec<Arc<dyn Check>>>(),
+            vectors: Vec::new(),
+        })
+        .filter(|s| !s.checks.is_empty())
+        .collect()
+}
+
+fn all_checks(suites: &[Suite]) -> Vec<Suite> {
+    suites
+        .iter()
+        .map(|s| Suite {
+            name: s.name.clone(),
+            catalogue: s.catalogue.clone(),
+            checks: s.checks.clone(),
+            vectors: Vec::new(),
+        })
+        .collect()
+}
+
+/// Spawns a demo reference server with `faults` on and runs `suites` against it.
+async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result<Report, String> {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .map_err(|e| format!("spawning the reference server: {e}"))?;
+    let base = server.base_url();
+    let result = async {
+        let mut target = Target::connect(Profile::demo(&base), None, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        // It is the reference with its demo configuration: the SSP checks use its demo profile.
+        target.info.spawned_reference = true;
+        target.info.name = if faults.is_empty() {
+            "reference (fault-free)".into()
+        } else {
+            format!("reference with fault {}", faults.join(","))
+        };
+        let flags: String = faults.iter().map(|f| format!(" --fault {f}")).collect();
+        let opts = RunOptions {
+            jobs,
+            command: format!(
+                "reference-server serve --demo --listen 127.0.0.1:0{flags} & conform run --target <profile>"
+            ),
+            ..RunOptions::default()
+        };
+        run(Arc::new(target), suites, &opts).await.map_err(|e| match e {
+            RunError::Empty(_) => "no check cites the fault's requirement IDs".to_string(),
+            other => other.to_string(),
+        })
+    }
+    .await;
+    server.shutdown().await;
+    result
+}
+
+fn failed(report: &Report) -> Vec<FailedCheck> {
+    report
+        .checks
+        .iter()
+        .filter_map(|c| match &c.verdict {
+            Verdict::Fail(v) => Some(FailedCheck {
+                id: c.id.clone(),
+                requirements: c.requirements.clone(),
+                message: v.message.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+fn harness_errors(report: &Report) -> Vec<String> {
+    report
+        .checks
+        .iter()
+        .filter_map(|c| match &c.verdict {
+            Verdict::HarnessError { message } => Some(format!("{}: {message}", c.id)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Measures one fault against its own server.
+pub async fn measure_fault(fault: Fault, suites: &[Suite], scope: Scope, jobs: usize) -> FaultResult {
+    let started = Instant::now();
+    let selected = match scope {
+        Scope::Full => all_checks(suites),
+        Scope::Targeted => targeted(suites, fault),
+    };
+    let ids: BTreeSet<&str> = fault.requirements().iter().copied().collect();
+    let mut result = FaultResult {
+        name: fault.name().into(),
+        suite: fault.suite().into(),
+        description: fault.description().into(),
+        requirements: fault.requirements().iter().map(|r| (*r).to_string()).collect(),
+        detection: Detection::Missed,
+        checks_run: 0,
+        caught_by: Vec::new(),
+        failed_elsewhere: Vec::new(),
+        harness_errors: 0,
+        error: None,
+        wall_time_ms: 0,
+    };
+    if selected.is_empty() {
+        result.error = Some("no check cites the fault's requirement IDs".into());
+    } else {
+        match run_reference(&[fault.name()], &selected, jobs).await {
+            Ok(report) => {
+                result.checks_run = report.checks.len();
+                result.harness_errors = harness_errors(&report).len();
+                let (own, other): (Vec<_>, Vec<_>) = failed(&report)
+                    .into_iter()
+                    .partition(|f| f.requirements.iter().any(|r| ids.contains(r.as_str())));
+                result.detection = if !own.is_empty() {
+                    Detection::Caught
+                } else if !other.is_empty() {
+                    Detection::CaughtElsewhere
+                } else {
+                    Detection::Missed
+                };
+                result.caught_by = own;
+                result.failed_elsewhere = other;
+            }
+            Err(e) => {
+                result.detection = Detection::HarnessError;
+                result.error = Some(e);
+            }
+        }
+    }
+    result.wall_time_ms = started.elapsed().as_millis() as u64;
+    result
+}
+
+/// Measures the fault-free reference (every check).
+pub async fn measure_clean(suites: &[Suite], jobs: usize) -> CleanRun {
+    let started = Instant::now();
+    let mut clean = CleanRun {
+        checks_run: 0,
+        failures: Vec::new(),
+        harness_errors: Vec::new(),
+        error: None,
+        wall_time_ms: 0,
+    };
+    match run_reference(&[], &all_checks(suites), jobs).await {
+        Ok(report) => {
+            clean.checks_run = report.checks.len();
+            clean.failures = failed(&report);
+            clean.harness_errors = harness_errors(&report);
+        }
+        Err(e) => clean.error = Some(e),
+    }
+    clean.wall_time_ms = started.elapsed().as_millis() as u64;
+    clean
+}
+
+/// Measures the suite's power: every selected fault against its own server, at most
+/// `parallel` at a time, plus the fault-free reference.
+pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
+    let started = Instant::now();
+    let faults = select(&opts.faults)?;
+    let suites = load_suites(&opts.vectors_dir)?;
+    let total = faults.len();
+    let jobs = opts.jobs.max(1);
+    let clean = if opts.clean {
+        Some(measure_clean(&suites, jobs))
+    } else {
+        None
+    };
+    let runs = futures::stream::iter(faults.iter().copied())
+        .map(|f| measure_fault(f, &suites, opts.scope, jobs))
+        .buffer_unordered(opts.parallel.max(1));
+    // The clean run goes alongside the faulty ones (it is one more server).
+    let (clean, mut results) = futures::join!(
+        async {
+            match clean {
+                Some(c) => Some(c.await),
+                None => None,
+            }
+        },
+        async {
+            let mut done = Vec::with_capacity(total);
+            let mut runs = std::pin::pin!(runs);
+            while let Some(r) = runs.next().await {
+                done.push(r);
+                if let Some(p) = &opts.progress {
+                    if let Some(last) = done.last() {
+                        p(last, done.len(), total);
+                    }
+                }
+            }
+            done
+        }
+    );
+    let order: BTreeMap<&str, usize> = Fault::ALL.iter().enumerate().map(|(i, f)| (f.name(), i)).collect();
+    results.sort_by_key(|r| order.get(r.name.as_str()).copied().unwrap_or(usize::MAX));
+    let count = |d: Detection| results.iter().filter(|r| r.detection == d).count();
+    Ok(SuitePower {
+        format_version: POWER_FORMAT_VERSION,
+        scope: opts.scope,
+        total,
+        caught: count(Detection::Caught),
+        caught_elsewhere: count(Detection::CaughtElsewhere),
+        missed: count(Detection::Missed),
+        harness_errors: count(Detection::HarnessError),
+        clean,
+        requirements: requirement_rows(&suites, &results),
+        faults: results,
+        wall_time_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+fn requirement_rows(suites: &[Suite], results: &[FaultResult]) -> Vec<RequirementPower> {
+    let mut rows = Vec::new();
+    for s in suites {
+        for r in &s.catalogue.requirements {
+            let tagged: Vec<&FaultResult> = results.iter().filter(|f| f.requirements.contains(&r.id)).collect();
+            let caught_by: Vec<String> = tagged
+                .iter()
+                .filter(|f| f.caught_by.iter().any(|c| c.requirements.contains(&r.id)))
+                .map(|f| f.name.clone())
+                .collect();
+            let status = if tagged.is_empty() {
+                RequirementPowerStatus::NoFault
+            } else if caught_by.is_empty() {
+                RequirementPowerStatus::NotCaught
+            } else {
+                RequirementPowerStatus::Caught
+            };
+            rows.push(RequirementPower {
+                id: r.id.clone(),
+                suite: s.name.clone(),
+                faults: tagged.iter().map(|f| f.name.clone()).collect(),
+                caught_by,
+                status,
+            });
+        }
+    }
+    rows
+}
+
+fn pct(n: usize, d: usize) -> String {
+    if d == 0 {
+        "—".into()
+    } else {
+        format!("{:.0}%", n as f64 * 100.0 / d as f64)
+    }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The "suite power" section in Markdown.
+pub fn render_markdown(p: &SuitePower) -> String {
+    let mut out = String::new();
+    out.push_str("## Suite power\n\n");
+    out.push_str(&format!(
+        "**{} of {} seeded faults caught on their own requirement IDs ({})**; caught elsewhere: {}; missed: {}; harness errors: {}. Scope: {}; wall time {:.1} s.\n\n",
+        p.caught,
+        p.total,
+        pct(p.caught, p.total),
+        p.caught_elsewhere,
+        p.missed,
+        p.harness_errors,
+        match p.scope {
+            Scope::Full => "every check against every faulty server",
+            Scope::Targeted => "the checks citing each fault's IDs",
+        },
+        p.wall_time_ms as f64 / 1000.0
+    ));
+    match &p.clean {
+        Some(c) if c.is_clean() => out.push_str(&format!(
+            "Fault-free reference: {} checks, no failure (no false failures).\n\n",
+            c.checks_run
+        )),
+        Some(c) => {
+            out.push_str(&format!(
+                "Fault-free reference: {} checks, **{} failures, {} harness errors**{}.\n\n",
+                c.checks_run,
+                c.failures.len(),
+                c.harness_errors.len(),
+                c.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+            ));
+            for f in &c.failures {
+                out.push_str(&format!(
+                    "- false failure `{}` ({}): {}\n",
+                    f.id,
+                    f.requirements.join(", "),
+                    cell(&f.message)
+                ));
+            }
+            out.push('\n');
+        }
+        None => {}
+    }
+    out.push_str("| fault | suite | violates | result | failing checks on its IDs | other failures |\n|---|---|---|---|---|---|\n");
+    for f in &p.faults {
+        let shown: Vec<String> = f.caught_by.iter().take(3).map(|c| format!("`{}`", c.id)).collect();
+        let more = f.caught_by.len().saturating_sub(3);
+        let caught = if f.caught_by.is_empty() {
+            f.error.clone().unwrap_or_else(|| "—".into())
+        } else if more > 0 {
+            format!("{} (+{more})", shown.join(", "))
+        } else {
+            shown.join(", ")
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            f.name,
+            f.suite,
+            f.requirements.join(", "),
+            f.detection.name(),
+            cell(&caught),
+            f.failed_elsewhere.len()
+        ));
+    }
+    out.push_str("\n### Per requirement\n\n");
+    let with_faults: Vec<&RequirementPower> = p
+        .requirements
+        .iter()
+        .filter(|r| r.status != RequirementPowerStatus::NoFault)
+        .collect();
+    let caught = with_faults
+        .iter()
+        .filter(|r| r.status == RequirementPowerStatus::Caught)
+        .count();
+    let untargeted: Vec<&str> = p
+        .requirements
+        .iter()
+        .filter(|r| r.status == RequirementPowerStatus::NoFault)
+        .map(|r| r.id.as_str())
+        .collect();
+    out.push_str(&format!(
+        "{} requirements are violated by some fault; for {} of them a fault is caught on that very ID ({}).\n\n",
+        with_faults.len(),
+        caught,
+        pct(caught, with_faults.len())
+    ));
+    out.push_str("| requirement | faults | caught on this ID by |\n|---|---|---|\n");
+    for r in &with_faults {
+        out.push_str(&format!(
+            "| {} | {} | {} |\n",
+            r.id,
+            r.faults.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+            if r.caught_by.is_empty() {
+                "**not caught**".to_string()
+            } else {
+                r.caught_by.join(", ")
+            }
+        ));
+    }
+    if !untargeted.is_empty() {
+        out.push_str(&format!("\nNo seeded fault yet for: {}.\n", untargeted.join(", ")));
+    }
+    out
+}
+
+/// `conform faults`: arguments (the CLI wires this in under the `faults` feature).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FaultsArgs {
+    /// Measure only this fault (repeatable; default: the whole catalogue).
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<String>,
+    /// Print the fault catalogue and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Which checks run against each faulty server.
+    #[arg(long, value_enum, default_value_t = Scope::Full)]
+    pub scope: Scope,
+    /// Faulty servers measured at the same time.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub parallel: u16,
+    /// Concurrent checks inside one run.
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+    /// Skip the fault-free reference run.
+    #[arg(long)]
+    pub no_clean: bool,
+    /// Output directory (`suite-power.json`, `suite-power.md`).
+    #[arg(long, value_name = "DIR", default_value = "reports/faults")]
+    pub out: PathBuf,
+}
+
+/// The fault catalogue as a Markdown table.
+pub fn catalogue_markdown() -> String {
+    let mut out = String::from("| fault | suite | violates | what the broken server does |\n|---|---|---|---|\n");
+    for f in Fault::ALL {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            f.name(),
+            f.suite(),
+            f.requirements().join(", "),
+            cell(f.description())
+        ));
+    }
+    out
+}
+
+/// Runs `conform faults`: measures, writes `suite-power.json` and `.md` under `--out`,
+/// prints the Markdown. Exit code 0 when every fault is caught on its own IDs and the
+/// fault-free reference fails nothing, else 1.
+pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> {
+    if args.list {
+        print!("{}", catalogue_markdown());
+        return Ok(0);
+    }
+    let progress: FaultProgressFn = Arc::new(|r: &FaultResult, done, total| {
+        eprintln!(
+            "[{done}/{total}] {} {} ({} ms)",
+            r.detection.name(),
+            r.name,
+            r.wall_time_ms
+        );
+    });
+    let opts = PowerOptions {
+        vectors_dir: vectors_dir.to_path_buf(),
+        faults: args.faults.clone(),
+        scope: args.scope,
+        parallel: usize::from(args.parallel),
+        jobs: usize::from(args.jobs),
+        clean: !args.no_clean,
+        progress: Some(progress),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(PowerError::Runtime)?;
+    let power = rt.block_on(measure(&opts))?;
+    std::fs::create_dir_all(&args.out).map_err(|source| PowerError::Io {
+        path: args.out.clone(),
+        source,
+    })?;
+    let json = serde_json::to_string_pretty(&power).map_err(|e| PowerError::Io {
+        path: args.out.join("suite-power.json"),
+        source: std::io::Error::other(e),
+    })?;
+    let md = render_markdown(&power);
+    for (name, text) in [("suite-power.json", json), ("suite-power.md", md.clone())] {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
+    }
+    print!("{md}");
+    Ok(if power.is_complete() { 0 } else { 1 })
+}

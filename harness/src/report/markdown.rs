@@ -1,0 +1,141 @@
+//! Markdown renderer: summary, requirement matrix, and every failure with its reproduction.
+
+use std::fmt::Write as _;
+
+use super::{BaselineMark, Report, compact};
+use crate::verdict::Verdict;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Renders the report as Markdown.
+pub fn render(report: &Report) -> String {
+    let mut o = String::new();
+    let s = &report.summary;
+    let _ = writeln!(o, "# conform report — {}\n", cell(&report.target.name));
+    let _ = writeln!(o, "| | |\n|---|---|");
+    let _ = writeln!(o, "| target | `{}` |", report.target.base_url);
+    let _ = writeln!(
+        o,
+        "| MCP | `{}` (revision {}) |",
+        report.target.mcp_url, report.target.mcp_revision
+    );
+    if let Some(v) = &report.target.server_version {
+        let _ = writeln!(o, "| server version | {} |", cell(v));
+    }
+    let _ = writeln!(o, "| suites | {} |", report.suites.join(", "));
+    let ts: Vec<&str> = report.transports.iter().map(|t| t.as_str()).collect();
+    let _ = writeln!(o, "| transports | {} |", ts.join(", "));
+    let _ = writeln!(o, "| started | {} |", report.started_at);
+    let _ = writeln!(
+        o,
+        "| wall time | {:.3} s |",
+        report.wall_time_ms as f64 / 1000.0
+    );
+    let _ = writeln!(
+        o,
+        "| exchanges | {} ({:.0}/s, {} jobs) |",
+        report.exchanges, report.exchanges_per_second, report.jobs
+    );
+    if let Some(f) = &report.filter {
+        let _ = writeln!(o, "| filter | `{}` |", cell(f));
+    }
+    if let Some(b) = &report.baseline {
+        let _ = writeln!(o, "| baseline | `{}` ({} entries) |", b.path, b.entries);
+    }
+    let _ = writeln!(o, "| exit code | {} |\n", report.exit_code());
+    let _ = writeln!(o, "## Summary\n");
+    let _ = writeln!(
+        o,
+        "| pass | fail | warn | unsupported | skipped | harness error | expected failure | unexpected pass | total |"
+    );
+    let _ = writeln!(o, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        o,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        s.pass,
+        s.fail,
+        s.warn,
+        s.unsupported,
+        s.skipped,
+        s.harness_error,
+        s.expected_failure,
+        s.unexpected_pass,
+        s.total
+    );
+    let _ = writeln!(o, "## Requirement matrix\n");
+    let _ = writeln!(
+        o,
+        "| requirement | level | status | pass | fail | warn | rule |"
+    );
+    let _ = writeln!(o, "|---|---|---|---:|---:|---:|---|");
+    for r in &report.requirements {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.id,
+            r.level,
+            r.status.as_str(),
+            r.passed,
+            r.failed,
+            r.warned,
+            cell(&r.rule)
+        );
+    }
+    let problems: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| !c.verdict.is_pass() || c.baseline.is_some())
+        .collect();
+    if !problems.is_empty() {
+        let _ = writeln!(o, "\n## Findings\n");
+    }
+    for c in problems {
+        let tag = match (&c.verdict, &c.baseline) {
+            (_, Some(BaselineMark::ExpectedFailure { reason })) => {
+                format!("expected failure ({})", cell(reason))
+            }
+            (Verdict::Pass, Some(BaselineMark::UnexpectedPass { reason })) => {
+                format!("unexpected pass (baseline: {})", cell(reason))
+            }
+            (v, _) => v.name().to_string(),
+        };
+        let _ = writeln!(o, "### `{}` — {}\n", c.id, tag);
+        let _ = writeln!(o, "{} — {}\n", cell(&c.title), c.requirements.join(", "));
+        match &c.verdict {
+            Verdict::Fail(v) | Verdict::Warn(v) => {
+                let step = v.step.map(|s| format!("step {s}: ")).unwrap_or_default();
+                let _ = writeln!(o, "- {step}{} (at `{}`)", cell(&v.message), v.pointer);
+                let _ = writeln!(
+                    o,
+                    "- expected: `{}`",
+                    compact(&v.expected, 500).replace('`', "'")
+                );
+                let _ = writeln!(
+                    o,
+                    "- observed: `{}`\n",
+                    compact(&v.observed, 500).replace('`', "'")
+                );
+            }
+            Verdict::Unsupported { reason } | Verdict::Skipped { reason } => {
+                let _ = writeln!(o, "- {}\n", cell(reason));
+            }
+            Verdict::HarnessError { message } => {
+                let _ = writeln!(o, "- {}\n", cell(message));
+            }
+            Verdict::Pass => {}
+        }
+        if let Some(r) = &c.reproduction {
+            let _ = writeln!(o, "```sh\n{}", r.command);
+            for (k, v) in &r.env {
+                let _ = writeln!(o, "export {k}={v}");
+            }
+            for cmd in &r.curl {
+                let _ = writeln!(o, "{cmd}");
+            }
+            let _ = writeln!(o, "```\n");
+        }
+    }
+    o
+}

@@ -1,0 +1,452 @@
+//! The report: one serde type with a `format_version`, rendered four ways.
+//!
+//! Renderers take the same [`Report`] so JSON, JUnit, Markdown and HTML can never disagree.
+
+pub mod html;
+pub mod json;
+pub mod junit;
+pub mod markdown;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::requirements::Level;
+use crate::target::TargetInfo;
+use crate::transport::{Exchange, TransportKind};
+use crate::verdict::Verdict;
+
+/// Version of the report format (bumped on incompatible changes).
+pub const REPORT_FORMAT_VERSION: u32 = 1;
+
+/// Everything a run concluded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// [`REPORT_FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Tool name and version.
+    pub tool: ToolInfo,
+    /// What was tested.
+    pub target: TargetInfo,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// Wall time of the whole run (pre-flight excluded), milliseconds.
+    pub wall_time_ms: u64,
+    /// Checked exchanges (request/response pairs made by checks, handshakes included).
+    pub exchanges: u64,
+    /// `exchanges / wall time`.
+    pub exchanges_per_second: f64,
+    /// Suites run.
+    pub suites: Vec<String>,
+    /// Transports run.
+    pub transports: Vec<TransportKind>,
+    /// `--filter`, when given.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// Concurrency used.
+    pub jobs: usize,
+    /// Counts.
+    pub summary: Summary,
+    /// One entry per check × transport (plus PV-TR-1 comparisons), in plan order.
+    pub checks: Vec<CheckResult>,
+    /// Per-requirement matrix.
+    pub requirements: Vec<RequirementRow>,
+    /// Baseline in use.
+    #[serde(default)]
+    pub baseline: Option<BaselineInfo>,
+}
+
+/// Tool identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInfo {
+    /// `conform`.
+    pub name: String,
+    /// Crate version.
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        Self {
+            name: "conform".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Counts per verdict.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// Results.
+    pub total: usize,
+    /// Passes (unexpected passes included).
+    pub pass: usize,
+    /// Failures (expected ones included).
+    pub fail: usize,
+    /// Warnings.
+    pub warn: usize,
+    /// Unsupported.
+    pub unsupported: usize,
+    /// Skipped.
+    pub skipped: usize,
+    /// Harness errors.
+    pub harness_error: usize,
+    /// Failures listed in the baseline.
+    pub expected_failure: usize,
+    /// Baseline entries that passed.
+    pub unexpected_pass: usize,
+    /// Failures of MUST checks not in the baseline: these fail the run.
+    pub required_failures: usize,
+    /// MUST requirements no check covered.
+    pub untested_must: usize,
+}
+
+/// How the baseline judged a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BaselineMark {
+    /// A listed, known failure.
+    ExpectedFailure {
+        /// The entry's reason.
+        reason: String,
+    },
+    /// Listed as failing, but passed: the baseline entry can go.
+    UnexpectedPass {
+        /// The entry's reason.
+        reason: String,
+    },
+}
+
+/// How to re-run one failure by hand.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reproduction {
+    /// The `conform` command re-running just this check.
+    pub command: String,
+    /// Environment the curl commands use (token variables).
+    pub env: Vec<(String, String)>,
+    /// One curl command per exchange of the transcript.
+    pub curl: Vec<String>,
+}
+
+/// One check on one transport.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckResult {
+    /// Unique result id: `<check>@<transport>` or `<check>`.
+    pub id: String,
+    /// The check id (vector id, `PV-TR-1/<vector>`, …).
+    pub check: String,
+    /// Suite.
+    pub suite: String,
+    /// Area.
+    pub area: String,
+    /// One line.
+    pub title: String,
+    /// Transport, when transport-specific.
+    #[serde(default)]
+    pub transport: Option<TransportKind>,
+    /// Cited requirement IDs.
+    pub requirements: Vec<String>,
+    /// Whether a failure fails the run (a MUST is cited).
+    pub required: bool,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Baseline judgement.
+    #[serde(default)]
+    pub baseline: Option<BaselineMark>,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+    /// Exchanges made.
+    pub exchanges: u64,
+    /// For failures and warnings.
+    #[serde(default)]
+    pub reproduction: Option<Reproduction>,
+}
+
+impl CheckResult {
+    /// True when this result fails the run (MUST failure not in the baseline).
+    pub fn fails_run(&self) -> bool {
+        matches!(self.verdict, Verdict::Fail(_))
+            && !matches!(self.baseline, Some(BaselineMark::ExpectedFailure { .. }))
+    }
+
+    /// HTML/Markdown anchor of this result.
+    pub fn anchor(&self) -> String {
+        anchor(&self.id)
+    }
+}
+
+/// A stable HTML anchor for an id.
+pub fn anchor(id: &str) -> String {
+    let mut s = String::from("c-");
+    for ch in id.chars() {
+        s.push(if ch.is_ascii_alphanumeric() || ch == '-' || ch == '_' {
+            ch
+        } else {
+            '-'
+        });
+    }
+    s
+}
+
+/// Status of a requirement in the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatrixStatus {
+    /// Every applicable check passed.
+    Pass,
+    /// A check citing it failed.
+    Fail,
+    /// A check citing it warned (and none failed).
+    Warn,
+    /// Checks exist but none applied to this target.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    /// No check cites it (in this run).
+    Untested,
+}
+
+impl MatrixStatus {
+    /// Display name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatrixStatus::Pass => "pass",
+            MatrixStatus::Fail => "fail",
+            MatrixStatus::Warn => "warn",
+            MatrixStatus::NotApplicable => "n/a",
+            MatrixStatus::Untested => "untested",
+        }
+    }
+}
+
+/// One row of the requirement matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequirementRow {
+    /// Requirement ID.
+    pub id: String,
+    /// Suite.
+    pub suite: String,
+    /// Level.
+    pub level: Level,
+    /// Area.
+    pub area: String,
+    /// The rule.
+    pub rule: String,
+    /// Source section.
+    pub source: String,
+    /// Status.
+    pub status: MatrixStatus,
+    /// Result ids citing it.
+    pub checks: Vec<String>,
+    /// Passing results.
+    pub passed: usize,
+    /// Failing results.
+    pub failed: usize,
+    /// Warning results.
+    pub warned: usize,
+}
+
+/// Baseline summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineInfo {
+    /// File.
+    pub path: String,
+    /// Entries.
+    pub entries: usize,
+}
+
+impl Report {
+    /// Exit code: 2 on harness errors, 1 on a required failure, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.summary.harness_error > 0 {
+            2
+        } else if self.summary.required_failures > 0 {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Recomputes summary counts from `checks` and `requirements`.
+    pub fn recount(&mut self) {
+        let mut s = Summary {
+            total: self.checks.len(),
+            ..Summary::default()
+        };
+        for c in &self.checks {
+            match &c.verdict {
+                Verdict::Pass => s.pass += 1,
+                Verdict::Fail(_) => s.fail += 1,
+                Verdict::Warn(_) => s.warn += 1,
+                Verdict::Unsupported { .. } => s.unsupported += 1,
+                Verdict::Skipped { .. } => s.skipped += 1,
+                Verdict::HarnessError { .. } => s.harness_error += 1,
+            }
+            match c.baseline {
+                Some(BaselineMark::ExpectedFailure { .. }) => s.expected_failure += 1,
+                Some(BaselineMark::UnexpectedPass { .. }) => s.unexpected_pass += 1,
+                None => {}
+            }
+            if c.fails_run() {
+                s.required_failures += 1;
+            }
+        }
+        s.untested_must = self
+            .requirements
+            .iter()
+            .filter(|r| r.level == Level::Must && r.status == MatrixStatus::Untested)
+            .count();
+        self.summary = s;
+    }
+
+    /// Results by id.
+    pub fn by_id(&self) -> BTreeMap<&str, &CheckResult> {
+        self.checks.iter().map(|c| (c.id.as_str(), c)).collect()
+    }
+
+    /// The plain-text summary printed at the end of `conform run`.
+    pub fn summary_table(&self) -> String {
+        let s = &self.summary;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "conform {} — target {} ({})",
+            self.tool.version, self.target.name, self.target.base_url
+        );
+        let transports: Vec<&str> = self.transports.iter().map(|t| t.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "suites: {}   transports: {}   MCP revision: {}",
+            self.suites.join(","),
+            transports.join(","),
+            self.target.mcp_revision
+        );
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  {:<16} {:>6}", "verdict", "count");
+        for (name, n) in [
+            ("pass", s.pass),
+            ("fail", s.fail),
+            ("warn", s.warn),
+            ("unsupported", s.unsupported),
+            ("skipped", s.skipped),
+            ("harness_error", s.harness_error),
+            ("expected_failure", s.expected_failure),
+            ("unexpected_pass", s.unexpected_pass),
+        ] {
+            let _ = writeln!(out, "  {name:<16} {n:>6}");
+        }
+        let _ = writeln!(out, "  {:<16} {:>6}", "total", s.total);
+        let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &self.requirements {
+            *by_status.entry(r.status.as_str()).or_default() += 1;
+        }
+        let _ = writeln!(out);
+        let parts: Vec<String> = by_status.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            out,
+            "requirements: {} ({}); untested MUST: {}",
+            self.requirements.len(),
+            parts.join(", "),
+            s.untested_must
+        );
+        let _ = writeln!(
+            out,
+            "wall time {:.3} s, {} exchanges, {:.0} exchanges/s, {} jobs",
+            self.wall_time_ms as f64 / 1000.0,
+            self.exchanges,
+            self.exchanges_per_second,
+            self.jobs
+        );
+        let verdict = match self.exit_code() {
+            0 => "PASS: every required check passed",
+            1 => "FAIL: a required check failed",
+            _ => "ERROR: the harness could not judge some checks",
+        };
+        let _ = writeln!(out, "{verdict} (exit {})", self.exit_code());
+        out
+    }
+
+    /// Failures and warnings with their reproduction, for the terminal.
+    pub fn failure_details(&self) -> String {
+        let mut out = String::new();
+        for c in &self.checks {
+            let (Some(v), true) = (c.verdict.violation(), !c.verdict.is_pass()) else {
+                if let Verdict::HarnessError { message } = &c.verdict {
+                    let _ = writeln!(out, "HARNESS ERROR {}: {message}", c.id);
+                }
+                continue;
+            };
+            let tag = match (&c.verdict, &c.baseline) {
+                (_, Some(BaselineMark::ExpectedFailure { .. })) => "XFAIL",
+                (Verdict::Fail(_), _) => "FAIL",
+                _ => "WARN",
+            };
+            let _ = writeln!(
+                out,
+                "{tag} {} [{}] {}",
+                c.id,
+                c.requirements.join(", "),
+                c.title
+            );
+            let step = v.step.map(|s| format!("step {s}: ")).unwrap_or_default();
+            let _ = writeln!(out, "  {step}{} (at {:?})", v.message, v.pointer);
+            let _ = writeln!(out, "  expected: {}", compact(&v.expected, 300));
+            let _ = writeln!(out, "  observed: {}", compact(&v.observed, 300));
+            if let Some(r) = &c.reproduction {
+                let _ = writeln!(out, "  re-run:   {}", r.command);
+                for (k, val) in &r.env {
+                    let _ = writeln!(out, "  export {k}={val}");
+                }
+                for cmd in &r.curl {
+                    let _ = writeln!(out, "  {cmd}");
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Compact one-line JSON, truncated.
+pub fn compact(v: &serde_json::Value, n: usize) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= n {
+        s
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Single-quotes a string for a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The curl command equivalent to one recorded exchange.
+pub fn curl_command(ex: &Exchange) -> String {
+    let mut cmd = format!("curl -sS -i -X {} {}", ex.method, shell_quote(&ex.url));
+    for (k, v) in &ex.request_headers {
+        if v.contains("${CONFORM_TOKEN_") {
+            cmd.push_str(&format!(" -H \"{k}: {}\"", v.replace('"', "\\\"")));
+        } else {
+            cmd.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}"))));
+        }
+    }
+    if let Some(b) = &ex.request_body {
+        if let Some(b64) = b.strip_prefix("base64:") {
+            cmd = format!(
+                "printf %s {} | base64 -d | {cmd} --data-binary @-",
+                shell_quote(b64)
+            );
+        } else {
+            cmd.push_str(&format!(" --data-raw {}", shell_quote(b)));
+        }
+    }
+    cmd
+}

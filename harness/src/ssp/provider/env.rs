@@ -1,0 +1,592 @@
+//! What an SSP provider check works with: a recording HTTP client, the SSP profile, the
+//! resolved fixture skills, and the findings collected so far.
+
+use crate::ssp::provider::profile::{FixtureRole, SspProfile};
+use crate::ssp::types::{AuthType, ErrorCode, ErrorObject, ErrorResponse, SkillDescriptor, SkillIndex};
+use crate::ssp::validator::{DocType, Mode, SspValidator};
+use crate::transport::{Exchange, Prepared, TransportKind, send_recorded};
+use hmac::{KeyInit, Mac};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The rule is violated (a `Warn` verdict when the check's primary requirement is not a MUST).
+    Fail,
+    /// Reported, never fails the run (aliases, MAY-level behaviour).
+    Warn,
+    /// The profile lacks what the check needs.
+    Unsupported,
+    /// The harness itself failed.
+    HarnessError,
+}
+
+/// One observation that stops (or, for warnings, annotates) a check.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Severity.
+    pub severity: Severity,
+    /// JSON Pointer into the observed body (`""` = status/whole response).
+    pub pointer: String,
+    /// What the rule demands.
+    pub expected: Value,
+    /// What the provider did.
+    pub observed: Value,
+    /// One sentence.
+    pub message: String,
+}
+
+impl Finding {
+    fn boxed(severity: Severity, pointer: &str, expected: Value, observed: Value, message: String) -> Box<Self> {
+        Box::new(Self {
+            severity,
+            pointer: pointer.into(),
+            expected,
+            observed,
+            message,
+        })
+    }
+    /// A violation.
+    pub fn fail(pointer: &str, expected: Value, observed: Value, message: impl Into<String>) -> Box<Self> {
+        Self::boxed(Severity::Fail, pointer, expected, observed, message.into())
+    }
+    /// A warning.
+    pub fn warn(pointer: &str, expected: Value, observed: Value, message: impl Into<String>) -> Box<Self> {
+        Self::boxed(Severity::Warn, pointer, expected, observed, message.into())
+    }
+    /// The profile lacks a role or credential.
+    pub fn unsupported(reason: impl Into<String>) -> Box<Self> {
+        Self::boxed(Severity::Unsupported, "", Value::Null, Value::Null, reason.into())
+    }
+    /// A harness fault.
+    pub fn harness(message: impl Into<String>) -> Box<Self> {
+        Self::boxed(Severity::HarnessError, "", Value::Null, Value::Null, message.into())
+    }
+}
+
+/// Result of a check step.
+pub type Step<T> = Result<T, Box<Finding>>;
+
+/// Credentials attached to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cred {
+    /// Nothing.
+    None,
+    /// API key in a header.
+    ApiKey {
+        /// Header name.
+        header: String,
+        /// Key.
+        key: String,
+    },
+    /// `Authorization: Bearer …`.
+    Bearer(String),
+    /// HMAC-SHA256 of the body (empty string for GET), hex, in `header`.
+    Hmac {
+        /// Header name.
+        header: String,
+        /// Secret.
+        secret: String,
+    },
+    /// A literal header (wrong-place and invalid-credential probes).
+    Header(String, String),
+}
+
+impl Cred {
+    fn headers(&self, body: &[u8]) -> Vec<(String, String, String)> {
+        // (name, real value, recorded value): secrets never reach reports.
+        match self {
+            Cred::None => Vec::new(),
+            Cred::ApiKey { header, .. } => {
+                vec![(header.clone(), self.secret(), "${SSP_API_KEY}".into())]
+            }
+            Cred::Bearer(t) => vec![(
+                "authorization".into(),
+                format!("Bearer {t}"),
+                "Bearer ${SSP_TOKEN}".into(),
+            )],
+            Cred::Hmac { header, secret } => {
+                let sig = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+                    .map(|mut m| {
+                        m.update(body);
+                        hex::encode(m.finalize().into_bytes())
+                    })
+                    .unwrap_or_default();
+                vec![(header.clone(), sig.clone(), sig)]
+            }
+            Cred::Header(n, v) => vec![(n.clone(), v.clone(), v.clone())],
+        }
+    }
+
+    fn secret(&self) -> String {
+        match self {
+            Cred::ApiKey { key, .. } => key.clone(),
+            _ => String::new(),
+        }
+    }
+}
+
+/// A response.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    /// HTTP status.
+    pub status: u16,
+    /// Lowercase headers.
+    pub headers: Vec<(String, String)>,
+    /// Body text.
+    pub text: String,
+    /// Body JSON, when it is JSON.
+    pub json: Option<Value>,
+}
+
+impl Resp {
+    /// First header with this lowercase name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON, or a failure saying it is not JSON.
+    pub fn body(&self) -> Step<&Value> {
+        self.json.as_ref().ok_or_else(|| {
+            Finding::fail(
+                "",
+                json!("a JSON body"),
+                json!(self.text.chars().take(200).collect::<String>()),
+                format!("HTTP {} body is not JSON", self.status),
+            )
+        })
+    }
+}
+
+/// A resolved fixture skill.
+#[derive(Debug, Clone)]
+pub struct Fixture {
+    /// Role.
+    pub role: FixtureRole,
+    /// The typed descriptor.
+    pub descriptor: SkillDescriptor,
+    /// Credentials that should be accepted for it.
+    pub cred: Cred,
+    /// Inputs from the profile.
+    pub inputs: Map<String, Value>,
+}
+
+/// Per-run state of one check.
+pub struct Env {
+    client: reqwest::Client,
+    /// Target origin.
+    pub base: String,
+    /// The SSP profile.
+    pub profile: SspProfile,
+    /// Every exchange, in order (the transcript).
+    pub exchanges: Vec<Exchange>,
+    /// Warnings collected without stopping the check.
+    pub warnings: Vec<Box<Finding>>,
+    index_cache: HashMap<String, SkillIndex>,
+    /// Caller id sent in requests (unique per run so executions never collide across runs).
+    pub caller_id: String,
+}
+
+impl Env {
+    /// A fresh environment.
+    pub fn new(client: reqwest::Client, base: &str, profile: SspProfile, nonce: &str) -> Self {
+        Self {
+            client,
+            base: base.trim_end_matches('/').to_owned(),
+            profile,
+            exchanges: Vec::new(),
+            warnings: Vec::new(),
+            index_cache: HashMap::new(),
+            caller_id: format!("conform-{nonce}"),
+        }
+    }
+
+    /// Absolute URL of a provider path.
+    pub fn url(&self, path: &str) -> String {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path.to_owned()
+        } else {
+            format!("{}{path}", self.base)
+        }
+    }
+
+    /// Sends one request, recording it; a missing response is a failure of the target.
+    pub async fn send(&mut self, method: &str, url: &str, body: Option<&Value>, cred: &Cred) -> Step<Resp> {
+        let prepared = prepare(method, url, body, cred);
+        let (ex, raw) = send_recorded(&self.client, TransportKind::Http, prepared).await;
+        let error = ex.error.clone();
+        self.exchanges.push(ex);
+        match raw {
+            Some((status, headers, text)) => {
+                let json = serde_json::from_str(&text).ok();
+                Ok(Resp {
+                    status,
+                    headers,
+                    text,
+                    json,
+                })
+            }
+            None => Err(Finding::fail(
+                "",
+                json!("an HTTP response"),
+                json!(error),
+                format!("{method} {url}: no response"),
+            )),
+        }
+    }
+
+    /// The HTTP client (for concurrent requests outside `&mut self`).
+    pub fn client_handle(&self) -> reqwest::Client {
+        self.client.clone()
+    }
+
+    /// Sends one request without touching the environment (concurrency checks); the caller
+    /// records the returned exchange.
+    pub async fn send_detached(
+        client: &reqwest::Client,
+        method: &str,
+        url: &str,
+        body: &Value,
+        cred: &Cred,
+    ) -> (Exchange, Option<u16>, Option<Value>) {
+        let prepared = prepare(method, url, Some(body), cred);
+        let (ex, raw) = send_recorded(client, TransportKind::Http, prepared).await;
+        match raw {
+            Some((status, _, text)) => (ex, Some(status), serde_json::from_str(&text).ok()),
+            None => (ex, None, None),
+        }
+    }
+
+    /// GET.
+    pub async fn get(&mut self, url: &str, cred: &Cred) -> Step<Resp> {
+        self.send("GET", url, None, cred).await
+    }
+
+    /// Every credential of the profile, for "any credential the provider accepts".
+    pub fn all_creds(&self) -> Vec<Cred> {
+        let c = &self.profile.credentials;
+        let mut out = Vec::new();
+        if let Some(t) = &c.oauth2_token {
+            out.push(Cred::Bearer(t.clone()));
+        }
+        if let Some(k) = &c.api_key {
+            out.push(Cred::ApiKey {
+                header: "X-API-Key".into(),
+                key: k.clone(),
+            });
+        }
+        if let Some(s) = &c.hmac_secret {
+            out.push(Cred::Hmac {
+                header: c.hmac_header.clone().unwrap_or_else(|| "X-Signature".into()),
+                secret: s.clone(),
+            });
+        }
+        out
+    }
+
+    /// GET the well-known index (optionally with a query), expecting 200 + a valid
+    /// SkillIndex; cached per query and credential.
+    pub async fn index(&mut self, query: &str, cred: &Cred) -> Step<SkillIndex> {
+        let key = format!("{query}|{cred:?}");
+        if let Some(i) = self.index_cache.get(&key) {
+            return Ok(i.clone());
+        }
+        let url = self.url(&format!("{}{query}", self.profile.well_known_path()));
+        let r = self.get(&url, cred).await?;
+        if r.status != 200 {
+            return Err(Finding::fail(
+                "",
+                json!(200),
+                json!(r.status),
+                format!("GET {url} must answer 200 (SSP-DISC-1)"),
+            ));
+        }
+        let idx: SkillIndex = self.typed(r.body()?, DocType::Index, "the Skill Index")?;
+        self.index_cache.insert(key, idx.clone());
+        Ok(idx)
+    }
+
+    /// Validates (strict for required members and types, lenient for unknown members —
+    /// ssp.md §2) and parses a document.
+    pub fn typed<T: serde::de::DeserializeOwned>(&mut self, v: &Value, t: DocType, what: &str) -> Step<T> {
+        let validator = SspValidator::global().map_err(|e| Finding::harness(e.to_string()))?;
+        let report = validator.validate(v, t, Mode::Lenient);
+        if let Some(e) = report.errors.first() {
+            return Err(Finding::fail(
+                &e.path,
+                e.expected.clone(),
+                e.actual.clone(),
+                format!(
+                    "{what} is not a valid {}: {} {} ({} violation(s))",
+                    t.def_name(),
+                    e.path,
+                    e.message,
+                    report.errors.len()
+                ),
+            ));
+        }
+        T::deserialize(v).map_err(|e| Finding::harness(format!("{what}: valid but not typed: {e}")))
+    }
+
+    /// The skill id the profile maps to `role`, or Unsupported.
+    pub fn role_id(&self, role: FixtureRole) -> Step<String> {
+        self.profile.roles.get(&role).cloned().ok_or_else(|| {
+            Finding::unsupported(format!(
+                "the target profile maps no skill to the fixture role `{role}` ([ssp.roles])"
+            ))
+        })
+    }
+
+    /// Resolves a role: its index entry (anonymous index, else an authenticated one), its
+    /// descriptor (fetched with the credential that works), and the credential to invoke it.
+    pub async fn fixture(&mut self, role: FixtureRole) -> Step<Fixture> {
+        let id = self.role_id(role)?;
+        let mut candidates = vec![Cred::None];
+        candidates.extend(self.all_creds());
+        let mut found = None;
+        for c in &candidates {
+            let idx = self.index("", c).await?;
+            if let Some(e) = idx.skills.iter().find(|e| e.id == id) {
+                found = Some(e.descriptor_url.clone());
+                break;
+            }
+        }
+        let url = found.ok_or_else(|| {
+            Finding::fail(
+                "/skills",
+                json!({"id": id}),
+                Value::Null,
+                format!("skill {id} (role {role}) is in no index the profile's credentials can see"),
+            )
+        })?;
+        let mut last = None;
+        for c in &candidates {
+            let r = self.get(&url, c).await?;
+            if r.status == 200 {
+                let d: SkillDescriptor = self.typed(r.body()?, DocType::Descriptor, &format!("descriptor of {id}"))?;
+                if d.id != id {
+                    return Err(Finding::fail(
+                        "/id",
+                        json!(id),
+                        json!(d.id),
+                        format!("{url} describes another skill (SSP-DISC-4)"),
+                    ));
+                }
+                let cred = self.cred_for(&d)?;
+                let inputs = self.profile.inputs_for(role);
+                return Ok(Fixture {
+                    role,
+                    descriptor: d,
+                    cred,
+                    inputs,
+                });
+            }
+            last = Some(r.status);
+        }
+        Err(Finding::fail(
+            "",
+            json!(200),
+            json!(last),
+            format!("GET {url} (descriptor of {id}) never answered 200"),
+        ))
+    }
+
+    /// The credential the profile offers for a descriptor's auth type.
+    pub fn cred_for(&self, d: &SkillDescriptor) -> Step<Cred> {
+        let c = &self.profile.credentials;
+        let missing = |what: &str| Finding::unsupported(format!("skill {} needs {what} in [ssp.credentials]", d.id));
+        Ok(match d.auth.kind {
+            AuthType::None => Cred::None,
+            AuthType::ApiKey => Cred::ApiKey {
+                header: d.auth.header.clone().unwrap_or_else(|| "X-API-Key".into()),
+                key: c.api_key.clone().ok_or_else(|| missing("api_key"))?,
+            },
+            AuthType::Oauth2 => Cred::Bearer(c.oauth2_token.clone().ok_or_else(|| missing("oauth2_token"))?),
+            AuthType::Custom => Cred::Hmac {
+                header: c.hmac_header.clone().unwrap_or_else(|| "X-Signature".into()),
+                secret: c.hmac_secret.clone().ok_or_else(|| missing("hmac_secret"))?,
+            },
+        })
+    }
+
+    /// The InvocationRequest body for a fixture.
+    pub fn request(&self, skill_id: &str, inputs: &Map<String, Value>, timeout_ms: Option<u64>) -> Value {
+        let mut r = json!({
+            "caller": {"id": self.caller_id, "type": "service"},
+            "skill_id": skill_id,
+            "inputs": inputs,
+            "context": {"trace_id": format!("{}-trace", self.caller_id), "priority": "normal"}
+        });
+        if let Some(t) = timeout_ms {
+            r["context"]["timeout_ms"] = json!(t);
+        }
+        r
+    }
+
+    /// POSTs an invocation of `f` (its inputs unless `inputs` is given).
+    pub async fn invoke(
+        &mut self,
+        f: &Fixture,
+        inputs: Option<&Map<String, Value>>,
+        timeout_ms: Option<u64>,
+        cred: &Cred,
+    ) -> Step<Resp> {
+        let body = self.request(&f.descriptor.id, inputs.unwrap_or(&f.inputs), timeout_ms);
+        let url = f.descriptor.endpoint.url.clone();
+        let method = f.descriptor.endpoint.method.as_str();
+        self.send(method, &url, Some(&body), cred).await
+    }
+
+    /// Invokes and requires 202 + an accepted InvocationResponse (SSP-INV-1); returns the
+    /// execution id and the response.
+    pub async fn start(&mut self, f: &Fixture, timeout_ms: Option<u64>) -> Step<(String, Value)> {
+        let cred = f.cred.clone();
+        let r = self.invoke(f, None, timeout_ms, &cred).await?;
+        if r.status != 202 {
+            return Err(Finding::fail(
+                "",
+                json!(202),
+                json!(r.status),
+                format!("invoking {} must answer 202 Accepted (SSP-INV-1)", f.descriptor.id),
+            ));
+        }
+        let body = r.body()?.clone();
+        let resp: crate::ssp::types::InvocationResponse = self.typed(&body, DocType::Response, "the 202 answer")?;
+        Ok((resp.execution_id, body))
+    }
+
+    /// Expands a status/result template.
+    pub fn expand(&self, template: Option<&str>, which: &str, exec: &str) -> Step<String> {
+        let t = template.ok_or_else(|| Finding::unsupported(format!("the descriptor declares no {which}")))?;
+        crate::ssp::consumer::expand_template(t, exec)
+            .map_err(|e| Finding::fail("/endpoint", json!("a {execution_id} template"), json!(t), e.to_string()))
+    }
+
+    /// Polls `status_url` until a terminal status (bounded: the skill's timeout plus 5 s),
+    /// requiring 200 and a valid InvocationResponse each time.
+    pub async fn poll_terminal(&mut self, f: &Fixture, exec: &str, cred: &Cred) -> Step<Vec<Value>> {
+        let url = self.expand(f.descriptor.endpoint.status_url.as_deref(), "status_url", exec)?;
+        let timeout = f
+            .descriptor
+            .endpoint
+            .timeout_ms
+            .as_ref()
+            .and_then(serde_json::Number::as_u64)
+            .unwrap_or(10_000);
+        let max_polls = ((timeout + 5_000) / 50).clamp(20, 600);
+        let mut seen = Vec::new();
+        for n in 0..max_polls {
+            if n > 0 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let r = self.get(&url, cred).await?;
+            if r.status != 200 {
+                return Err(Finding::fail(
+                    "",
+                    json!(200),
+                    json!(r.status),
+                    format!("status poll {url} must answer 200 (SSP-INV-3; 408/504 never apply to a poll, SSP-INV-5)"),
+                ));
+            }
+            let body = r.body()?.clone();
+            let _: crate::ssp::types::InvocationResponse = self.typed(&body, DocType::Response, "a status answer")?;
+            let terminal = matches!(body["status"].as_str(), Some("completed" | "failed" | "timeout"));
+            seen.push(body);
+            if terminal {
+                return Ok(seen);
+            }
+        }
+        Err(Finding::fail(
+            "/status",
+            json!("a terminal status"),
+            seen.last().map(|b| b["status"].clone()).unwrap_or(Value::Null),
+            format!("no terminal status after {max_polls} polls"),
+        ))
+    }
+
+    /// Requires an error response: one of `statuses`, the unified shape (SSP-ERR-1), the
+    /// code (when given; `EXECUTION_TIMEOUT` for `INVOCATION_TIMEOUT` is a warning), and
+    /// the seed §8.1 status of a protocol code (SSP-ERR-2).
+    pub fn expect_error(&mut self, r: &Resp, statuses: &[u16], code: Option<&str>, what: &str) -> Step<ErrorObject> {
+        if !statuses.contains(&r.status) {
+            return Err(Finding::fail(
+                "",
+                json!(statuses),
+                json!(r.status),
+                format!("{what}: expected HTTP {statuses:?}"),
+            ));
+        }
+        let body = r.body()?.clone();
+        let e: ErrorResponse = self.typed(&body, DocType::Error, &format!("{what}: the error body (SSP-ERR-1)"))?;
+        if let Some(want) = code
+            && e.error.code.as_str() != want
+        {
+            if want == ErrorCode::INVOCATION_TIMEOUT && e.error.code.as_str() == ErrorCode::EXECUTION_TIMEOUT {
+                self.warnings.push(Finding::warn(
+                    "/error/code",
+                    json!(want),
+                    json!(e.error.code.as_str()),
+                    "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)",
+                ));
+            } else {
+                return Err(Finding::fail(
+                    "/error/code",
+                    json!(want),
+                    json!(e.error.code.as_str()),
+                    format!("{what}: wrong error code"),
+                ));
+            }
+        }
+        if let Some(allowed) = protocol_statuses(e.error.code.as_str())
+            && !allowed.contains(&r.status)
+        {
+            return Err(Finding::fail(
+                "",
+                json!(allowed),
+                json!(r.status),
+                format!("{what}: {} travels with HTTP {allowed:?} (SSP-ERR-2)", e.error.code),
+            ));
+        }
+        Ok(e.error)
+    }
+}
+
+/// Builds a request: JSON body, `Accept`, credentials (secrets masked in the record).
+fn prepare(method: &str, url: &str, body: Option<&Value>, cred: &Cred) -> Prepared {
+    let bytes = body.map(|b| b.to_string().into_bytes());
+    let mut headers = vec![("accept".to_owned(), "application/json".to_owned())];
+    let mut recorded = headers.clone();
+    if bytes.is_some() {
+        headers.push(("content-type".into(), "application/json".into()));
+        recorded.push(("content-type".into(), "application/json".into()));
+    }
+    for (n, v, r) in cred.headers(bytes.as_deref().unwrap_or(&[])) {
+        headers.push((n.clone(), v));
+        recorded.push((n, r));
+    }
+    let shown = bytes.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+    Prepared {
+        method: method.into(),
+        url: url.into(),
+        headers,
+        recorded_headers: recorded,
+        body: bytes,
+        shown_body: shown,
+    }
+}
+
+/// Seed §8.1: the HTTP statuses of the protocol codes that have one (SSP-ERR-2).
+pub fn protocol_statuses(code: &str) -> Option<&'static [u16]> {
+    Some(match code {
+        ErrorCode::AUTH_REQUIRED => &[401],
+        ErrorCode::PERMISSION_DENIED => &[403],
+        ErrorCode::SKILL_NOT_FOUND => &[404],
+        ErrorCode::INVOCATION_TIMEOUT | ErrorCode::EXECUTION_TIMEOUT => &[408, 504],
+        ErrorCode::ENDPOINT_UNREACHABLE => &[502, 503],
+        ErrorCode::VERSION_INCOMPATIBLE => &[422],
+        ErrorCode::VALIDATION_ERROR => &[400],
+        _ => return None,
+    })
+}

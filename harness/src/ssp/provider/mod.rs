@@ -1,0 +1,140 @@
+//! SSP provider checks (issue 5, item 5): scripted checks for every HTTP-testable `SSP-`
+//! rule, plugged into the engine's [`Check`] abstraction.
+//!
+//! The fixture roles and credentials come from the `[ssp]` table of the target profile
+//! ([`profile::SspProfile`]); with `--spawn-reference` and no `[ssp]` table the reference
+//! server's demo profile is used. The engine takes them (with the VAL/CONS checks) from
+//! [`crate::ssp::suite::checks`].
+
+pub mod checks;
+pub mod env;
+pub mod profile;
+
+use crate::requirements::Catalogue;
+use crate::suite::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::verdict::{Verdict, Violation};
+use env::{Env, Severity};
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use profile::SspProfile;
+use std::sync::Arc;
+
+/// One scripted provider check.
+pub struct ProviderCheck {
+    id: &'static str,
+    title: &'static str,
+    requirements: Vec<String>,
+    /// The primary requirement is a MUST: a violation is `Fail`, otherwise `Warn`.
+    must: bool,
+    kind: checks::Kind,
+}
+
+/// Every SSP provider check, levels taken from the catalogue.
+pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
+    checks::catalogue()
+        .into_iter()
+        .map(|(id, title, reqs, kind)| {
+            let requirements: Vec<String> = reqs.iter().map(|r| (*r).to_owned()).collect();
+            let must = requirements
+                .first()
+                .and_then(|r| catalogue.get(r))
+                .is_some_and(|r| r.level.is_required());
+            Arc::new(ProviderCheck {
+                id,
+                title,
+                requirements,
+                must,
+                kind,
+            }) as Arc<dyn Check>
+        })
+        .collect()
+}
+
+/// The SSP profile of a target: its `[ssp]` table, else the reference demo profile when
+/// the reference server was spawned, else `None` (every check is then `Unsupported`).
+pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
+    match &ctx.target.profile.ssp {
+        Some(t) => SspProfile::from_table(t).map(Some).map_err(|e| e.to_string()),
+        None if ctx.target.info.spawned_reference => Ok(Some(SspProfile::reference_demo())),
+        None => Ok(None),
+    }
+}
+
+impl ProviderCheck {
+    fn verdict(&self, result: env::Step<()>, env: &Env) -> Verdict {
+        let violation = |f: &env::Finding| Violation {
+            check: self.id.to_owned(),
+            requirements: self.requirements.clone(),
+            step: None,
+            pointer: f.pointer.clone(),
+            expected: f.expected.clone(),
+            observed: f.observed.clone(),
+            message: f.message.clone(),
+            transcript: env.exchanges.clone(),
+        };
+        match result {
+            Ok(()) => match env.warnings.first() {
+                Some(w) => Verdict::Warn(violation(w)),
+                None => Verdict::Pass,
+            },
+            Err(f) => match f.severity {
+                Severity::Fail if self.must => Verdict::Fail(violation(&f)),
+                Severity::Fail | Severity::Warn => Verdict::Warn(violation(&f)),
+                Severity::Unsupported => Verdict::Unsupported { reason: f.message },
+                Severity::HarnessError => Verdict::HarnessError { message: f.message },
+            },
+        }
+    }
+}
+
+impl Check for ProviderCheck {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn title(&self) -> &str {
+        self.title
+    }
+    fn requirements(&self) -> &[String] {
+        &self.requirements
+    }
+    fn area(&self) -> &str {
+        // `SSP-INV-3/…` → `inv`.
+        self.id.split('-').nth(1).map_or("ssp", |a| match a {
+            "DISC" => "discovery",
+            "INV" => "invocation",
+            "AUTH" => "auth",
+            _ => "ssp",
+        })
+    }
+    fn bindings(&self) -> Bindings {
+        Bindings::Once
+    }
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+        async move {
+            let profile = match profile_of(ctx) {
+                Ok(Some(p)) => p,
+                Ok(None) => {
+                    return CheckOutcome::verdict(Verdict::Unsupported {
+                        reason: "the target profile has no [ssp] table (fixture roles and credentials)".into(),
+                    });
+                }
+                Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
+            };
+            let client = match crate::transport::client(ctx.target.timeout) {
+                Ok(c) => c,
+                Err(e) => {
+                    return CheckOutcome::verdict(Verdict::HarnessError { message: e.to_string() });
+                }
+            };
+            let mut env = Env::new(client, &ctx.target.info.base_url, profile, &ctx.run_nonce);
+            let result = checks::run(self.kind, &mut env).await;
+            let verdict = self.verdict(result, &env);
+            CheckOutcome {
+                verdict,
+                exchanges: env.exchanges,
+                steps: Vec::new(),
+            }
+        }
+        .boxed()
+    }
+}

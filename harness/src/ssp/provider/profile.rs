@@ -1,0 +1,203 @@
+//! The SSP part of a target profile: which provider skill plays which fixture role, and
+//! the credentials the checks may use (ssp.md §7).
+//!
+//! ```toml
+//! [ssp]
+//! well_known = "/.well-known/skill-sharing"   # optional
+//! [ssp.credentials]
+//! api_key = "…"                 # valid key with permission (api_key skills)
+//! api_key_limited = "…"         # valid key WITHOUT permission (SSP-AUTH-3)
+//! oauth2_token = "…"            # bearer token with every scope
+//! oauth2_token_limited = "…"    # valid bearer token missing the invoke scope (SSP-AUTH-3)
+//! hmac_secret = "…"             # custom scheme: HMAC-SHA256 of the body, hex, in hmac_header
+//! hmac_header = "X-Signature"   # optional
+//! [ssp.roles]                   # role → skill id; a role left out makes its checks Unsupported
+//! instant = "conform/echo"
+//! …
+//! [ssp.inputs]                  # role → inputs object used to invoke that role's skill
+//! instant = { message = "hello" }
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A fixture role (ssp.md §7). A check needing a role the profile does not map is
+/// `Unsupported`, never a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FixtureRole {
+    /// Finishes at once.
+    Instant,
+    /// Runs for a while (observable non-terminal states).
+    Slow,
+    /// Always ends `failed`.
+    Failing,
+    /// Overruns its `timeout_ms`: ends `timeout`.
+    Overrun,
+    /// `access: restricted`.
+    Restricted,
+    /// `access: private`.
+    Private,
+    /// `auth.type none` (and public).
+    AuthNone,
+    /// `auth.type api_key`.
+    AuthApiKey,
+    /// `auth.type oauth2` (with scopes).
+    AuthOauth2,
+    /// `auth.type custom` (HMAC).
+    AuthCustom,
+}
+
+impl FixtureRole {
+    /// Every role.
+    pub const ALL: [FixtureRole; 10] = [
+        Self::Instant,
+        Self::Slow,
+        Self::Failing,
+        Self::Overrun,
+        Self::Restricted,
+        Self::Private,
+        Self::AuthNone,
+        Self::AuthApiKey,
+        Self::AuthOauth2,
+        Self::AuthCustom,
+    ];
+
+    /// Profile spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Instant => "instant",
+            Self::Slow => "slow",
+            Self::Failing => "failing",
+            Self::Overrun => "overrun",
+            Self::Restricted => "restricted",
+            Self::Private => "private",
+            Self::AuthNone => "auth_none",
+            Self::AuthApiKey => "auth_api_key",
+            Self::AuthOauth2 => "auth_oauth2",
+            Self::AuthCustom => "auth_custom",
+        }
+    }
+}
+
+impl fmt::Display for FixtureRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Credentials the checks may present.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SspCredentials {
+    /// API key with permission.
+    #[serde(default)]
+    pub api_key: Option<String>,
+    /// Valid API key without permission (→ 403).
+    #[serde(default)]
+    pub api_key_limited: Option<String>,
+    /// OAuth 2.0 bearer token with every scope.
+    #[serde(default)]
+    pub oauth2_token: Option<String>,
+    /// Valid bearer token lacking the invoke scope (→ 403).
+    #[serde(default)]
+    pub oauth2_token_limited: Option<String>,
+    /// Shared secret of the custom HMAC scheme.
+    #[serde(default)]
+    pub hmac_secret: Option<String>,
+    /// Header of the HMAC signature (default `X-Signature`).
+    #[serde(default)]
+    pub hmac_header: Option<String>,
+}
+
+/// The `[ssp]` table of a target profile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SspProfile {
+    /// Discovery path (default `/.well-known/skill-sharing`).
+    #[serde(default)]
+    pub well_known: Option<String>,
+    /// Credentials.
+    #[serde(default)]
+    pub credentials: SspCredentials,
+    /// Role → skill id.
+    #[serde(default)]
+    pub roles: BTreeMap<FixtureRole, String>,
+    /// Role → inputs object.
+    #[serde(default)]
+    pub inputs: BTreeMap<FixtureRole, Map<String, Value>>,
+}
+
+/// Why the `[ssp]` table cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid [ssp] profile table: {0}")]
+pub struct ProfileError(pub String);
+
+impl SspProfile {
+    /// Reads the `[ssp]` table of a target profile.
+    pub fn from_table(t: &toml::Table) -> Result<Self, ProfileError> {
+        SspProfile::deserialize(toml::Value::Table(t.clone())).map_err(|e| ProfileError(e.to_string()))
+    }
+
+    /// The profile of the reference server's demo configuration (`--spawn-reference`):
+    /// its seven demo skills and demo credentials.
+    pub fn reference_demo() -> Self {
+        use FixtureRole::*;
+        let roles = [
+            (Instant, "conform/echo"),
+            (Slow, "conform/slow-task"),
+            (Failing, "conform/always-fails"),
+            (Overrun, "conform/overrun"),
+            (Restricted, "conform/slow-task"),
+            (Private, "conform/forum-digest"),
+            (AuthNone, "conform/echo"),
+            (AuthApiKey, "conform/slow-task"),
+            (AuthOauth2, "conform/forum-digest"),
+            (AuthCustom, "conform/spec-lookup"),
+        ]
+        .into_iter()
+        .map(|(r, s)| (r, s.to_owned()))
+        .collect();
+        let obj = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let inputs = [
+            (Instant, obj(serde_json::json!({"message": "conform"}))),
+            (Slow, obj(serde_json::json!({"delay_ms": 1000}))),
+            (Failing, obj(serde_json::json!({"reason": "conform check"}))),
+            (Restricted, obj(serde_json::json!({"delay_ms": 0}))),
+            (Private, obj(serde_json::json!({"thread": "th_1"}))),
+            (AuthNone, obj(serde_json::json!({"message": "conform"}))),
+            (AuthApiKey, obj(serde_json::json!({"delay_ms": 0}))),
+            (AuthOauth2, obj(serde_json::json!({"thread": "th_1"}))),
+            (AuthCustom, obj(serde_json::json!({"id": "SSP-INV-3"}))),
+        ]
+        .into_iter()
+        .collect();
+        SspProfile {
+            well_known: None,
+            credentials: SspCredentials {
+                api_key: Some("demo-ssp-key".into()),
+                api_key_limited: Some("demo-ssp-key-limited".into()),
+                oauth2_token: Some("demo-oauth-full".into()),
+                oauth2_token_limited: Some("demo-oauth-read".into()),
+                hmac_secret: Some("demo-hmac-secret".into()),
+                hmac_header: None,
+            },
+            roles,
+            inputs,
+        }
+    }
+
+    /// Discovery path.
+    pub fn well_known_path(&self) -> &str {
+        self.well_known
+            .as_deref()
+            .unwrap_or(crate::ssp::consumer::WELL_KNOWN_PATH)
+    }
+
+    /// Inputs for a role (empty object when unset).
+    pub fn inputs_for(&self, role: FixtureRole) -> Map<String, Value> {
+        self.inputs.get(&role).cloned().unwrap_or_default()
+    }
+}

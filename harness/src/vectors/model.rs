@@ -1,0 +1,307 @@
+//! The typed golden-vector model (`vectors/README.md`, `format_version` 1).
+//!
+//! Every object is closed (`deny_unknown_fields`): a typo in a vector is a load error, not a
+//! silently ignored expectation.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A vector file (`vectors/<suite>/<area>.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorFile {
+    /// Must be 1.
+    pub format_version: u32,
+    /// Suite (`parley`).
+    pub suite: String,
+    /// Area of the design note.
+    pub area: String,
+    /// The vectors.
+    pub vectors: Vec<Vector>,
+}
+
+/// One golden vector: a scripted conversation with the target and its expected outcomes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vector {
+    /// Unique id in the suite (also the test name and the `--filter` key).
+    pub id: String,
+    /// Requirement IDs checked; the first is the primary one.
+    pub requirements: Vec<String>,
+    /// One line: what the vector shows.
+    pub title: String,
+    /// Roles the steps use.
+    pub roles: Vec<Role>,
+    /// Target features required (`dialectic`).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Run alone, never concurrently with other vectors.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// Steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// A participant class of Parley, mapped to a token by the target profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// An ordinary model participant (read + write).
+    AgentA,
+    /// A second, distinct model participant (read + write).
+    AgentB,
+    /// A lock holder (read + write + lock).
+    Moderator,
+    /// Holder of the dialectic `verify` right.
+    Verifier,
+    /// Read-only token.
+    Reader,
+    /// A `human:` identity (every right, confirmed states).
+    Human,
+    /// A writer with a small per-minute quota.
+    Limited,
+    /// No token at all.
+    Anonymous,
+}
+
+impl Role {
+    /// Every role, in a stable order.
+    pub const ALL: [Role; 8] = [
+        Role::AgentA,
+        Role::AgentB,
+        Role::Moderator,
+        Role::Verifier,
+        Role::Reader,
+        Role::Human,
+        Role::Limited,
+        Role::Anonymous,
+    ];
+
+    /// The snake_case name used in vectors and profiles.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::AgentA => "agent_a",
+            Role::AgentB => "agent_b",
+            Role::Moderator => "moderator",
+            Role::Verifier => "verifier",
+            Role::Reader => "reader",
+            Role::Human => "human",
+            Role::Limited => "limited",
+            Role::Anonymous => "anonymous",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+
+    /// Environment variable name used for this role's token in reproduction commands.
+    pub fn token_env(self) -> String {
+        format!("CONFORM_TOKEN_{}", self.as_str().to_ascii_uppercase())
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One request of a vector and what must come back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Who sends it.
+    #[serde(rename = "as")]
+    pub role: Role,
+    /// A literal bearer token instead of the role's.
+    #[serde(default)]
+    pub token: Option<String>,
+    /// A binding-neutral operation.
+    #[serde(default)]
+    pub op: Option<String>,
+    /// The operation's arguments.
+    #[serde(default)]
+    pub args: Option<Value>,
+    /// A raw HTTP request (HTTP transport only).
+    #[serde(default)]
+    pub http: Option<RawHttp>,
+    /// A raw JSON-RPC exchange (MCP transport only).
+    #[serde(default)]
+    pub mcp: Option<RawMcp>,
+    /// `inbox` only: follow the cursor until an empty page.
+    #[serde(default)]
+    pub paginate: bool,
+    /// Send the same step this many times.
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// With `repeat`: at least one attempt must match this.
+    #[serde(default)]
+    pub expect_seen: Option<Expect>,
+    /// The expected outcome.
+    pub expect: Expect,
+    /// Values captured from the response body (name → JSON pointer).
+    #[serde(default)]
+    pub capture: BTreeMap<String, String>,
+    /// Free text.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// What a step sends, once validated (exactly one of `op`, `http`, `mcp`).
+#[derive(Debug, Clone, Copy)]
+pub enum StepAction<'a> {
+    /// A binding-neutral operation.
+    Op(&'a str),
+    /// Raw HTTP.
+    Http(&'a RawHttp),
+    /// Raw MCP.
+    Mcp(&'a RawMcp),
+}
+
+impl Step {
+    /// The step's action, or `None` when not exactly one of `op`/`http`/`mcp` is set.
+    pub fn action(&self) -> Option<StepAction<'_>> {
+        match (&self.op, &self.http, &self.mcp) {
+            (Some(op), None, None) => Some(StepAction::Op(op)),
+            (None, Some(h), None) => Some(StepAction::Http(h)),
+            (None, None, Some(m)) => Some(StepAction::Mcp(m)),
+            _ => None,
+        }
+    }
+}
+
+/// A raw HTTP request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHttp {
+    /// Method (any token, even invalid ones are sent as-is when the HTTP stack allows).
+    pub method: String,
+    /// Path (and query) relative to the target's base URL.
+    pub path: String,
+    /// Extra headers; `authorization` here overrides the role's token.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Literal text body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// JSON body (placeholders resolved).
+    #[serde(default)]
+    pub body_json: Option<Value>,
+    /// Base64 body (arbitrary bytes).
+    #[serde(default)]
+    pub body_base64: Option<String>,
+}
+
+/// A raw JSON-RPC exchange with the MCP endpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    /// Literal text body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// JSON body (placeholders resolved; on 2026-07-28 the era's `_meta` is added to a request's params when missing).
+    #[serde(default)]
+    pub body_json: Option<Value>,
+    /// Extra headers (override the era's).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// An expected outcome.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Expect {
+    /// A success with a status (HTTP) and an optional partial match of the body.
+    Success(ExpectSuccess),
+    /// A refusal with status and reason.
+    Refusal(ExpectRefusal),
+    /// Any one of the alternatives.
+    OneOf(ExpectOneOf),
+    /// A JSON-RPC error (raw MCP).
+    JsonRpcError(ExpectJsonRpc),
+}
+
+/// `{"status": 201, "match": …, "headers": …}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSuccess {
+    /// HTTP status (checked on HTTP only; MCP has no status per tool call).
+    pub status: u16,
+    /// Partial match of the body.
+    #[serde(default, rename = "match")]
+    pub matcher: Option<Value>,
+    /// Header matchers (HTTP only).
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, Value>>,
+}
+
+/// `{"refusal": {"status", "reason"}, "headers": …}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectRefusal {
+    /// The refusal.
+    pub refusal: Refusal,
+    /// Header matchers (HTTP only).
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, Value>>,
+}
+
+/// A refusal's status and machine-readable reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Refusal {
+    /// HTTP status (also `error.status` in the body).
+    pub status: u16,
+    /// `error.reason`.
+    pub reason: String,
+}
+
+/// `{"one_of": [EXPECT, …]}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectOneOf {
+    /// Alternatives.
+    pub one_of: Vec<Expect>,
+    /// Header matchers (HTTP only).
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, Value>>,
+}
+
+/// `{"jsonrpc_error": {"code": -32600}, "http_status_class": 4}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectJsonRpc {
+    /// The JSON-RPC error.
+    pub jsonrpc_error: JsonRpcErrorSpec,
+    /// Optional HTTP status class (4 = any 4xx).
+    #[serde(default)]
+    pub http_status_class: Option<u16>,
+    /// Header matchers (HTTP only).
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, Value>>,
+}
+
+/// The expected JSON-RPC error code.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonRpcErrorSpec {
+    /// JSON-RPC error code.
+    pub code: i64,
+}
+
+impl Expect {
+    /// The header matchers of this expectation, if any.
+    pub fn headers(&self) -> Option<&BTreeMap<String, Value>> {
+        match self {
+            Expect::Success(e) => e.headers.as_ref(),
+            Expect::Refusal(e) => e.headers.as_ref(),
+            Expect::OneOf(e) => e.headers.as_ref(),
+            Expect::JsonRpcError(e) => e.headers.as_ref(),
+        }
+    }
+}

@@ -1,0 +1,862 @@
+//! Runs one golden vector on one transport and judges every step.
+//!
+//! The first violated step fails the vector (the rest are skipped); the violation carries the
+//! pointer, expected and observed values and the full transcript. Each step also leaves an
+//! outcome signature so the engine can compare the two bindings (PV-TR-1).
+
+// `Mismatch` is only built on the (cold) failure path and carries the expected/observed JSON the
+// report needs; boxing it would add noise to every matcher arm for no measurable gain.
+#![allow(clippy::result_large_err)]
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::loader::LoadedVector;
+use super::matcher::{Mismatch, match_value, pointer_token};
+use super::model::{Expect, Role, Step, StepAction};
+use super::placeholders::Env;
+use crate::requirements::Catalogue;
+use crate::suite::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::target::Target;
+use crate::transport::{Auth, Exchange, Reply, TransportError, TransportKind};
+use crate::verdict::{Verdict, Violation};
+
+/// Maximum pages followed by `paginate`.
+pub const MAX_PAGES: usize = 50;
+
+/// The binding-independent outcome of one step, compared across transports (PV-TR-1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSignature {
+    /// 1-based step number.
+    pub step: usize,
+    /// `success`, `refusal`, `jsonrpc_error`, `no_response`, `other`.
+    pub class: String,
+    /// Refusal status (from `error.status`).
+    #[serde(default)]
+    pub status: Option<u64>,
+    /// Refusal reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Success body with ids, timestamps and cursors normalised (`None` = not compared).
+    #[serde(default)]
+    pub body: Option<Value>,
+}
+
+/// A golden vector as a [`Check`].
+pub struct VectorCheck {
+    lv: LoadedVector,
+    required: bool,
+    bindings: Vec<TransportKind>,
+}
+
+impl VectorCheck {
+    /// Wraps a loaded vector; `catalogue` decides fail (MUST cited) vs warn.
+    pub fn new(lv: LoadedVector, catalogue: &Catalogue) -> Self {
+        let required = catalogue.any_required(&lv.vector.requirements);
+        let (mut http, mut mcp) = (true, true);
+        for s in &lv.vector.steps {
+            match s.action() {
+                Some(StepAction::Http(_)) => mcp = false,
+                Some(StepAction::Mcp(_)) => http = false,
+                _ => {}
+            }
+        }
+        let bindings = [(http, TransportKind::Http), (mcp, TransportKind::Mcp)]
+            .into_iter()
+            .filter_map(|(on, k)| on.then_some(k))
+            .collect();
+        Self {
+            lv,
+            required,
+            bindings,
+        }
+    }
+
+    /// The vector.
+    pub fn loaded(&self) -> &LoadedVector {
+        &self.lv
+    }
+}
+
+impl Check for VectorCheck {
+    fn id(&self) -> &str {
+        &self.lv.vector.id
+    }
+    fn title(&self) -> &str {
+        &self.lv.vector.title
+    }
+    fn requirements(&self) -> &[String] {
+        &self.lv.vector.requirements
+    }
+    fn area(&self) -> &str {
+        &self.lv.area
+    }
+    fn exclusive(&self) -> bool {
+        self.lv.vector.exclusive
+    }
+    fn bindings(&self) -> Bindings {
+        Bindings::Each(self.bindings.clone())
+    }
+    fn compare_transports(&self) -> bool {
+        self.bindings.len() == 2
+    }
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+        async move {
+            let Some(kind) = ctx.transport else {
+                return CheckOutcome::verdict(Verdict::HarnessError {
+                    message: "vector run without a transport".into(),
+                });
+            };
+            run_vector(&self.lv, self.required, ctx, kind).await
+        }
+        .boxed()
+    }
+}
+
+/// What the vector observed for one request, in binding-neutral terms.
+#[derive(Debug, Clone)]
+struct Observation {
+    kind: TransportKind,
+    raw_mcp: bool,
+    http_status: u16,
+    headers: Vec<(String, String)>,
+    text: String,
+    /// MCP: the JSON-RPC message.
+    rpc: Option<Value>,
+    /// HTTP body / MCP `structuredContent` / raw MCP message.
+    body: Option<Value>,
+    /// MCP tool result: `isError`.
+    is_error: Option<bool>,
+    /// PV-RS-2 (text mirror of `structuredContent`) problem.
+    mirror: Option<Mismatch>,
+}
+
+impl Observation {
+    fn new(kind: TransportKind, raw_mcp: bool, reply: &Reply) -> Self {
+        let mut o = Observation {
+            kind,
+            raw_mcp,
+            http_status: reply.http_status,
+            headers: reply.headers.clone(),
+            text: reply.text.clone(),
+            rpc: None,
+            body: None,
+            is_error: None,
+            mirror: None,
+        };
+        match kind {
+            TransportKind::Http => o.body = reply.json.clone(),
+            TransportKind::Mcp => {
+                o.rpc = reply.json.clone();
+                let result = reply.json.as_ref().and_then(|m| m.get("result"));
+                if let Some(r) = result {
+                    o.is_error = Some(r.get("isError").and_then(Value::as_bool).unwrap_or(false));
+                    let sc = r.get("structuredContent").cloned();
+                    let text = r.pointer("/content/0/text").and_then(Value::as_str);
+                    if let Some(sc) = &sc {
+                        let mirrored = text.and_then(|t| serde_json::from_str::<Value>(t).ok());
+                        if mirrored.as_ref() != Some(sc) {
+                            o.mirror = Some(Mismatch {
+                                pointer: "/content/0/text".into(),
+                                expected: json!("the JSON text of structuredContent (PV-RS-2)"),
+                                observed: text.map(|t| json!(t)).unwrap_or(Value::Null),
+                                message: "content[0].text does not carry the same JSON as structuredContent".into(),
+                            });
+                        }
+                    }
+                    o.body = if raw_mcp { reply.json.clone() } else { sc };
+                } else if raw_mcp {
+                    o.body = reply.json.clone();
+                }
+            }
+        }
+        o
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A compact JSON picture of the response for violations.
+    fn summary(&self) -> Value {
+        match self.kind {
+            TransportKind::Http => json!({
+                "status": self.http_status,
+                "body": self.body.clone().unwrap_or_else(|| json!(truncate(&self.text, 2000))),
+            }),
+            TransportKind::Mcp => json!({
+                "http_status": self.http_status,
+                "jsonrpc": self.rpc.clone().unwrap_or_else(|| json!(truncate(&self.text, 2000))),
+            }),
+        }
+    }
+
+    fn signature(&self, step: usize, compare_body: bool) -> StepSignature {
+        let err = self.body.as_ref().and_then(|b| b.get("error"));
+        let refusal = match self.kind {
+            TransportKind::Http => self.http_status >= 400,
+            TransportKind::Mcp => self.is_error == Some(true),
+        };
+        if let Some(code) = self.rpc.as_ref().and_then(|m| m.pointer("/error/code")) {
+            return StepSignature {
+                step,
+                class: "jsonrpc_error".into(),
+                status: code.as_u64(),
+                reason: None,
+                body: None,
+            };
+        }
+        if refusal {
+            return StepSignature {
+                step,
+                class: "refusal".into(),
+                status: err
+                    .and_then(|e| e.get("status"))
+                    .and_then(Value::as_u64)
+                    .or(match self.kind {
+                        TransportKind::Http => Some(u64::from(self.http_status)),
+                        TransportKind::Mcp => None,
+                    }),
+                reason: err
+                    .and_then(|e| e.get("reason"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                body: None,
+            };
+        }
+        let success = match self.kind {
+            TransportKind::Http => (200..300).contains(&self.http_status),
+            TransportKind::Mcp => self.is_error == Some(false),
+        };
+        StepSignature {
+            step,
+            class: if success { "success" } else { "other" }.into(),
+            status: None,
+            reason: None,
+            body: if success && compare_body {
+                self.body.clone()
+            } else {
+                None
+            },
+        }
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Why evaluating an expectation did not pass.
+enum EvalError {
+    Mismatch(Mismatch),
+    Harness(String),
+}
+
+impl From<Mismatch> for EvalError {
+    fn from(m: Mismatch) -> Self {
+        EvalError::Mismatch(m)
+    }
+}
+
+fn mismatch(
+    pointer: &str,
+    expected: Value,
+    observed: Value,
+    message: impl Into<String>,
+) -> EvalError {
+    EvalError::Mismatch(Mismatch {
+        pointer: pointer.into(),
+        expected,
+        observed,
+        message: message.into(),
+    })
+}
+
+fn resolve_match(
+    env: &Env,
+    m: &Value,
+    observed: Option<&Value>,
+    pointer: &str,
+) -> Result<(), EvalError> {
+    let m = env.resolve(m).map_err(EvalError::Harness)?;
+    match_value(&m, observed, pointer).map_err(EvalError::Mismatch)
+}
+
+/// Judges one observation against one expectation.
+fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalError> {
+    if obs.kind == TransportKind::Http
+        && let Some(hs) = expect.headers()
+    {
+        for (name, m) in hs {
+            let v = obs.header(&name.to_ascii_lowercase()).map(|s| json!(s));
+            resolve_match(
+                env,
+                m,
+                v.as_ref(),
+                &format!("/headers/{}", pointer_token(&name.to_ascii_lowercase())),
+            )?;
+        }
+    }
+    match expect {
+        Expect::OneOf(o) => {
+            let mut first = None;
+            for alt in &o.one_of {
+                match evaluate(alt, obs, env) {
+                    Ok(()) => return Ok(()),
+                    Err(EvalError::Harness(h)) => return Err(EvalError::Harness(h)),
+                    Err(EvalError::Mismatch(m)) => {
+                        first.get_or_insert(m);
+                    }
+                }
+            }
+            let detail = first
+                .map(|m| format!(" (first alternative: {} at {:?})", m.message, m.pointer))
+                .unwrap_or_default();
+            Err(mismatch(
+                "",
+                serde_json::to_value(&o.one_of).unwrap_or(Value::Null),
+                obs.summary(),
+                format!("the response matches none of the alternatives{detail}"),
+            ))
+        }
+        Expect::Success(s) => {
+            match (obs.kind, obs.raw_mcp) {
+                (TransportKind::Http, _) | (TransportKind::Mcp, true) => {
+                    if obs.http_status != s.status {
+                        return Err(mismatch(
+                            "",
+                            json!({"status": s.status}),
+                            obs.summary(),
+                            format!("expected HTTP {}, got {}", s.status, obs.http_status),
+                        ));
+                    }
+                }
+                (TransportKind::Mcp, false) => {
+                    if let Some(e) = obs.rpc.as_ref().and_then(|m| m.get("error")) {
+                        return Err(mismatch(
+                            "",
+                            json!({"result": {"isError": false}}),
+                            json!({"error": e}),
+                            "expected a tool result, got a JSON-RPC error",
+                        ));
+                    }
+                    match obs.is_error {
+                        None => {
+                            return Err(mismatch(
+                                "",
+                                json!({"result": {"isError": false}}),
+                                obs.summary(),
+                                "no JSON-RPC result in the response",
+                            ));
+                        }
+                        Some(true) => {
+                            return Err(mismatch(
+                                "",
+                                json!({"isError": false}),
+                                obs.body.clone().unwrap_or(Value::Null),
+                                "expected a success, got a tool result with isError: true",
+                            ));
+                        }
+                        Some(false) => {}
+                    }
+                    if obs.body.is_none() {
+                        return Err(mismatch(
+                            "/structuredContent",
+                            json!({"$type": "object"}),
+                            Value::Null,
+                            "success without structuredContent (PV-RS-2)",
+                        ));
+                    }
+                    if let Some(m) = &obs.mirror {
+                        return Err(EvalError::Mismatch(m.clone()));
+                    }
+                }
+            }
+            if let Some(m) = &s.matcher {
+                if obs.body.is_none() {
+                    return Err(mismatch(
+                        "",
+                        m.clone(),
+                        json!(truncate(&obs.text, 2000)),
+                        "the response body is not JSON",
+                    ));
+                }
+                resolve_match(env, m, obs.body.as_ref(), "")?;
+            }
+            Ok(())
+        }
+        Expect::Refusal(r) => {
+            let want = json!({"error": {"reason": r.refusal.reason, "status": r.refusal.status, "message": {"$type": "string"}}});
+            match obs.kind {
+                TransportKind::Http => {
+                    if obs.http_status != r.refusal.status {
+                        return Err(mismatch(
+                            "",
+                            json!({"status": r.refusal.status, "reason": r.refusal.reason}),
+                            obs.summary(),
+                            format!(
+                                "expected refusal HTTP {} {}, got HTTP {}",
+                                r.refusal.status, r.refusal.reason, obs.http_status
+                            ),
+                        ));
+                    }
+                    let Some(body) = &obs.body else {
+                        return Err(mismatch(
+                            "",
+                            want,
+                            json!(truncate(&obs.text, 2000)),
+                            "refusal body is not JSON (PV-TR-3)",
+                        ));
+                    };
+                    match_value(&want, Some(body), "")?;
+                    let ct = obs.header("content-type").unwrap_or_default();
+                    if !ct.to_ascii_lowercase().starts_with("application/json") {
+                        return Err(mismatch(
+                            "/headers/content-type",
+                            json!("application/json"),
+                            json!(ct),
+                            "refusal is not served as application/json (PV-TR-3)",
+                        ));
+                    }
+                    Ok(())
+                }
+                TransportKind::Mcp => {
+                    if let Some(e) = obs.rpc.as_ref().and_then(|m| m.get("error")) {
+                        return Err(mismatch(
+                            "",
+                            json!({"result": {"isError": true, "structuredContent": want}}),
+                            json!({"error": e}),
+                            "refusal sent as a JSON-RPC error instead of a tool result with isError (PV-TR-2)",
+                        ));
+                    }
+                    if obs.is_error != Some(true) {
+                        return Err(mismatch(
+                            "",
+                            json!({"isError": true, "structuredContent": want}),
+                            obs.summary(),
+                            format!(
+                                "expected refusal {} {}, got a success",
+                                r.refusal.status, r.refusal.reason
+                            ),
+                        ));
+                    }
+                    let sc = obs
+                        .rpc
+                        .as_ref()
+                        .and_then(|m| m.pointer("/result/structuredContent"));
+                    match_value(&want, sc, "/structuredContent")?;
+                    if let Some(m) = &obs.mirror {
+                        return Err(EvalError::Mismatch(m.clone()));
+                    }
+                    Ok(())
+                }
+            }
+        }
+        Expect::JsonRpcError(j) => {
+            if obs.kind != TransportKind::Mcp {
+                return Err(EvalError::Harness(
+                    "jsonrpc_error expectation on the HTTP transport".into(),
+                ));
+            }
+            let code = obs.rpc.as_ref().and_then(|m| m.pointer("/error/code"));
+            if code.and_then(Value::as_i64) != Some(j.jsonrpc_error.code) {
+                return Err(mismatch(
+                    "/error/code",
+                    json!(j.jsonrpc_error.code),
+                    obs.summary(),
+                    "expected a JSON-RPC error with this code",
+                ));
+            }
+            if let Some(class) = j.http_status_class
+                && obs.http_status / 100 != class
+            {
+                return Err(mismatch(
+                    "",
+                    json!({"http_status_class": format!("{class}xx")}),
+                    obs.summary(),
+                    format!("expected HTTP {class}xx, got {}", obs.http_status),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+static ID_RE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^([a-z]+)_[0-9]+$").ok());
+static TIME_RE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}").ok());
+
+/// Normalises a success body for PV-TR-1: ids by order of first appearance, times and cursors masked.
+pub fn normalise(v: &Value, ids: &mut HashMap<String, String>) -> Value {
+    match v {
+        Value::String(s) => {
+            if TIME_RE.as_ref().is_some_and(|r| r.is_match(s)) {
+                return json!("<time>");
+            }
+            if let Some(c) = ID_RE.as_ref().and_then(|r| r.captures(s)) {
+                let n = ids.len() + 1;
+                let prefix = c[1].to_string();
+                return json!(
+                    ids.entry(s.clone())
+                        .or_insert_with(|| format!("<{prefix}#{n}>"))
+                        .clone()
+                );
+            }
+            v.clone()
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| normalise(x, ids)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| {
+                    let nv = if k == "cursor" && !x.is_null() {
+                        json!("<cursor>")
+                    } else {
+                        normalise(x, ids)
+                    };
+                    (k.clone(), nv)
+                })
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
+
+struct RunState<'a> {
+    lv: &'a LoadedVector,
+    required: bool,
+    kind: TransportKind,
+    exchanges: Vec<Exchange>,
+    steps: Vec<StepSignature>,
+    ids: HashMap<String, String>,
+}
+
+impl RunState<'_> {
+    fn violation(&self, step: usize, m: Mismatch) -> Verdict {
+        let v = Violation {
+            check: self.lv.vector.id.clone(),
+            requirements: self.lv.vector.requirements.clone(),
+            step: Some(step),
+            pointer: m.pointer,
+            expected: m.expected,
+            observed: m.observed,
+            message: m.message,
+            transcript: self.exchanges.clone(),
+        };
+        if self.required {
+            Verdict::Fail(v)
+        } else {
+            Verdict::Warn(v)
+        }
+    }
+
+    fn done(self, verdict: Verdict) -> CheckOutcome {
+        CheckOutcome {
+            verdict,
+            exchanges: self.exchanges,
+            steps: self.steps,
+        }
+    }
+}
+
+/// Builds the environment of built-ins for a target (`$identity.<role>`, `$lock_label.<role>`, `$run`).
+pub fn base_env(target: &Target, run_nonce: &str) -> Env {
+    let mut env = Env::new();
+    env.set("run", json!(run_nonce));
+    for (role, id) in &target.identities {
+        env.set(format!("identity.{role}"), json!(id.identity));
+        env.set(
+            format!("lock_label.{role}"),
+            id.lock_label
+                .clone()
+                .map(Value::String)
+                .unwrap_or(Value::Null),
+        );
+    }
+    env
+}
+
+async fn send_once(
+    target: &Target,
+    kind: TransportKind,
+    step: &Step,
+    env: &Env,
+    auth: &Auth,
+    extra_args: Option<(&str, &Value)>,
+) -> Result<(Reply, bool), Result<TransportError, String>> {
+    let t = target.transport(kind);
+    match step.action() {
+        Some(StepAction::Op(op)) => {
+            let mut args = match &step.args {
+                Some(a) => env.resolve(a).map_err(Err)?,
+                None => json!({}),
+            };
+            if let (Some((k, v)), Some(o)) = (extra_args, args.as_object_mut()) {
+                o.insert(k.to_string(), v.clone());
+            }
+            t.call(op, &args, auth)
+                .await
+                .map(|r| (r, false))
+                .map_err(Ok)
+        }
+        Some(StepAction::Http(h)) => {
+            let mut h = h.clone();
+            h.path = match env.resolve_str(&h.path).map_err(Err)? {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            if let Some(b) = &h.body_json {
+                h.body_json = Some(env.resolve(b).map_err(Err)?);
+            }
+            if let Some(b) = &h.body {
+                h.body = Some(match env.resolve_str(b).map_err(Err)? {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                });
+            }
+            t.raw_http(&h, auth).await.map(|r| (r, false)).map_err(Ok)
+        }
+        Some(StepAction::Mcp(m)) => {
+            let mut m = m.clone();
+            if let Some(b) = &m.body_json {
+                m.body_json = Some(env.resolve(b).map_err(Err)?);
+            }
+            t.raw_mcp(&m, auth).await.map(|r| (r, true)).map_err(Ok)
+        }
+        None => Err(Err("step needs exactly one of op, http, mcp".into())),
+    }
+}
+
+/// Runs one vector on one transport.
+pub async fn run_vector(
+    lv: &LoadedVector,
+    required: bool,
+    ctx: &CheckCtx,
+    kind: TransportKind,
+) -> CheckOutcome {
+    let target = &ctx.target;
+    let v = &lv.vector;
+    for need in &v.needs {
+        if !target.has_feature(need) {
+            return CheckOutcome::verdict(Verdict::Unsupported {
+                reason: format!("the target's manifest does not enable `{need}`"),
+            });
+        }
+    }
+    for role in &v.roles {
+        if *role != Role::Anonymous && target.auth(*role).is_none() {
+            return CheckOutcome::verdict(Verdict::Unsupported {
+                reason: format!("the target profile has no token for role {role}"),
+            });
+        }
+    }
+    let mut env = base_env(target, &ctx.run_nonce);
+    let mut st = RunState {
+        lv,
+        required,
+        kind,
+        exchanges: Vec::new(),
+        steps: Vec::new(),
+        ids: HashMap::new(),
+    };
+    for (i, step) in v.steps.iter().enumerate() {
+        let n = i + 1;
+        let auth = match &step.token {
+            Some(t) => Auth::Bearer {
+                token: t.clone(),
+                env: None,
+            },
+            None => target.auth(step.role).unwrap_or(Auth::None),
+        };
+        let raw_mcp = matches!(step.action(), Some(StepAction::Mcp(_)));
+        let attempts = step.repeat.unwrap_or(1).max(1);
+        let mut seen = false;
+        let mut last: Option<Observation> = None;
+        for _ in 0..attempts {
+            let obs = match observe(
+                target,
+                st.kind,
+                step,
+                &env,
+                &auth,
+                raw_mcp,
+                &mut st.exchanges,
+            )
+            .await
+            {
+                Ok(o) => o,
+                Err(StepError::Harness(m)) => {
+                    let message = format!("step {n}: {m}");
+                    return st.done(Verdict::HarnessError { message });
+                }
+                Err(StepError::NoResponse(e)) => {
+                    st.steps.push(StepSignature {
+                        step: n,
+                        class: "no_response".into(),
+                        status: None,
+                        reason: None,
+                        body: None,
+                    });
+                    let m = Mismatch {
+                        pointer: String::new(),
+                        expected: json!("a response"),
+                        observed: json!(e),
+                        message: format!("no response: {e}"),
+                    };
+                    let verdict = st.violation(n, m);
+                    return st.done(verdict);
+                }
+            };
+            match evaluate(&step.expect, &obs, &env) {
+                Ok(()) => {}
+                Err(EvalError::Harness(m)) => {
+                    let message = format!("step {n}: {m}");
+                    return st.done(Verdict::HarnessError { message });
+                }
+                Err(EvalError::Mismatch(m)) => {
+                    st.steps.push(obs.signature(n, false));
+                    let verdict = st.violation(n, m);
+                    return st.done(verdict);
+                }
+            }
+            if let Some(es) = &step.expect_seen
+                && !seen
+            {
+                match evaluate(es, &obs, &env) {
+                    Ok(()) => seen = true,
+                    Err(EvalError::Harness(m)) => {
+                        let message = format!("step {n}: {m}");
+                        return st.done(Verdict::HarnessError { message });
+                    }
+                    Err(EvalError::Mismatch(_)) => {}
+                }
+            }
+            last = Some(obs);
+        }
+        let Some(obs) = last else {
+            return st.done(Verdict::HarnessError {
+                message: format!("step {n}: no attempt made"),
+            });
+        };
+        if let Some(es) = &step.expect_seen
+            && !seen
+        {
+            let m = Mismatch {
+                pointer: String::new(),
+                expected: serde_json::to_value(es).unwrap_or(Value::Null),
+                observed: obs.summary(),
+                message: format!("none of the {attempts} attempts matched expect_seen"),
+            };
+            st.steps.push(obs.signature(n, false));
+            let verdict = st.violation(n, m);
+            return st.done(verdict);
+        }
+        // Bodies of the shared inbox and of repeated steps depend on concurrent activity and
+        // quota windows: only their outcome class is compared across bindings.
+        let comparable = step.repeat.is_none() && step.op.as_deref() != Some("inbox");
+        let mut sig = obs.signature(n, comparable);
+        if let Some(b) = sig.body.take() {
+            sig.body = Some(normalise(&b, &mut st.ids));
+        }
+        st.steps.push(sig);
+        for (name, ptr) in &step.capture {
+            match obs.body.as_ref().and_then(|b| b.pointer(ptr)) {
+                Some(val) => env.set(name.clone(), val.clone()),
+                None => {
+                    let m = Mismatch {
+                        pointer: ptr.clone(),
+                        expected: json!({"$any": true}),
+                        observed: Value::Null,
+                        message: format!(
+                            "cannot capture ${name}: the response has nothing at {ptr:?}"
+                        ),
+                    };
+                    let verdict = st.violation(n, m);
+                    return st.done(verdict);
+                }
+            }
+        }
+    }
+    st.done(Verdict::Pass)
+}
+
+enum StepError {
+    Harness(String),
+    NoResponse(String),
+}
+
+async fn observe(
+    target: &Target,
+    kind: TransportKind,
+    step: &Step,
+    env: &Env,
+    auth: &Auth,
+    raw_mcp: bool,
+    exchanges: &mut Vec<Exchange>,
+) -> Result<Observation, StepError> {
+    let mut send = async |extra: Option<(&str, &Value)>| -> Result<Observation, StepError> {
+        match send_once(target, kind, step, env, auth, extra).await {
+            Ok((reply, raw)) => {
+                exchanges.extend(reply.exchanges.iter().cloned());
+                Ok(Observation::new(kind, raw || raw_mcp, &reply))
+            }
+            Err(Ok(TransportError::Unusable(m))) => Err(StepError::Harness(m)),
+            Err(Ok(TransportError::Io {
+                message,
+                exchanges: ex,
+            })) => {
+                exchanges.extend(ex);
+                Err(StepError::NoResponse(message))
+            }
+            Err(Err(m)) => Err(StepError::Harness(m)),
+        }
+    };
+    if !step.paginate {
+        return send(None).await;
+    }
+    let mut first = send(None).await?;
+    let mut items: Vec<Value> = Vec::new();
+    let mut cursor = Value::Null;
+    let mut mirror = first.mirror.clone();
+    let mut page = first.clone();
+    for _ in 0..MAX_PAGES {
+        let ok = match kind {
+            TransportKind::Http => (200..300).contains(&page.http_status),
+            TransportKind::Mcp => page.is_error == Some(false),
+        };
+        if !ok {
+            return Ok(page);
+        }
+        let body = page.body.clone().unwrap_or(Value::Null);
+        let page_items = body
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        cursor = body.get("cursor").cloned().unwrap_or(Value::Null);
+        if page_items.is_empty() {
+            break;
+        }
+        items.extend(page_items);
+        page = send(Some(("since", &cursor))).await?;
+        if mirror.is_none() {
+            mirror.clone_from(&page.mirror);
+        }
+    }
+    first.body = Some(json!({"items": items, "cursor": cursor}));
+    first.mirror = mirror;
+    first.http_status = page.http_status;
+    Ok(first)
+}

@@ -1,0 +1,89 @@
+//! Typed verdicts: what one check concluded about the target.
+//!
+//! A verdict is an enum, never a bool plus a string: the report, the exit code and the
+//! baseline all branch on it, and a harness fault must never be mistaken for a target
+//! failure (architecture.md, "Conventions").
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::transport::Exchange;
+
+/// The outcome of one check on one transport.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Verdict {
+    /// The target did what the rule says.
+    Pass,
+    /// A MUST-level rule was violated.
+    Fail(Violation),
+    /// Only SHOULD/MAY/REC-level rules were violated: reported, never fails the run.
+    Warn(Violation),
+    /// The target does not offer what the check needs (a role, a profile, a binding).
+    Unsupported {
+        /// Why the check could not apply.
+        reason: String,
+    },
+    /// The check was deliberately not run.
+    Skipped {
+        /// Why it was skipped.
+        reason: String,
+    },
+    /// The harness itself failed (bad vector, unresolvable placeholder, internal bug):
+    /// says nothing about the target.
+    HarnessError {
+        /// What went wrong inside the harness.
+        message: String,
+    },
+}
+
+impl Verdict {
+    /// Short lowercase name used in tables and JUnit.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail(_) => "fail",
+            Verdict::Warn(_) => "warn",
+            Verdict::Unsupported { .. } => "unsupported",
+            Verdict::Skipped { .. } => "skipped",
+            Verdict::HarnessError { .. } => "harness_error",
+        }
+    }
+
+    /// The violation, for `Fail` and `Warn`.
+    pub fn violation(&self) -> Option<&Violation> {
+        match self {
+            Verdict::Fail(v) | Verdict::Warn(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// True for `Pass`.
+    pub fn is_pass(&self) -> bool {
+        matches!(self, Verdict::Pass)
+    }
+}
+
+/// What went wrong and where: enough to understand a failure without re-running it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Violation {
+    /// The check (vector id, `PV-TR-1/<vector>`, scripted check id).
+    pub check: String,
+    /// Requirement IDs the check cites (the first is the primary one).
+    pub requirements: Vec<String>,
+    /// 1-based step number inside a vector, when the check is a vector.
+    #[serde(default)]
+    pub step: Option<usize>,
+    /// JSON pointer into the observed body (empty = the whole response/status).
+    pub pointer: String,
+    /// What the rule demands at `pointer`.
+    pub expected: Value,
+    /// What the target produced at `pointer` (`null` when absent).
+    pub observed: Value,
+    /// One human sentence.
+    pub message: String,
+    /// Every request/response exchanged by the check, in order.
+    #[serde(default)]
+    pub transcript: Vec<Exchange>,
+}

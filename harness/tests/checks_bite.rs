@@ -1,0 +1,181 @@
+//! Proof that the checks bite: a server breaking one rule gets failures, and every failure
+//! cites a requirement that the broken rule violates (no collateral noise elsewhere).
+//! Also exercises the baseline (expected failures, stale entries) on a real failure set.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+
+#[path = "support/broken.rs"]
+mod broken;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use broken::Fault;
+use conform::baseline::{Baseline, Entry};
+use conform::run::{RunError, RunOptions, run};
+use conform::suite::load_suite;
+use conform::target::{Profile, Target};
+use conform::transport::TransportKind;
+use conform::verdict::Verdict;
+
+async fn failures_against(fault: Fault) -> (Vec<(String, Vec<String>)>, i32) {
+    let server = broken::start(fault).await;
+    let target = Target::connect(Profile::demo(&server.base_url), None, None)
+        .await
+        .expect("pre-flight");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let mut suite = load_suite("parley", &dir).expect("suite");
+    // Quota vectors (PV-TR-5) share the `limited` token's one-minute window across the whole
+    // run, so their outcome depends on scheduling; none of the faults touches quotas.
+    suite
+        .checks
+        .retain(|c| !c.requirements().iter().any(|r| r == "PV-TR-5"));
+    let suites = vec![suite];
+    let opts = RunOptions {
+        transports: vec![TransportKind::Http],
+        jobs: 8,
+        ..RunOptions::default()
+    };
+    let report = run(Arc::new(target), &suites, &opts).await.expect("run");
+    let fails = report
+        .checks
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Fail(_) | Verdict::HarnessError { .. }))
+        .map(|c| (c.check.clone(), c.requirements.clone()))
+        .collect();
+    (fails, report.exit_code())
+}
+
+fn assert_deserved(fault: Fault, fails: &[(String, Vec<String>)], primary: &str, allowed: &[&str]) {
+    assert!(
+        !fails.is_empty(),
+        "{fault:?}: the suite did not notice the broken rule"
+    );
+    assert!(
+        fails
+            .iter()
+            .any(|(_, reqs)| reqs.iter().any(|r| r == primary)),
+        "{fault:?}: no failing vector cites {primary}: {fails:?}"
+    );
+    let undeserved: Vec<_> = fails
+        .iter()
+        .filter(|(_, reqs)| !reqs.iter().any(|r| allowed.contains(&r.as_str())))
+        .collect();
+    assert!(
+        undeserved.is_empty(),
+        "{fault:?}: failures not explained by the broken rule: {undeserved:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn accepting_501_characters_fails_pv_en_2() {
+    let (fails, code) = failures_against(Fault::AcceptsLongBody).await;
+    assert_eq!(code, 1);
+    // PV-MF-2: the declared limit is not the enforced one.
+    assert_deserved(
+        Fault::AcceptsLongBody,
+        &fails,
+        "PV-EN-2",
+        &["PV-EN-2", "PV-MF-2"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reader_posting_fails_pv_au_1() {
+    let (fails, code) = failures_against(Fault::ReaderWrites).await;
+    assert_eq!(code, 1);
+    // PV-AU-6: the 403 comes first in the check order; PV-AU-5: rights belong to the token row;
+    // PV-RD-1 `reading/refused-messages-absent` uses a reader's refused post as its refusal.
+    assert_deserved(
+        Fault::ReaderWrites,
+        &fails,
+        "PV-AU-1",
+        &["PV-AU-1", "PV-AU-5", "PV-AU-6", "PV-RD-1"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forgetting_the_lock_fails_pv_st_4() {
+    let (fails, code) = failures_against(Fault::ForgetsLock).await;
+    assert_eq!(code, 1);
+    // PV-AU-4: locking binds the human too.
+    assert_deserved(
+        Fault::ForgetsLock,
+        &fails,
+        "PV-ST-4",
+        &["PV-ST-4", "PV-AU-4"],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
+    let server = broken::start(Fault::ReaderWrites).await;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let suites = vec![load_suite("parley", &dir).expect("suite")];
+    let target = Arc::new(
+        Target::connect(Profile::demo(&server.base_url), None, None)
+            .await
+            .expect("pre-flight"),
+    );
+    let base = RunOptions {
+        transports: vec![TransportKind::Http],
+        filter: Some("PV-AU-1".into()),
+        ..RunOptions::default()
+    };
+    let first = run(target.clone(), &suites, &base).await.expect("run");
+    let failing: BTreeSet<String> = first
+        .checks
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Fail(_)))
+        .map(|c| c.check.clone())
+        .collect();
+    assert!(!failing.is_empty());
+    let passing = first
+        .checks
+        .iter()
+        .find(|c| c.verdict.is_pass())
+        .map(|c| c.check.clone());
+    let mut entries: Vec<Entry> = failing
+        .iter()
+        .map(|c| Entry {
+            check: c.clone(),
+            transport: None,
+            reason: "known: reader may post".into(),
+        })
+        .collect();
+    if let Some(p) = &passing {
+        entries.push(Entry {
+            check: p.clone(),
+            transport: Some(TransportKind::Http),
+            reason: "was flaky".into(),
+        });
+    }
+    let opts = RunOptions {
+        baseline: Some(Baseline::from_entries(entries.clone(), "inline".into()).unwrap()),
+        ..base.clone()
+    };
+    let second = run(target.clone(), &suites, &opts).await.expect("run");
+    assert_eq!(second.summary.expected_failure, failing.len());
+    assert_eq!(
+        second.summary.unexpected_pass,
+        usize::from(passing.is_some())
+    );
+    assert_eq!(second.exit_code(), 0, "every failure is expected");
+
+    entries.push(Entry {
+        check: "no/such-vector".into(),
+        transport: None,
+        reason: "stale".into(),
+    });
+    let opts = RunOptions {
+        baseline: Some(Baseline::from_entries(entries, "inline".into()).unwrap()),
+        ..base
+    };
+    match run(target, &suites, &opts).await {
+        Err(RunError::Baseline(e)) => assert!(e.to_string().contains("no/such-vector")),
+        other => panic!(
+            "a stale baseline entry must be an error, got {:?}",
+            other.map(|r| r.summary)
+        ),
+    }
+}

@@ -1,0 +1,96 @@
+//! Issue 6: every seeded fault of the reference server is caught by the suite on its own
+//! requirement IDs, and the fault-free reference passes every check (no false failures).
+//!
+//! One named test per fault (`caught/<fault>`) plus `clean/reference-passes-everything`,
+//! run concurrently (each against its own in-process server). Filter as usual:
+//! `cargo test -p conform --features faults --test faults_caught -- body-counts-bytes`.
+
+#[cfg(feature = "faults")]
+mod power {
+    use std::sync::OnceLock;
+
+    use conform::faults::{Detection, Scope, load_suites, measure_clean, measure_fault};
+    use conform::suite::Suite;
+    use libtest_mimic::{Arguments, Failed, Trial};
+    use reference_impl::faults::Fault;
+
+    /// Concurrent checks inside one faulty run.
+    const JOBS: usize = 8;
+
+    fn suites() -> Result<&'static [Suite], Failed> {
+        static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
+        SUITES
+            .get_or_init(|| load_suites(&conform::suite::default_vectors_dir()).map_err(|e| e.to_string()))
+            .as_deref()
+            .map_err(|e| Failed::from(format!("loading the suites: {e}")))
+    }
+
+    fn runtime() -> Result<tokio::runtime::Runtime, Failed> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| Failed::from(format!("runtime: {e}")))
+    }
+
+    fn caught(fault: Fault) -> Result<(), Failed> {
+        let suites = suites()?;
+        let r = runtime()?.block_on(measure_fault(fault, suites, Scope::Targeted, JOBS));
+        match r.detection {
+            Detection::Caught => Ok(()),
+            Detection::CaughtElsewhere => Err(format!(
+                "{} ({}) is caught only by checks citing other IDs: {:?}",
+                r.name,
+                r.requirements.join(", "),
+                r.failed_elsewhere.iter().map(|f| format!("{} {:?}", f.id, f.requirements)).collect::<Vec<_>>()
+            )
+            .into()),
+            Detection::Missed => Err(format!(
+                "{} ({}) is missed: no check failed in {} checks — {}",
+                r.name,
+                r.requirements.join(", "),
+                r.checks_run,
+                r.description
+            )
+            .into()),
+            Detection::HarnessError => Err(format!(
+                "{}: the run could not be made: {}",
+                r.name,
+                r.error.unwrap_or_default()
+            )
+            .into()),
+        }
+    }
+
+    fn clean() -> Result<(), Failed> {
+        let suites = suites()?;
+        let c = runtime()?.block_on(measure_clean(suites, JOBS));
+        if let Some(e) = c.error {
+            return Err(format!("the fault-free run could not be made: {e}").into());
+        }
+        let mut problems: Vec<String> =
+            c.failures.iter().map(|f| format!("false failure {} {:?}: {}", f.id, f.requirements, f.message)).collect();
+        problems.extend(c.harness_errors.iter().map(|h| format!("harness error {h}")));
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+    }
+
+    pub fn main() {
+        let mut args = Arguments::from_args();
+        // Each trial spawns its own server; four at a time keeps two cores busy without
+        // starving the per-request timeouts.
+        if args.test_threads.is_none() {
+            args.test_threads = Some(4);
+        }
+        let mut trials = vec![Trial::test("clean/reference-passes-everything", clean)];
+        trials.extend(Fault::ALL.iter().map(|f| {
+            let f = *f;
+            Trial::test(format!("caught/{}", f.name()), move || caught(f)).with_kind(f.suite())
+        }));
+        libtest_mimic::run(&args, trials).exit();
+    }
+}
+
+fn main() {
+    #[cfg(feature = "faults")]
+    power::main();
+}

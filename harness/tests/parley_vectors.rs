@@ -1,0 +1,150 @@
+//! Every Parley golden vector × transport as its own named, filterable test, against one
+//! reference server spawned in process (`cargo test -p conform --test parley_vectors -- envelope/`).
+//!
+//! Test names: `<vector id>@http`, `<vector id>@mcp` (2025-11-25), `<vector id>@mcp-2026` (the
+//! stateless era), plus `PV-TR-1a/bindings`. Exclusive vectors take a write lock so nothing
+//! runs beside them (they assume no foreign activity, e.g. inbox cursors).
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use conform::report::curl_command;
+use conform::suite::{Bindings, Check, CheckCtx, load_suite};
+use conform::target::Target;
+use conform::transport::{McpRevision, TransportKind};
+use conform::verdict::Verdict;
+use libtest_mimic::{Arguments, Failed, Trial};
+
+struct Shared {
+    rt: tokio::runtime::Runtime,
+    legacy: Arc<Target>,
+    stateless: Arc<Target>,
+}
+
+static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+static EXCLUSIVE: RwLock<()> = RwLock::new(());
+
+fn shared() -> Result<&'static Shared, Failed> {
+    SHARED
+        .get_or_init(|| {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(4)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            let legacy = rt
+                .block_on(Target::spawn_reference(Some(McpRevision::V2025_11_25)))
+                .map_err(|e| e.to_string())?;
+            let stateless = rt
+                .block_on(Target::spawn_reference(Some(McpRevision::V2026_07_28)))
+                .map_err(|e| e.to_string())?;
+            Ok(Shared {
+                rt,
+                legacy: Arc::new(legacy),
+                stateless: Arc::new(stateless),
+            })
+        })
+        .as_ref()
+        .map_err(|e| Failed::from(format!("reference server: {e}")))
+}
+
+fn run_check(
+    check: &Arc<dyn Check>,
+    transport: Option<TransportKind>,
+    stateless: bool,
+) -> Result<(), Failed> {
+    let _guard = if check.exclusive() {
+        (
+            None,
+            Some(EXCLUSIVE.write().unwrap_or_else(|e| e.into_inner())),
+        )
+    } else {
+        (
+            Some(EXCLUSIVE.read().unwrap_or_else(|e| e.into_inner())),
+            None,
+        )
+    };
+    let s = shared()?;
+    let target = if stateless {
+        s.stateless.clone()
+    } else {
+        s.legacy.clone()
+    };
+    let ctx = CheckCtx {
+        target,
+        transport,
+        run_nonce: format!("t{}", std::process::id()),
+    };
+    let outcome = s.rt.block_on(check.run(&ctx));
+    match outcome.verdict {
+        Verdict::Pass | Verdict::Unsupported { .. } | Verdict::Skipped { .. } => Ok(()),
+        Verdict::HarnessError { message } => Err(format!("harness error: {message}").into()),
+        Verdict::Fail(v) | Verdict::Warn(v) => {
+            let mut msg = format!(
+                "[{}] step {:?}: {} at {:?}\n  expected: {}\n  observed: {}\n",
+                v.requirements.join(", "),
+                v.step,
+                v.message,
+                v.pointer,
+                v.expected,
+                v.observed
+            );
+            for ex in &v.transcript {
+                msg.push_str(&format!(
+                    "  {}\n    -> {:?} {}\n",
+                    curl_command(ex),
+                    ex.status,
+                    ex.response_body.as_deref().unwrap_or("")
+                ));
+            }
+            Err(msg.into())
+        }
+    }
+}
+
+fn main() {
+    let mut args = Arguments::from_args();
+    if args.test_threads.is_none() {
+        // Checks wait on the network, not the CPU: more threads than cores keeps both busy.
+        args.test_threads = Some(8);
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let suite = match load_suite("parley", &dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cannot load the parley suite: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut trials = Vec::new();
+    for check in &suite.checks {
+        match check.bindings() {
+            Bindings::Once => {
+                let c = check.clone();
+                trials.push(
+                    Trial::test(check.id().to_string(), move || run_check(&c, None, false))
+                        .with_kind(check.area()),
+                );
+            }
+            Bindings::Each(ks) => {
+                for k in ks {
+                    let c = check.clone();
+                    let name = format!("{}@{k}", check.id());
+                    trials.push(
+                        Trial::test(name, move || run_check(&c, Some(k), false))
+                            .with_kind(check.area()),
+                    );
+                    if k == TransportKind::Mcp {
+                        let c = check.clone();
+                        let name = format!("{}@mcp-2026", check.id());
+                        trials.push(
+                            Trial::test(name, move || run_check(&c, Some(k), true))
+                                .with_kind(check.area()),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,258 @@
+//! Load benchmark of issue 2 (numbers for the closing note, not a timed test):
+//! 32 concurrent clients over loopback HTTP against the `reference-server` binary on a
+//! temp-file WAL database.
+//!
+//! Measures acknowledged `post`s per second with p50/p99 latency, `read_thread` of a
+//! 1,000-message thread (p50/p99, one client and 32 clients), and the server's resident
+//! memory (VmHWM / VmRSS from `/proc/PID/status`). Run: `cargo bench -p reference-impl`.
+//! `BENCH_POSTS_PER_CLIENT` (default 400) and `BENCH_READS` (default 300) scale it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: failing loudly is the point
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const CLIENTS: usize = 32;
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn proc_status(pid: u32) -> (String, String) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l[name.len()..].trim().to_owned())
+            .unwrap_or_else(|| "?".into())
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+async fn post(http: &reqwest::Client, base: &str, token: &str, body: &Value) -> (u16, Value) {
+    let resp = http
+        .post(format!("{base}/v1/messages"))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run());
+}
+
+async fn run() {
+    let posts_per_client = env_usize("BENCH_POSTS_PER_CLIENT", 400).min(5000);
+    let reads = env_usize("BENCH_READS", 300);
+    let dir = tempfile::tempdir().unwrap();
+    // One token per client: the per-token quota (6000 writes/min) is not what is measured.
+    let mut tokens = String::new();
+    for i in 0..CLIENTS {
+        tokens.push_str(&format!(
+            "[[token]]\ntoken = \"bench-{i}\"\nidentity = \"ainotes:bench-{i}\"\nrights = [\"read\", \"write\"]\n\n"
+        ));
+    }
+    std::fs::write(dir.path().join("tokens.toml"), tokens).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--tokens"])
+        .arg(dir.path().join("tokens.toml"))
+        .arg("--db")
+        .arg(dir.path().join("bench.db"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base: Arc<str> = line.trim().strip_prefix("listening on ").unwrap().into();
+    let pid = child.id();
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(CLIENTS)
+        .build()
+        .unwrap();
+
+    // Warm-up (connections, page cache, statement cache).
+    for i in 0..100 {
+        let (s, _) = post(
+            &http,
+            &base,
+            "bench-0",
+            &json!({"kind": "ask", "body": format!("warm {i}")}),
+        )
+        .await;
+        assert_eq!(s, 201);
+    }
+
+    // 1. Acknowledged posts/s, 32 clients.
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..CLIENTS {
+        let http = http.clone();
+        let base = base.clone();
+        tasks.push(tokio::spawn(async move {
+            let token = format!("bench-{c}");
+            let mut lat = Vec::with_capacity(posts_per_client);
+            let mut acked = 0usize;
+            for i in 0..posts_per_client {
+                let body = json!({"kind": "ask", "body": format!("client {c} question {i}")});
+                let t = Instant::now();
+                let (status, _) = post(&http, &base, &token, &body).await;
+                lat.push(t.elapsed());
+                if status == 201 {
+                    acked += 1;
+                }
+            }
+            (lat, acked)
+        }));
+    }
+    let mut lat = Vec::new();
+    let mut acked = 0;
+    for t in tasks {
+        let (l, a) = t.await.unwrap();
+        lat.extend(l);
+        acked += a;
+    }
+    let elapsed = start.elapsed();
+    lat.sort();
+    println!(
+        "post: {acked}/{} acknowledged in {:.2} s = {:.0} posts/s; p50 {} p99 {} max {}",
+        CLIENTS * posts_per_client,
+        elapsed.as_secs_f64(),
+        acked as f64 / elapsed.as_secs_f64(),
+        ms(percentile(&lat, 0.5)),
+        ms(percentile(&lat, 0.99)),
+        ms(*lat.last().unwrap()),
+    );
+
+    // 2. A 1,000-message thread: a root and 999 flat replies (no self-replies: the root's
+    //    author never replies to itself).
+    let (s, root) = post(
+        &http,
+        &base,
+        "bench-0",
+        &json!({"kind": "ask", "body": "the big thread"}),
+    )
+    .await;
+    assert_eq!(s, 201);
+    let thread = root["thread"]["id"].as_str().unwrap().to_owned();
+    let mut tasks = Vec::new();
+    for c in 1..CLIENTS {
+        let http = http.clone();
+        let base = base.clone();
+        let thread = thread.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut i = c;
+            while i < 1000 {
+                let body = json!({"kind": "inform", "thread": thread, "body": format!("reply {i} with a little text to read")});
+                let (s, b) = post(&http, &base, &format!("bench-{c}"), &body).await;
+                assert_eq!(s, 201, "{b}");
+                i += CLIENTS - 1;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let url = format!("{base}/v1/threads/{thread}");
+    let tree: Value = http
+        .get(&url)
+        .bearer_auth("bench-0")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let count = 1 + tree["messages"][0]["replies"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    let size = tree.to_string().len();
+
+    // 3. read_thread latency: one client, then 32 clients.
+    let mut single = Vec::with_capacity(reads);
+    for _ in 0..reads {
+        let t = Instant::now();
+        let resp = http.get(&url).bearer_auth("bench-0").send().await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let _ = resp.bytes().await.unwrap();
+        single.push(t.elapsed());
+    }
+    single.sort();
+    println!(
+        "read_thread ({count} messages, {} KiB JSON), 1 client x {reads}: p50 {} p99 {}",
+        size / 1024,
+        ms(percentile(&single, 0.5)),
+        ms(percentile(&single, 0.99)),
+    );
+    let per_client = (reads / CLIENTS).max(5);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..CLIENTS {
+        let http = http.clone();
+        let url = url.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            for _ in 0..per_client {
+                let t = Instant::now();
+                let resp = http
+                    .get(&url)
+                    .bearer_auth(format!("bench-{c}"))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(resp.status(), 200);
+                let _ = resp.bytes().await.unwrap();
+                lat.push(t.elapsed());
+            }
+            lat
+        }));
+    }
+    let mut conc = Vec::new();
+    for t in tasks {
+        conc.extend(t.await.unwrap());
+    }
+    conc.sort();
+    println!(
+        "read_thread, {CLIENTS} clients x {per_client}: {:.0} reads/s; p50 {} p99 {}",
+        conc.len() as f64 / start.elapsed().as_secs_f64(),
+        ms(percentile(&conc, 0.5)),
+        ms(percentile(&conc, 0.99)),
+    );
+
+    let (hwm, rss) = proc_status(pid);
+    println!("server memory: VmHWM {hwm}, VmRSS {rss}");
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    let _ = child.wait();
+}

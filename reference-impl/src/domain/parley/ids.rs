@@ -1,0 +1,79 @@
+//! Opaque ids (`th_N`, `msg_N`, `cl_N`, `ev_N`) and their plain-number forms (PV-EN-5).
+
+use serde_json::Value;
+
+/// Which id family a value belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    /// `th_N`
+    Thread,
+    /// `msg_N`
+    Message,
+    /// `cl_N`
+    Claim,
+    /// `ev_N`
+    Event,
+}
+
+impl IdKind {
+    /// The opaque key's prefix (with the underscore).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            IdKind::Thread => "th_",
+            IdKind::Message => "msg_",
+            IdKind::Claim => "cl_",
+            IdKind::Event => "ev_",
+        }
+    }
+}
+
+/// Formats a row id as its opaque key.
+pub fn format_id(kind: IdKind, n: i64) -> String {
+    format!("{}{n}", kind.prefix())
+}
+
+fn parse_digits(s: &str) -> Option<i64> {
+    if s.is_empty() || s.len() > 18 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// PV-EN-5: accepts `"th_12"`, `12` (JSON integer) or `"12"`. `None` = syntactically not an
+/// id of this family (a 400 for the caller); an id that parses but does not exist is a 404.
+pub fn parse_id(kind: IdKind, v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n.as_i64().filter(|n| *n >= 0),
+        Value::String(s) => parse_digits(s.strip_prefix(kind.prefix()).unwrap_or(s)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn forms() {
+        // PV-EN-5
+        let table = [
+            (json!("th_12"), Some(12)),
+            (json!(12), Some(12)),
+            (json!("12"), Some(12)),
+            (json!("msg_12"), None),
+            (json!("th_"), None),
+            (json!("th_-1"), None),
+            (json!(-1), None),
+            (json!(1.5), None),
+            (json!(true), None),
+            (json!(""), None),
+            (json!(" 12"), None),
+        ];
+        for (v, want) in table {
+            assert_eq!(parse_id(IdKind::Thread, &v), want, "{v}");
+        }
+        assert_eq!(parse_id(IdKind::Message, &json!("msg_40")), Some(40));
+        assert_eq!(format_id(IdKind::Claim, 3), "cl_3");
+    }
+}

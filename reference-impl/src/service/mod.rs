@@ -1,0 +1,363 @@
+//! The Parley service: one function per operation, authenticate → validate → decide →
+//! persist → respond. Both bindings call only this layer (PV-TR-1), so there is exactly
+//! one permission check, applied in the order of PV-AU-6:
+//! 401 → 403 right → 429 → 413 → 415 → 400 → 404 → 403 authority/self_attest → 409.
+
+mod args;
+mod ops;
+mod post;
+mod quota;
+mod render;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use types::{Args, BearerToken, ContentType, Operation, Request, Response};
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::Value;
+
+use crate::config::{Right, TokenRow};
+use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal};
+use crate::faults::{Fault, Faults};
+use crate::store::{Db, StoreError};
+
+/// Why an operation did not succeed: a protocol refusal, or a storage fault (500).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Fail {
+    /// A §10 refusal; `retry_after` for 429.
+    #[error("{0}")]
+    Refused(Refusal, Option<u64>),
+    /// Storage failure (never a protocol outcome).
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl From<Refusal> for Fail {
+    fn from(r: Refusal) -> Self {
+        Fail::Refused(r, None)
+    }
+}
+
+impl From<rusqlite::Error> for Fail {
+    fn from(e: rusqlite::Error) -> Self {
+        Fail::Store(StoreError::from(e))
+    }
+}
+
+/// Shorthand for an early refusal.
+pub(crate) fn refused<T>(reason: Reason, message: impl Into<String>) -> Result<T, Fail> {
+    Err(Fail::Refused(Refusal::new(reason, message), None))
+}
+
+/// Clock reading shared by one request: the instant and its RFC 3339 UTC form.
+#[derive(Debug, Clone)]
+pub(crate) struct Now {
+    pub(crate) time: DateTime<Utc>,
+    pub(crate) text: String,
+}
+
+impl Now {
+    fn read() -> Self {
+        let time = Utc::now();
+        Self {
+            text: time.to_rfc3339_opts(SecondsFormat::Millis, true),
+            time,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) db: Db,
+    tokens: HashMap<String, TokenRow>,
+    pub(crate) limits: Limits,
+    /// The dialectic profile is enabled in the reference (the manifest lists it).
+    pub(crate) dialectic: bool,
+    quota: quota::Quota,
+    /// Seeded faults of this instance (issue 6; always none without the `faults` feature).
+    pub(crate) faults: Faults,
+}
+
+/// The Parley service (cheap to clone: one `Arc`).
+#[derive(Clone)]
+pub struct ParleyService {
+    inner: Arc<Inner>,
+    /// This handle serves the MCP binding (only seeded faults ever look at it).
+    via_mcp: bool,
+}
+
+impl std::fmt::Debug for ParleyService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParleyService").finish_non_exhaustive()
+    }
+}
+
+/// The authenticated caller: the token row's actor, its token and quota.
+pub(crate) struct Caller {
+    pub(crate) actor: Actor,
+    token: String,
+    quota_per_minute: u32,
+}
+
+impl ParleyService {
+    /// Builds the service over a database and token rows (the reference limits, dialectic on).
+    pub fn new(db: Db, tokens: Vec<TokenRow>) -> Self {
+        Self::with_faults(db, tokens, Faults::none())
+    }
+
+    /// [`ParleyService::new`] with seeded faults switched on (issue 6: measuring the suite).
+    pub fn with_faults(db: Db, tokens: Vec<TokenRow>, faults: Faults) -> Self {
+        let tokens = tokens.into_iter().map(|t| (t.token.clone(), t)).collect();
+        Self {
+            inner: Arc::new(Inner {
+                db,
+                tokens,
+                limits: REFERENCE,
+                dialectic: true,
+                quota: quota::Quota::default(),
+                faults,
+            }),
+            via_mcp: false,
+        }
+    }
+
+    /// The seeded faults of this instance (the other parts of the server hook into them).
+    pub fn faults(&self) -> Faults {
+        self.inner.faults
+    }
+
+    /// The same service, as seen by the MCP binding. Decisions never depend on the binding
+    /// (PV-TR-1); only the seeded fault `mcp-mark-skips-authority` looks at it.
+    pub fn for_mcp(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            via_mcp: true,
+        }
+    }
+
+    /// Handles one request (synchronous: SQLite; bindings use `spawn_blocking`).
+    pub fn handle(&self, req: Request) -> Response {
+        let op = req.op;
+        match self.dispatch(req, &Now::read()) {
+            Ok(resp) => resp,
+            Err(Fail::Refused(mut r, mut retry_after)) => {
+                let faults = self.inner.faults;
+                if faults.is_on(Fault::UnstableThreadNotFound) && r.reason == Reason::ThreadNotFound {
+                    r.reason = Reason::NotFound;
+                }
+                if faults.is_on(Fault::RateLimitWithoutRetryAfter) {
+                    retry_after = None;
+                }
+                tracing::debug!(
+                    op = op.tool_name(),
+                    reason = r.reason.as_str(),
+                    "refused: {}",
+                    r.message
+                );
+                let mut resp = Response::refusal(r.reason.status(), r.reason.as_str(), r.message);
+                resp.retry_after_secs = retry_after;
+                resp
+            }
+            Err(Fail::Store(e)) => {
+                tracing::error!(op = op.tool_name(), error = %e, "storage failure");
+                Response::refusal(500, "internal_error", "internal storage error")
+            }
+        }
+    }
+
+    /// The manifest JSON (also returned by `get_manifest`).
+    pub fn manifest(&self) -> Value {
+        let mut manifest = crate::domain::parley::manifest::build(
+            env!("CARGO_PKG_VERSION"),
+            &self.inner.limits,
+            self.inner.dialectic,
+        );
+        let faults = self.inner.faults;
+        if faults.is_on(Fault::ManifestMissesKind)
+            && let Some(Value::Array(kinds)) = manifest.get_mut("kinds")
+        {
+            kinds.retain(|k| {
+                k.get("name").or(Some(k)).and_then(Value::as_str) != Some("agree")
+            });
+        }
+        if faults.is_on(Fault::ManifestBodyLimitMismatch)
+            && let Some(limit) = manifest.pointer_mut("/limits/body_max_chars")
+        {
+            *limit = Value::from(280);
+        }
+        manifest
+    }
+
+    /// `read_thread` without a token (SSP `conform/forum-digest`): same body as read_thread.
+    pub fn read_thread_as_system(&self, thread: &str) -> Response {
+        let args = serde_json::json!({ "thread": thread });
+        match ops::read_thread(&self.inner, &args) {
+            Ok(body) => Response::ok(200, body),
+            Err(Fail::Refused(r, _)) => {
+                Response::refusal(r.reason.status(), r.reason.as_str(), r.message)
+            }
+            Err(Fail::Store(e)) => {
+                tracing::error!(error = %e, "storage failure");
+                Response::refusal(500, "internal_error", "internal storage error")
+            }
+        }
+    }
+
+    /// PV-TR-4: absent → `token_missing`; malformed or unknown → `token_invalid`.
+    fn authenticate(&self, auth: Option<&BearerToken>) -> Result<Caller, Fail> {
+        let token = match auth {
+            None => {
+                return refused(
+                    Reason::TokenMissing,
+                    "Authorization: Bearer <token> is required",
+                );
+            }
+            Some(BearerToken::Malformed) => {
+                return refused(
+                    Reason::TokenInvalid,
+                    "Authorization must be \"Bearer <token>\"",
+                );
+            }
+            Some(BearerToken::Token(t)) => t,
+        };
+        match self.inner.tokens.get(token) {
+            Some(row) => Ok(Caller {
+                actor: Actor::from_row(row),
+                token: token.clone(),
+                quota_per_minute: row
+                    .quota_per_minute
+                    .unwrap_or(self.inner.limits.writes_per_minute),
+            }),
+            None if self.inner.faults.is_on(Fault::UnknownTokenAsMissing) => {
+                refused(Reason::TokenMissing, "unknown token")
+            }
+            None => refused(Reason::TokenInvalid, "unknown token"),
+        }
+    }
+
+    /// PV-AU-6 step by step; each operation's own 400 → 404 → 403 → 409 follow in `ops`/`post`.
+    fn dispatch(&self, req: Request, now: &Now) -> Result<Response, Fail> {
+        let inner = &self.inner;
+        // 401 (get_manifest needs no token, PV-TR-4).
+        let caller = match req.op {
+            Operation::GetManifest => None,
+            _ => Some(self.authenticate(req.auth.as_ref())?),
+        };
+        let faults = inner.faults;
+        if faults.is_on(Fault::BodyCheckedBeforeRight)
+            && req.op == Operation::Post
+            && caller.is_some()
+        {
+            match &req.args {
+                Args::Json(v) => {
+                    crate::domain::parley::envelope::parse_envelope(
+                        v,
+                        &inner.limits,
+                        inner.dialectic,
+                        now.time,
+                    )?;
+                }
+                Args::Malformed(why) => {
+                    return refused(Reason::InvalidBody, format!("malformed JSON: {why}"));
+                }
+            }
+        }
+        if let Some(caller) = &caller {
+            // 403 token_right_missing: the operation's right (PV-AU-1); a `verify` post also
+            // needs `verify` — the kind is read for this (PV-DI-4, PV-AU-6).
+            for right in required_rights(req.op, &req.args, inner.dialectic, faults) {
+                if !caller.actor.has_right(right) {
+                    return refused(
+                        Reason::TokenRightMissing,
+                        format!("{} needs the {right:?} right", req.op.tool_name()).to_lowercase(),
+                    );
+                }
+            }
+            // 429: every write attempt that got this far counts (PV-TR-5).
+            if req.op.is_write()
+                && !faults.is_on(Fault::QuotaNotEnforced)
+                && let Err(retry_after) = inner.quota.admit(&caller.token, caller.quota_per_minute)
+            {
+                return Err(Fail::Refused(
+                    Refusal::new(
+                        Reason::RateLimited,
+                        format!("more than {} writes per minute", caller.quota_per_minute),
+                    ),
+                    Some(retry_after),
+                ));
+            }
+        }
+        // 413
+        if req.body_len > inner.limits.request_max_bytes
+            && !faults.is_on(Fault::PayloadLimitNotEnforced)
+        {
+            return refused(
+                Reason::PayloadTooLarge,
+                format!("request over {} bytes", inner.limits.request_max_bytes),
+            );
+        }
+        // 415 (PV-RS-4)
+        if req.content_type == ContentType::NotJson {
+            return refused(
+                Reason::UnsupportedMediaType,
+                "the request body must be application/json",
+            );
+        }
+        // 400 from here on, per operation.
+        let args = match req.args {
+            Args::Json(Value::Null) => render::empty(),
+            Args::Json(v) => v,
+            Args::Malformed(why) => {
+                return refused(Reason::InvalidBody, format!("malformed JSON: {why}"));
+            }
+        };
+        let ok = |body| Ok(Response::ok(200, body));
+        match (req.op, caller) {
+            (Operation::GetManifest, _) => ok(self.manifest()),
+            (_, None) => refused(
+                Reason::TokenMissing,
+                "Authorization: Bearer <token> is required",
+            ),
+            (Operation::Whoami, Some(c)) => ok(ops::whoami(inner, &c, &args)?),
+            (Operation::Post, Some(c)) => {
+                let status = if faults.is_on(Fault::PostReturns200) { 200 } else { 201 };
+                Ok(Response::ok(status, post::post(inner, &c.actor, &args, now)?))
+            }
+            (Operation::ReadThread, Some(_)) => ok(ops::read_thread(inner, &args)?),
+            (Operation::ListEvents, Some(_)) => ok(ops::list_events(inner, &args)?),
+            (Operation::Inbox, Some(c)) => ok(ops::inbox(inner, &c.actor, &args)?),
+            (Operation::Mark, Some(c)) => {
+                // Seeded fault only: the MCP binding skips the thread authority of mark.
+                let skip_authority = self.via_mcp && faults.is_on(Fault::McpMarkSkipsAuthority);
+                ok(ops::mark(inner, &c.actor, &args, now, skip_authority)?)
+            }
+            (Operation::Reopen, Some(c)) => ok(ops::reopen(inner, &c.actor, &args, now)?),
+            (Operation::ReadClaim, Some(_)) => ok(ops::read_claim(inner, &args, now)?),
+        }
+    }
+}
+
+/// Rights an operation needs (PV-AU-1, PV-AU-3, PV-DI-4). `whoami` needs only a valid token.
+fn required_rights(op: Operation, args: &Args, dialectic: bool, faults: Faults) -> Vec<Right> {
+    match op {
+        Operation::GetManifest | Operation::Whoami => vec![],
+        Operation::ReadThread | Operation::ListEvents | Operation::Inbox | Operation::ReadClaim => {
+            vec![Right::Read]
+        }
+        Operation::Mark | Operation::Reopen => vec![Right::Write],
+        Operation::Post => {
+            let is_verify = matches!(args, Args::Json(v) if v.get("kind").and_then(Value::as_str) == Some("verify"));
+            if faults.is_on(Fault::ReaderCanPost) {
+                vec![Right::Read]
+            } else if is_verify && dialectic && !faults.is_on(Fault::VerifyWithoutRight) {
+                vec![Right::Write, Right::Verify]
+            } else {
+                vec![Right::Write]
+            }
+        }
+    }
+}

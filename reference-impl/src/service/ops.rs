@@ -1,0 +1,263 @@
+//! The operations other than `post`: whoami, read_thread, list_events, inbox, mark, reopen,
+//! read_claim.
+
+use serde_json::{Value, json};
+
+use super::args::{self, format_cursor};
+use super::post::{apply_outcome, confirms_states, render_claim};
+use super::{Caller, Fail, Inner, Now, refused, render};
+use crate::config::Right;
+use crate::domain::parley::awaiting::inbox_visible;
+use crate::domain::parley::ids::IdKind;
+use crate::domain::parley::state::{decide_mark, decide_reopen};
+use crate::domain::parley::{Actor, MarkOutcome, Party, Reason, StateView, ThreadState};
+use crate::faults::Fault;
+use crate::store::parley::{self as store, ThreadRow};
+
+/// `whoami` → `{identity, author_kind, rights, lock_label, quota_per_minute}` (PV-TR-5).
+pub(crate) fn whoami(_inner: &Inner, caller: &Caller, args: &Value) -> Result<Value, Fail> {
+    args::object(args, &[])?;
+    let a = &caller.actor;
+    let rights: Vec<&str> = [
+        (Right::Read, "read"),
+        (Right::Write, "write"),
+        (Right::Lock, "lock"),
+        (Right::Verify, "verify"),
+    ]
+    .into_iter()
+    .filter(|(r, _)| a.has_right(*r))
+    .map(|(_, name)| name)
+    .collect();
+    Ok(json!({
+        "identity": a.identity,
+        "author_kind": a.author_kind(),
+        "rights": rights,
+        "lock_label": a.lock_label,
+        "quota_per_minute": caller.quota_per_minute,
+    }))
+}
+
+fn load_thread(conn: &rusqlite::Connection, id: i64) -> Result<ThreadRow, Fail> {
+    match store::get_thread(conn, id)? {
+        Some(t) => Ok(t),
+        None => refused(
+            Reason::ThreadNotFound,
+            format!("thread th_{id} does not exist"),
+        ),
+    }
+}
+
+/// `read_thread {thread}` → `{thread, messages: [Message + replies]}` (PV-RD-1).
+pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
+    let map = args::object(args, &["thread"])?;
+    let id = args::required_id(map, "thread", IdKind::Thread)?;
+    inner.db.read(|conn| {
+        let t = load_thread(conn, id)?;
+        let messages = store::thread_messages(conn, id)?;
+        let tree = if inner.faults.is_on(Fault::ReadThreadFlat) {
+            messages
+                .iter()
+                .map(|m| {
+                    let mut v = render::message(m);
+                    v["replies"] = json!([]);
+                    v
+                })
+                .collect()
+        } else {
+            render::message_tree(&messages)
+        };
+        Ok(json!({"thread": render::thread(&t), "messages": tree}))
+    })
+}
+
+/// `list_events {thread, since?}` → `{events}` in order, only after `since` (PV-RD-2).
+pub(crate) fn list_events(inner: &Inner, args: &Value) -> Result<Value, Fail> {
+    let map = args::object(args, &["thread", "since"])?;
+    let id = args::required_id(map, "thread", IdKind::Thread)?;
+    let mut since = args::event_since(map)?;
+    if inner.faults.is_on(Fault::ListEventsIgnoresSince) {
+        since = 0;
+    }
+    inner.db.read(|conn| {
+        load_thread(conn, id)?;
+        let events = store::thread_events(conn, id, since)?;
+        Ok(json!({"events": events.iter().map(render::event).collect::<Vec<_>>()}))
+    })
+}
+
+/// `inbox {since?, extension?, limit?}` → `{items, cursor}` (PV-RD-3): threads awaiting the
+/// caller, oldest activity first; the cursor is a position in the activity sequence.
+pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value, Fail> {
+    let a = args::inbox(args, &inner.limits)?;
+    let caller = Party::new(actor.identity.clone(), a.extension.clone());
+    let passed_extension = a.extension.is_some();
+    let faults = inner.faults;
+    // Seeded fault `inbox-shows-own-extension`: nobody's last message counts as the caller's.
+    let nobody = Party::new(String::new(), None);
+    inner.db.read(|conn| {
+        let mut items = Vec::new();
+        let mut cursor = a.since;
+        let mut last_item_seq = None;
+        let include_lateral = faults.is_on(Fault::InboxShowsLateral);
+        store::inbox_candidates(conn, &actor.identity, a.since, include_lateral, |t| {
+            let last = store::get_message(conn, t.last_message)?
+                .ok_or_else(|| crate::store::StoreError::Corrupt("last message missing".into()))?;
+            let locked = StateView {
+                state: t.state,
+                confirmed: t.state_confirmed_at.is_some(),
+            }
+            .is_locked();
+            let last_author = if faults.is_on(Fault::InboxShowsOwnExtension) {
+                &nobody
+            } else {
+                &last.author
+            };
+            if inbox_visible(
+                locked,
+                t.state.is_lateral() && !include_lateral,
+                &t.awaiting,
+                last_author,
+                &caller,
+                passed_extension,
+            ) {
+                cursor = t.activity_seq;
+                if items.len() >= a.limit {
+                    // Seeded fault `inbox-cursor-skips` only: the page is full, yet the
+                    // cursor moves past this item, which is never returned.
+                    return Ok(false);
+                }
+                last_item_seq = Some(t.activity_seq);
+                items.push(json!({
+                    "thread": render::thread(&t)["id"],
+                    "state": t.state.as_str(),
+                    "awaiting": t.awaiting.to_json(),
+                    "last_message": render::message(&last),
+                    "last_activity_at": t.last_activity_at,
+                }));
+            }
+            Ok(items.len() < a.limit || faults.is_on(Fault::InboxCursorSkips))
+        })?;
+        if faults.is_on(Fault::InboxCursorRepeats)
+            && let Some(seq) = last_item_seq
+        {
+            cursor = seq - 1;
+        }
+        Ok(json!({"items": items, "cursor": format_cursor(cursor)}))
+    })
+}
+
+/// `mark {thread, state}` → `{thread, event}` (PV-ST-1..5, PV-AU-2, PV-AU-4); `event` is
+/// null when nothing changed.
+pub(crate) fn mark(
+    inner: &Inner,
+    actor: &Actor,
+    args: &Value,
+    now: &Now,
+    skip_authority: bool,
+) -> Result<Value, Fail> {
+    let faults = inner.faults;
+    let map = args::object(args, &["thread", "state"])?;
+    let id = args::required_id(map, "thread", IdKind::Thread)?;
+    let target = args::state(map)?;
+    let party = Party::new(actor.identity.clone(), None);
+    inner.db.write(|tx| {
+        let t = load_thread(tx, id)?;
+        if !actor.has_thread_authority(&t.creator.identity) && !skip_authority {
+            return refused(
+                Reason::ThreadAuthorityMissing,
+                "mark needs the thread's creator, a lock holder or a human",
+            );
+        }
+        let view = StateView {
+            state: t.state,
+            confirmed: t.state_confirmed_at.is_some(),
+        };
+        if faults.is_on(Fault::ProposedClosedLocks) && t.state == ThreadState::Closed {
+            return refused(Reason::ThreadLocked, "thread is closed; reopen it first");
+        }
+        let confirms = confirms_states(actor, Some(&t), faults);
+        let outcome = match decide_mark(view, target, confirms) {
+            Ok(o) => o,
+            Err(r) if r.reason == Reason::InvalidTransition && !view.state.is_lateral() => {
+                let backwards = matches!(
+                    (view.state.forward_rank(), target.forward_rank()),
+                    (Some(from), Some(to)) if to < from && to > 0
+                );
+                if (backwards && faults.is_on(Fault::MarkBackwardsAccepted))
+                    || (target == ThreadState::Open && faults.is_on(Fault::MarkOpenAccepted))
+                {
+                    MarkOutcome::Change {
+                        to: target,
+                        confirmed: confirms,
+                    }
+                } else {
+                    return Err(r.into());
+                }
+            }
+            Err(r) => return Err(r.into()),
+        };
+        let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
+        let t = load_thread(tx, id)?;
+        Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))
+    })
+}
+
+/// `reopen {thread}` → `{thread, event}` (PV-ST-6, PV-AU-3).
+pub(crate) fn reopen(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Result<Value, Fail> {
+    let map = args::object(args, &["thread"])?;
+    let id = args::required_id(map, "thread", IdKind::Thread)?;
+    let party = Party::new(actor.identity.clone(), None);
+    let faults = inner.faults;
+    inner.db.write(|tx| {
+        let t = load_thread(tx, id)?;
+        let allowed_by_fault = if t.state.is_lateral() {
+            faults.is_on(Fault::CreatorReopensLateral) && t.creator.identity == actor.identity
+        } else {
+            faults.is_on(Fault::ReopenByAnyWriter)
+        };
+        if !actor.may_reopen(&t.creator.identity, t.state) && !allowed_by_fault {
+            return refused(
+                Reason::ThreadAuthorityMissing,
+                if t.state.is_lateral() {
+                    "reopening a lateral state needs a lock holder or a human"
+                } else {
+                    "reopen needs the thread's creator, a lock holder or a human"
+                },
+            );
+        }
+        let view = StateView {
+            state: t.state,
+            confirmed: t.state_confirmed_at.is_some(),
+        };
+        let confirms = confirms_states(actor, Some(&t), faults);
+        let outcome = match decide_reopen(view, confirms) {
+            Ok(o) => o,
+            Err(_) if faults.is_on(Fault::ReopenFromAnyState) && t.state != ThreadState::Open => {
+                MarkOutcome::Change {
+                    to: ThreadState::Open,
+                    confirmed: confirms,
+                }
+            }
+            Err(r) => return Err(r.into()),
+        };
+        let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
+        let t = load_thread(tx, id)?;
+        Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))
+    })
+}
+
+/// `read_claim {claim}` → Claim (PV-DI-7).
+pub(crate) fn read_claim(inner: &Inner, args: &Value, now: &Now) -> Result<Value, Fail> {
+    let map = args::object(args, &["claim"])?;
+    let id = args::required_id(map, "claim", IdKind::Claim)?;
+    inner.db.read(|conn| {
+        let Some(c) = store::get_claim(conn, id)? else {
+            return refused(
+                Reason::ClaimNotFound,
+                format!("claim cl_{id} does not exist"),
+            );
+        };
+        let acts = store::claim_acts(conn, id)?;
+        Ok(render_claim(&c, &acts, now, inner.faults))
+    })
+}

@@ -1,0 +1,171 @@
+//! The service contract's wire-neutral types (see `/tmp/service-contract.md`): what a
+//! binding extracts from the wire, and what it sends back.
+
+use serde_json::{Value, json};
+
+/// The nine Parley operations (§1). One MCP tool and one HTTP route each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// `get_manifest` (no token).
+    GetManifest,
+    /// `whoami` (any valid token).
+    Whoami,
+    /// `post` (write).
+    Post,
+    /// `read_thread` (read).
+    ReadThread,
+    /// `list_events` (read).
+    ListEvents,
+    /// `inbox` (read).
+    Inbox,
+    /// `mark` (write + thread authority).
+    Mark,
+    /// `reopen` (write + PV-AU-3).
+    Reopen,
+    /// `read_claim` (read, dialectic).
+    ReadClaim,
+}
+
+impl Operation {
+    /// Every operation, in the order of §1.
+    pub const ALL: [Operation; 9] = [
+        Operation::GetManifest,
+        Operation::Whoami,
+        Operation::Post,
+        Operation::ReadThread,
+        Operation::ListEvents,
+        Operation::Inbox,
+        Operation::Mark,
+        Operation::Reopen,
+        Operation::ReadClaim,
+    ];
+
+    /// The operation name (= MCP tool name).
+    pub fn tool_name(self) -> &'static str {
+        match self {
+            Operation::GetManifest => "get_manifest",
+            Operation::Whoami => "whoami",
+            Operation::Post => "post",
+            Operation::ReadThread => "read_thread",
+            Operation::ListEvents => "list_events",
+            Operation::Inbox => "inbox",
+            Operation::Mark => "mark",
+            Operation::Reopen => "reopen",
+            Operation::ReadClaim => "read_claim",
+        }
+    }
+
+    /// Inverse of [`Operation::tool_name`].
+    pub fn from_tool_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|op| op.tool_name() == name)
+    }
+
+    /// Operations that write (quota-counted, PV-TR-5; need `write`, PV-AU-1).
+    pub fn is_write(self) -> bool {
+        matches!(self, Operation::Post | Operation::Mark | Operation::Reopen)
+    }
+}
+
+/// The `Authorization` header as the binding saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BearerToken {
+    /// `Bearer <token>`.
+    Token(String),
+    /// Any other scheme or garbage (→ 401 `token_invalid`).
+    Malformed,
+}
+
+/// Whether a POST body was declared JSON (PV-RS-4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentType {
+    /// `application/json` (or `+json`).
+    Json,
+    /// A body with a missing or non-JSON content type (→ 415).
+    NotJson,
+    /// MCP, or a request without a body.
+    NotApplicable,
+}
+
+/// The operation's arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Args {
+    /// HTTP: path params + query + JSON body merged into one object; MCP: tool `arguments`.
+    Json(Value),
+    /// The body could not be parsed as JSON or was not UTF-8 (→ 400 `invalid_body`).
+    Malformed(String),
+}
+
+/// What a binding extracted from the wire. The service applies the whole check order of
+/// PV-AU-6, so both bindings necessarily agree (PV-TR-1).
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Which operation.
+    pub op: Operation,
+    /// `Authorization`: `None` = absent.
+    pub auth: Option<BearerToken>,
+    /// Arguments.
+    pub args: Args,
+    /// Size in bytes of the request body as received (→ 413 over `request_max_bytes`).
+    pub body_len: usize,
+    /// Content type of a POST body.
+    pub content_type: ContentType,
+}
+
+/// Success or refusal. A refusal body is exactly `{"error": {"reason", "status", "message"}}`
+/// (PV-TR-2, PV-TR-3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// HTTP status (201 for post, 200 for other successes, §10 statuses for refusals).
+    pub status: u16,
+    /// JSON body (MCP `structuredContent`).
+    pub body: Value,
+    /// `Retry-After` seconds for 429.
+    pub retry_after_secs: Option<u64>,
+}
+
+impl Response {
+    /// True for refusals (status ≥ 400): MCP `isError: true`.
+    pub fn is_refusal(&self) -> bool {
+        self.status >= 400
+    }
+
+    /// A refusal with the §10 body.
+    pub fn refusal(status: u16, reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: json!({"error": {"reason": reason, "status": status, "message": message.into()}}),
+            retry_after_secs: None,
+        }
+    }
+
+    /// A success.
+    pub fn ok(status: u16, body: Value) -> Self {
+        Self {
+            status,
+            body,
+            retry_after_secs: None,
+        }
+    }
+
+    /// The refusal's `reason`, if this is a refusal (handy for tests and logs).
+    pub fn reason(&self) -> Option<&str> {
+        if self.is_refusal() {
+            self.body["error"]["reason"].as_str()
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_roundtrip() {
+        for op in Operation::ALL {
+            assert_eq!(Operation::from_tool_name(op.tool_name()), Some(op));
+        }
+        assert_eq!(Operation::from_tool_name("nope"), None);
+    }
+}

@@ -1,0 +1,141 @@
+//! Real-socket smoke test of the `reference-server` binary: prints exactly one
+//! `listening on http://ADDR` line with the real port, serves both bindings, stops cleanly
+//! on SIGTERM (issue 2 §8).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/binary.rs"]
+mod binary;
+
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn serve_demo_over_a_real_socket_and_stop_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = binary::Server::start(&dir.path().join("smoke.db"));
+    let http = reqwest::Client::new();
+
+    let manifest: Value = http
+        .get(format!("{}/v1/manifest", server.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(manifest["parley"], "1");
+
+    let resp = http
+        .post(format!("{}/v1/messages", server.base))
+        .bearer_auth("demo-agent-a")
+        .json(&json!({"kind": "ask", "body": "smoke?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 201);
+    let posted: Value = resp.json().await.unwrap();
+
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "read_thread", "arguments": {"thread": posted["thread"]["id"]}}});
+    let resp = http
+        .post(format!("{}/mcp", server.base))
+        .bearer_auth("demo-agent-b")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .json(&call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let rpc: Value = resp.json().await.unwrap();
+    assert_eq!(
+        rpc["result"]["structuredContent"]["messages"][0]["body"], "smoke?",
+        "{rpc}"
+    );
+
+    let resp = http
+        .get(format!("{}/nowhere", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+
+    assert!(server.terminate(), "clean exit on SIGTERM");
+}
+
+#[test]
+fn refuses_to_start_without_tokens() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--db", ":memory:"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty(), "no listening line");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tokens"));
+}
+
+#[test]
+fn demo_refuses_non_loopback() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .args([
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--demo",
+            "--db",
+            ":memory:",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("non-loopback"));
+}
+
+#[tokio::test]
+async fn tokens_file_is_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        "[[token]]\ntoken = \"t-ops\"\nidentity = \"ainotes:ops\"\nrights = [\"read\", \"write\", \"lock\"]\nlock_label = \"ops\"\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            ":memory:",
+            "--tokens",
+        ])
+        .arg(&tokens)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let who: Value = reqwest::Client::new()
+        .get(format!("{base}/v1/whoami"))
+        .bearer_auth("t-ops")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(who["identity"], "ainotes:ops", "{who}");
+    assert_eq!(who["lock_label"], "ops");
+}

@@ -1,0 +1,86 @@
+//! Running the real `reference-server` binary on 127.0.0.1:0 (readiness = its printed line).
+
+#![allow(dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Server {
+    /// Starts `reference-server serve --listen 127.0.0.1:0 --demo --db DB` and waits (10 s at
+    /// most) for the one `listening on http://ADDR` line.
+    pub fn start(db: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--demo", "--db"])
+            .arg(db)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn reference-server");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            if let Some(Ok(line)) = lines.next() {
+                let _ = tx.send(line);
+            }
+            // Anything more on stdout would break the "exactly one line" contract.
+            for line in lines.map_while(Result::ok) {
+                eprintln!("unexpected stdout line: {line}");
+            }
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("listening line within 10 s");
+        let base = line
+            .strip_prefix("listening on ")
+            .expect("line format")
+            .to_owned();
+        assert!(
+            base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"),
+            "{line}"
+        );
+        Self { child, base }
+    }
+
+    /// SIGTERM and wait (10 s at most); returns whether it exited successfully.
+    pub fn terminate(mut self) -> bool {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        for _ in 0..200 {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("server did not stop within 10 s of SIGTERM");
+    }
+
+    /// SIGKILL (no chance to flush anything) and reap.
+    pub fn kill9(mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reap");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

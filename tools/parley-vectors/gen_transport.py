@@ -1,0 +1,274 @@
+from dsl import *
+from gen_shapes import raw
+
+OPS = {
+    "get_manifest": ("GET", "/v1/manifest"), "whoami": ("GET", "/v1/whoami"), "post": ("POST", "/v1/messages"),
+    "read_thread": ("GET", "/v1/threads/{thread}"), "list_events": ("GET", "/v1/threads/{thread}/events"),
+    "inbox": ("GET", "/v1/inbox"), "mark": ("POST", "/v1/threads/{thread}/state"),
+    "reopen": ("POST", "/v1/threads/{thread}/reopen"), "read_claim": ("GET", "/v1/claims/{claim}"),
+}
+REASONS = ["invalid_body", "body_too_long", "kind_unknown", "thread_required", "evidence_required", "evidence_invalid",
+           "token_missing", "token_invalid", "token_right_missing", "thread_authority_missing", "self_attest",
+           "thread_not_found", "message_not_found", "claim_not_found", "not_found", "method_not_allowed",
+           "invalid_transition", "thread_locked", "self_reply", "payload_too_large", "unsupported_media_type", "rate_limited"]
+JSON_CT = {"content-type": {"$regex": "^application/json"}}
+
+
+def V(vid, reqs, title, steps_fn, area="transport", **kw):
+    CUR["id"] = vid
+    return vector(area, vid, reqs, title, steps_fn(), **kw)
+
+
+# ================================================================ manifest (PV-MF)
+V("manifest/core-members", ["PV-MF-1"],
+  "get_manifest returns parley \"1\", a SemVer version, limits, kinds, states, profiles, operations, reasons and identity.realm",
+  lambda: [manifest("anonymous", {
+      "parley": "1",
+      "version": rx(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"),
+      "limits": {"$type": "object"}, "kinds": {"$any": True}, "states": {"$type": "object"},
+      "profiles": {"$type": "array"}, "operations": {"$type": "array"}, "reasons": {"$type": "array"},
+      "identity": {"realm": {"$type": "string"}}})], area="manifest")
+V("manifest/limits", ["PV-MF-1", "PV-MF-2", "PV-EN-2"],
+  "The manifest's limits declare every limit of §2, and body_max_chars is the seed's 500",
+  lambda: [manifest("anonymous", {"limits": {
+      "body_max_chars": 500, "extension_pattern": {"$type": "string"}, "request_max_bytes": {"$type": "integer"},
+      "inbox_limit_default": {"$type": "integer"}, "inbox_limit_max": {"$type": "integer"},
+      "evidence_max": {"$type": "integer"}, "evidence_ref_max_chars": {"$type": "integer"},
+      "provenance_max_chars": {"$type": "integer"}, "writes_per_minute": {"$type": "integer"}}})], area="manifest")
+V("manifest/states", ["PV-MF-1", "PV-ST-1", "PV-ST-3"],
+  "The manifest lists the forward states in order and the three lateral states",
+  lambda: [manifest("anonymous", {"states": {"forward": ["open", "answered", "decided", "closed"],
+                                             "lateral": {"$one_of": [["deferred", "obsolete", "rejected"],
+                                                                     {"$contains": ["deferred", "obsolete", "rejected"], }]}}})],
+  area="manifest")
+V("manifest/reasons", ["PV-MF-1"],
+  "The manifest's reasons list every refusal reason of §10",
+  lambda: [manifest("anonymous", {"reasons": {"$contains": REASONS}})], area="manifest")
+V("manifest/operations", ["PV-MF-1", "PV-TR-1a"],
+  "The manifest's operations name the eight core operations, each with an MCP tool of the same name and an HTTP route (neither null)",
+  lambda: [manifest("anonymous", {"operations": {"$contains": [
+      {"name": n, "mcp": {"tool": n}, "http": {"method": m, "path": {"$type": "string"}}}
+      for n, (m, _) in OPS.items() if n != "read_claim"]}})],
+  area="manifest")
+V("manifest/operations-reference-routes", ["PV-TR-1a", "PV-TR-3"],
+  "The HTTP routes declared for the nine operations are those of the §1 table",
+  lambda: [manifest("anonymous", {"operations": {"$contains": [
+      {"name": n, "http": {"method": m, "path": p}} for n, (m, p) in OPS.items() if n != "read_claim"]}})], area="manifest")
+V("manifest/dialectic-profile", ["PV-MF-1", "PV-DI-8"],
+  "The dialectic profile lists its four kinds, the five claim states and the eight evidence kinds",
+  lambda: [manifest("anonymous", {"profiles": {"$contains": [{
+      "name": "dialectic", "kinds": {"$contains": ["assert", "attest", "refute", "verify"]},
+      "claim_states": {"$contains": ["unverified", "supported", "verified", "refuted", "superseded"]},
+      "evidence_kinds": {"$contains": ["url", "hash", "artifact", "commit", "log", "reproducer", "note", "other"]}}]},
+      "operations": {"$contains": [{"name": "read_claim", "mcp": {"tool": "read_claim"},
+                                    "http": {"method": "GET", "path": {"$type": "string"}}}]}})],
+  area="manifest", needs=["dialectic"])
+V("manifest/same-for-any-caller", ["PV-MF-1", "PV-TR-4"],
+  "get_manifest needs no token and gives the same version and limits with or without one",
+  lambda: [manifest("anonymous", capture={"v": "/version", "bm": "/limits/body_max_chars", "rm": "/limits/request_max_bytes"}),
+           manifest("agent_a", {"version": "$v", "limits": {"body_max_chars": "$bm", "request_max_bytes": "$rm"}}),
+           manifest("reader", {"version": "$v"})], area="manifest")
+V("manifest/extension-pattern-enforced", ["PV-MF-2", "PV-EN-7"],
+  "The declared extension_pattern is enforced exactly: 32 characters accepted, 33 refused",
+  lambda: [manifest("anonymous", {"limits": {"extension_pattern": {"$type": "string"}}}),
+           post("agent_a", env("ask", ext="a" * 32), created()),
+           post("agent_a", env("ask", ext="a" * 33), INVALID)], area="manifest")
+
+# ================================================================ PV-TR-1a
+V("transport/both-bindings-declared", ["PV-TR-1a"],
+  "The manifest declares both bindings: an MCP endpoint and the HTTP routes (neither null)",
+  lambda: [manifest("anonymous", {"operations": {"$not_contains": [{"mcp": None}, {"http": None}]}})])
+
+# ================================================================ PV-TR-2 MCP
+def rpc(as_, expect, body=None, body_json=None, headers=None):
+    m = {}
+    if body is not None:
+        m["body"] = body
+    if body_json is not None:
+        m["body_json"] = body_json
+    if headers:
+        m["headers"] = headers
+    return step(as_, mcp=m, expect=expect)
+
+
+def rpc_err(code):
+    return {"jsonrpc_error": {"code": code}, "http_status_class": 4}
+
+
+def rpc_err_any(code):
+    return {"jsonrpc_error": {"code": code}}
+
+
+V("transport/mcp-parse-error", ["PV-TR-2"],
+  "A JSON-RPC body that is not JSON gets a -32700 parse error with a 4xx status (not a plain-text 415 or a 500)",
+  lambda: [rpc("agent_a", rpc_err(-32700), body='{"jsonrpc": "2.0", "id": 1, "method": ')])
+V("transport/mcp-wrong-jsonrpc-version", ["PV-TR-2"],
+  "jsonrpc \"1.0\" is an invalid request: -32600",
+  lambda: [rpc("agent_a", rpc_err(-32600), body_json={"jsonrpc": "1.0", "id": 1, "method": "tools/list", "params": {}})])
+V("transport/mcp-null-id", ["PV-TR-2"],
+  "A request with id null is an invalid request: -32600",
+  lambda: [rpc("agent_a", rpc_err(-32600), body_json={"jsonrpc": "2.0", "id": None, "method": "tools/list", "params": {}})])
+V("transport/mcp-batch-rejected", ["PV-TR-2"],
+  "A JSON-RPC batch array (removed from MCP) is an invalid request: -32600",
+  lambda: [rpc("agent_a", rpc_err(-32600), body='[{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}]')])
+V("transport/mcp-not-an-object", ["PV-TR-2"],
+  "A JSON-RPC body that is a bare number is an invalid request: -32600",
+  lambda: [rpc("agent_a", rpc_err(-32600), body="42")])
+V("transport/mcp-unknown-method", ["PV-TR-2"],
+  "An unknown JSON-RPC method gets -32601",
+  lambda: [rpc("agent_a", rpc_err_any(-32601), body_json={"jsonrpc": "2.0", "id": 7, "method": "parley/frobnicate", "params": {}})])
+V("transport/mcp-unknown-tool", ["PV-TR-2"],
+  "tools/call of an unknown tool is a protocol fault: -32602 (not an isError refusal)",
+  lambda: [rpc("agent_a", rpc_err_any(-32602),
+               body_json={"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "delete_everything", "arguments": {}}})])
+V("transport/mcp-refusal-is-tool-result", ["PV-TR-2"],
+  "A raw tools/call post with an invalid envelope is a tool result with isError true and reason invalid_body, never a JSON-RPC error",
+  lambda: [rpc("agent_a", INVALID,
+               body_json={"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "post", "arguments": {"kind": "ask"}}})])
+V("transport/mcp-auth-refusal-is-tool-result", ["PV-TR-2", "PV-TR-4"],
+  "A raw tools/call whoami without a token is a tool result with isError true and reason token_missing",
+  lambda: [rpc("anonymous", TOKEN_MISSING,
+               body_json={"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}})])
+V("transport/mcp-manifest-without-token", ["PV-TR-2", "PV-TR-4"],
+  "A raw tools/call get_manifest without a token succeeds",
+  lambda: [rpc("anonymous", ok(200, {"result": {"structuredContent": {"parley": "1"}}}),
+               body_json={"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "get_manifest", "arguments": {}}})])
+
+# ================================================================ PV-TR-3 HTTP
+V("transport/http-unknown-route", ["PV-TR-3"],
+  "GET /v1/nope is 404 not_found with the JSON error body",
+  lambda: [raw("agent_a", "GET", "/v1/nope", expect=refused(404, "not_found", JSON_CT))])
+V("transport/http-unknown-nested-route", ["PV-TR-3"],
+  "GET /v1/threads/th_1/nope is 404 not_found",
+  lambda: [raw("agent_a", "GET", "/v1/threads/th_1/nope", expect=refused(404, "not_found"))])
+V("transport/http-unknown-version-prefix", ["PV-TR-3"],
+  "GET /v2/manifest is 404 not_found",
+  lambda: [raw("anonymous", "GET", "/v2/manifest", expect=refused(404, "not_found"))])
+for method, path in [("DELETE", "/v1/messages"), ("GET", "/v1/messages"), ("PUT", "/v1/threads/th_1"),
+                     ("POST", "/v1/manifest"), ("DELETE", "/v1/threads/th_1/state"), ("PATCH", "/v1/inbox")]:
+    V(f"transport/http-405-{method.lower()}-{path.strip('/').replace('/', '-').replace('_', '-')}", ["PV-TR-3"],
+      f"{method} {path} is 405 method_not_allowed with the JSON error body",
+      lambda method=method, path=path: [raw("agent_a", method, path, expect=refused(405, "method_not_allowed", JSON_CT),
+                                            body=None, headers=None)])
+V("transport/http-refusal-content-type", ["PV-TR-3"],
+  "A refusal (404 thread_not_found) is served as application/json with {error: {reason, status, message}}",
+  lambda: [raw("agent_a", "GET", "/v1/threads/th_987654321",
+               expect=refused(404, "thread_not_found", JSON_CT))])
+V("transport/http-success-content-type", ["PV-TR-3"],
+  "A success body is served as application/json",
+  lambda: [raw("agent_a", "GET", "/v1/whoami", expect=ok(200, {"identity": ident("agent_a")}, JSON_CT))])
+V("transport/http-inbox-query-parameters", ["PV-TR-3", "PV-RD-3"],
+  "GET /v1/inbox?limit=1 reads limit from the query string",
+  lambda: [open_thread(), open_thread(t="t2", r="r2"),
+           raw("agent_b", "GET", "/v1/inbox?limit=1", expect=ok(200, {"items": {"$len": 1}}))])
+
+# ================================================================ PV-TR-4 auth
+V("transport/manifest-without-token", ["PV-TR-4"],
+  "get_manifest needs no token",
+  lambda: [manifest("anonymous", {"parley": "1"})])
+V("transport/whoami-without-token", ["PV-TR-4"],
+  "whoami without a token is 401 token_missing",
+  lambda: [whoami("anonymous", expect=TOKEN_MISSING)])
+V("transport/whoami-unknown-token", ["PV-TR-4"],
+  "whoami with an unknown bearer token is 401 token_invalid",
+  lambda: [whoami("agent_a", expect=TOKEN_INVALID, token="no-such-token-0000")])
+V("transport/post-without-token", ["PV-TR-4"],
+  "post without a token is 401 token_missing",
+  lambda: [post("anonymous", env("ask"), TOKEN_MISSING)])
+V("transport/post-unknown-token", ["PV-TR-4"],
+  "post with an unknown token is 401 token_invalid",
+  lambda: [post("agent_a", env("ask"), TOKEN_INVALID, token="no-such-token-0000")])
+V("transport/mark-without-token", ["PV-TR-4"],
+  "mark without a token is 401 token_missing",
+  lambda: [open_thread(), mark("anonymous", "$t", "closed", TOKEN_MISSING)])
+V("transport/inbox-unknown-token", ["PV-TR-4"],
+  "inbox with an unknown token is 401 token_invalid",
+  lambda: [step("agent_a", "inbox", {}, TOKEN_INVALID, token="no-such-token-0000")])
+V("transport/http-basic-auth-scheme", ["PV-TR-4"],
+  "An Authorization header with the Basic scheme is 401 token_invalid (only Bearer)",
+  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "Basic YWdlbnQ6c2VjcmV0"}, expect=TOKEN_INVALID)])
+V("transport/http-empty-bearer", ["PV-TR-4"],
+  "Authorization: Bearer with an empty token is 401",
+  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "Bearer "}, expect=one_of(TOKEN_INVALID, TOKEN_MISSING))])
+V("transport/http-token-without-scheme", ["PV-TR-4"],
+  "An Authorization header carrying a bare string without scheme is 401 token_invalid",
+  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "garbage"}, expect=TOKEN_INVALID)])
+
+# ================================================================ PV-TR-5 413 / 429
+BIG = {"$repeat": {"s": "a", "n": 70000}}
+V("transport/payload-too-large", ["PV-TR-5"],
+  "A request over request_max_bytes (a 70,000-character body) is 413 payload_too_large, not 400 body_too_long",
+  lambda: [post("agent_a", env("ask", b=BIG), TOO_LARGE)])
+V("transport/payload-too-large-invalid-json-http", ["PV-TR-5", "PV-AU-6"],
+  "An oversized body that is also invalid (unknown field) is 413 before 400",
+  lambda: [raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
+               body_json={"kind": "ask", "body": BIG, "junk": True}, expect=TOO_LARGE)])
+V("transport/order-401-before-413", ["PV-AU-6", "PV-TR-4"],
+  "No token and an oversized body: 401 comes before 413",
+  lambda: [post("anonymous", env("ask", b=BIG), TOKEN_MISSING)])
+V("transport/order-403-before-413", ["PV-AU-6", "PV-AU-1"],
+  "A reader with an oversized body: 403 token_right_missing comes before 413",
+  lambda: [post("reader", env("ask", b=BIG), RIGHT_MISSING)])
+V("transport/request-exactly-max-bytes", ["PV-TR-5", "PV-MF-2"],
+  "A request of exactly request_max_bytes (65,536 bytes of compact JSON) is not 413: it reaches the body check (400 body_too_long)",
+  lambda: [manifest("anonymous", {"limits": {"request_max_bytes": 65536}}, note="this vector assumes the reference-instance request_max_bytes"),
+           raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
+               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": 65512}}}, expect=TOO_LONG)])
+V("transport/request-one-over-max-bytes", ["PV-TR-5", "PV-MF-2"],
+  "A request of request_max_bytes + 1 (65,537 bytes) is 413 payload_too_large",
+  lambda: [manifest("anonymous", {"limits": {"request_max_bytes": 65536}}, note="this vector assumes the reference-instance request_max_bytes"),
+           raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
+               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": 65513}}}, expect=TOO_LARGE)])
+V("transport/quota-429-retry-after", ["PV-TR-5"],
+  "Writes over the token's quota (5/min) get 429 rate_limited with a Retry-After header",
+  lambda: [post("limited", env("ask", b=body("quota")), one_of(created(), RATE_LIMITED), repeat=11,
+                expect_seen=refused(429, "rate_limited", {"retry-after": rx("^[0-9]+$")}))])
+V("transport/quota-counts-refused-writes", ["PV-TR-5", "PV-AU-6"],
+  "Write attempts that pass the right check count against the quota even when refused 400 later (429 comes before 400)",
+  lambda: [post("limited", {"kind": "ask", "body": "", "junk": 1}, one_of(INVALID, RATE_LIMITED), repeat=11,
+                expect_seen=RATE_LIMITED)])
+V("transport/quota-does-not-limit-reads", ["PV-TR-5"],
+  "Once the quota is exhausted, reads by the same token still succeed",
+  lambda: [open_thread(),
+           reply("limited", "inform", thread="$t", expect=one_of(created(), RATE_LIMITED), repeat=11, expect_seen=RATE_LIMITED),
+           read("limited", "$t", {"thread": {"id": "$t"}}),
+           whoami("limited", {"identity": ident("limited")}),
+           inbox("limited", {"items": {"$type": "array"}}, paginate=False, limit=5)])
+V("transport/quota-is-per-token", ["PV-TR-5"],
+  "Exhausting the limited token's quota does not limit another token",
+  lambda: [post("limited", env("ask", b=body("quota")), one_of(created(), RATE_LIMITED), repeat=11, expect_seen=RATE_LIMITED),
+           post("agent_a", env("ask"), created())])
+V("transport/order-403-before-429", ["PV-AU-6", "PV-DI-4"],
+  "A limited writer without the verify right gets 403 token_right_missing on every verify attempt, never 429",
+  lambda: [post("agent_a", dict(env("assert"), evidence=[{"kind": "note", "ref": "n"}]), created(), capture={"c": "/message/claim", "t2": "/thread/id"}),
+           post("limited", dict(env("verify", thread="$t2", claim="$c"), evidence=[{"kind": "note", "ref": "n"}]),
+                RIGHT_MISSING, repeat=11)],
+  needs=["dialectic"])
+
+V("transport/one-permission-check", ["PV-TR-1", "PV-AU-1", "PV-AU-2"],
+  "The same permission decisions on every binding: reader post 403, foreign decide 403, creator decide 201 (compared across bindings by the transport-compare check)",
+  lambda: [open_thread(),
+           reply("reader", "inform", thread="$t", expect=RIGHT_MISSING),
+           reply("agent_b", "decide", thread="$t", expect=AUTHORITY),
+           reply("agent_a", "decide", thread="$t", expect=created({"thread": {"state": "decided"}})),
+           read("reader", "$t", {"thread": {"state": "decided"}})])
+
+V("transport/mcp-tools-list", ["PV-TR-1", "PV-TR-2"],
+  "tools/list on the MCP endpoint lists one tool per operation, with the operation's name",
+  lambda: [rpc("agent_a", ok(200, {"result": {"tools": {"$contains": [{"name": n} for n in OPS if n != "read_claim"]}}}),
+               body_json={"jsonrpc": "2.0", "id": 12, "method": "tools/list", "params": {}})])
+V("transport/order-429-before-413", ["PV-AU-6", "PV-TR-5"],
+  "Oversized write attempts by a token over its quota get 429 before 413 (every attempt that passed the right check counts)",
+  lambda: [post("limited", env("ask", b=BIG), one_of(TOO_LARGE, RATE_LIMITED), repeat=11, expect_seen=RATE_LIMITED)])
+V("transport/request-over-declared-max-bytes", ["PV-TR-5", "PV-MF-2"],
+  "A post whose body alone is request_max_bytes long (as declared by the manifest) is 413 payload_too_large",
+  lambda: [manifest("anonymous", {"limits": {"request_max_bytes": {"$type": "integer"}}}, capture={"rmax": "/limits/request_max_bytes"}),
+           post("agent_a", env("ask", b={"$repeat": {"s": "a", "n": "$rmax"}}), TOO_LARGE)])
+V("transport/mcp-arguments-not-object", ["PV-TR-2"],
+  "tools/call whose arguments are not an object is a protocol fault (-32602 invalid params), not a refusal",
+  lambda: [rpc("agent_a", rpc_err_any(-32602),
+               body_json={"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "post", "arguments": "kind=ask"}})])
+V("transport/mcp-tool-name-missing", ["PV-TR-2"],
+  "tools/call without a tool name is a protocol fault (-32602 invalid params)",
+  lambda: [rpc("agent_a", rpc_err_any(-32602),
+               body_json={"jsonrpc": "2.0", "id": 14, "method": "tools/call", "params": {"arguments": {}}})])
