@@ -7,13 +7,20 @@
 //! **caught elsewhere** when only checks citing other IDs fail, **missed** when nothing
 //! fails. The fault-free reference is measured the same way and must fail nothing.
 //!
+//! A rule whose catalogue level is not MUST (REC, SHOULD) is reported by its checks as a
+//! warning, never a failure (that is how the suite reports such rules to everyone): a fault
+//! that only violates such rules and draws a warning on them is **caught as a warning**.
+//! A fault violating a MUST rule must make a check *fail*; a mere warning is a gap.
+//!
 //! The harness uses `reference_impl` only to spawn servers and to read the fault catalogue
 //! (names and requirement IDs); it never looks at the server's domain code.
 //!
 //! Scopes: [`Scope::Full`] runs every check of both suites against every faulty server
 //! (the honest "caught elsewhere" picture, for the report); [`Scope::Targeted`] runs only
 //! the checks citing the fault's IDs (plus every transport comparison when the fault cites
-//! PV-TR-1), which is enough to decide "caught on its own IDs" and is what the test uses.
+//! PV-TR-1), which is enough to decide "caught on its own IDs" and is what the test uses;
+//! [`Scope::Auto`] (the CLI default) runs targeted and re-measures in full only the faults
+//! that were not caught.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -42,6 +49,9 @@ pub enum Scope {
     Full,
     /// Only the checks citing the fault's IDs (decides "caught on its own IDs"; fast).
     Targeted,
+    /// Targeted first; a fault not caught there is measured again with every check, so it
+    /// is classified "caught elsewhere" or "missed" (fast and complete).
+    Auto,
 }
 
 /// How the suite reacted to one fault.
@@ -50,6 +60,9 @@ pub enum Scope {
 pub enum Detection {
     /// A failing check cites one of the fault's requirement IDs.
     Caught,
+    /// No failing check, but a warning cites one of the fault's IDs (how the suite reports
+    /// rules below MUST).
+    CaughtAsWarning,
     /// Checks failed, but none cites the fault's IDs.
     CaughtElsewhere,
     /// No check failed.
@@ -63,6 +76,7 @@ impl Detection {
     pub fn name(self) -> &'static str {
         match self {
             Detection::Caught => "caught",
+            Detection::CaughtAsWarning => "caught (warning)",
             Detection::CaughtElsewhere => "caught elsewhere",
             Detection::Missed => "missed",
             Detection::HarnessError => "harness error",
@@ -96,12 +110,16 @@ pub struct FaultResult {
     pub requirements: Vec<String>,
     /// Verdict of the measurement.
     pub detection: Detection,
+    /// Whether one of the fault's IDs is a MUST (then only a failure counts as caught).
+    pub violates_must: bool,
     /// Checks run against the faulty server.
     pub checks_run: usize,
     /// Failing checks citing one of the fault's IDs.
     pub caught_by: Vec<FailedCheck>,
     /// Failing checks citing none of them.
     pub failed_elsewhere: Vec<FailedCheck>,
+    /// Warnings citing one of the fault's IDs.
+    pub warned_by: Vec<FailedCheck>,
     /// Checks that ended in a harness error.
     pub harness_errors: usize,
     /// Why the run could not be made, for [`Detection::HarnessError`].
@@ -173,8 +191,10 @@ pub struct SuitePower {
     pub scope: Scope,
     /// Faults measured.
     pub total: usize,
-    /// Caught on their own IDs.
+    /// Caught on their own IDs (a failing check cites them).
     pub caught: usize,
+    /// Caught on their own IDs as a warning (rules below MUST).
+    pub caught_as_warning: usize,
     /// Caught only by unrelated checks.
     pub caught_elsewhere: usize,
     /// Not noticed at all.
@@ -192,11 +212,21 @@ pub struct SuitePower {
     pub wall_time_ms: u64,
 }
 
+impl FaultResult {
+    /// Caught as issue 6 demands: a failure on its IDs, or — for a fault that violates no
+    /// MUST rule — a warning on its IDs.
+    pub fn is_caught(&self) -> bool {
+        self.detection == Detection::Caught
+            || (self.detection == Detection::CaughtAsWarning && !self.violates_must)
+    }
+}
+
 impl SuitePower {
     /// True when every fault is caught on its own IDs and the clean reference (when
     /// measured) fails nothing: the test's and `conform faults`' success condition.
     pub fn is_complete(&self) -> bool {
-        self.caught == self.total && self.clean.as_ref().is_none_or(CleanRun::is_clean)
+        self.faults.iter().all(FaultResult::is_caught)
+            && self.clean.as_ref().is_none_or(CleanRun::is_clean)
     }
 }
 
@@ -240,7 +270,7 @@ impl Default for PowerOptions {
         Self {
             vectors_dir: crate::suite::default_vectors_dir(),
             faults: Vec::new(),
-            scope: Scope::Full,
+            scope: Scope::Auto,
             parallel: 4,
             jobs: 8,
             clean: true,
@@ -294,7 +324,11 @@ pub fn select(names: &[String]) -> Result<Vec<Fault>, PowerError> {
     for n in names {
         wanted.insert(Fault::from_name(n).ok_or_else(|| PowerError::UnknownFault(n.clone()))?);
     }
-    Ok(Fault::ALL.iter().copied().filter(|f| wanted.contains(f)).collect())
+    Ok(Fault::ALL
+        .iter()
+        .copied()
+        .filter(|f| wanted.contains(f))
+        .collect())
 }
 
 /// The checks of `suites` that can show `fault` on its own IDs.
@@ -310,7 +344,8 @@ pub fn targeted(suites: &[Suite], fault: Fault) -> Vec<Suite> {
                 .checks
                 .iter()
                 .filter(|c| {
-                    c.requirements().iter().any(|r| ids.contains(r.as_str())) || (compares && c.compare_transports())
+                    c.requirements().iter().any(|r| ids.contains(r.as_str()))
+                        || (compares && c.compare_transports())
                 })
                 .cloned()
                 .collect::<Vec<Arc<dyn Check>>>(),
@@ -370,11 +405,20 @@ async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result
 }
 
 fn failed(report: &Report) -> Vec<FailedCheck> {
+    with_verdict(report, false)
+}
+
+fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
     report
         .checks
         .iter()
         .filter_map(|c| match &c.verdict {
-            Verdict::Fail(v) => Some(FailedCheck {
+            Verdict::Fail(v) if !warnings => Some(FailedCheck {
+                id: c.id.clone(),
+                requirements: c.requirements.clone(),
+                message: v.message.clone(),
+            }),
+            Verdict::Warn(v) if warnings => Some(FailedCheck {
                 id: c.id.clone(),
                 requirements: c.requirements.clone(),
                 message: v.message.clone(),
@@ -396,22 +440,56 @@ fn harness_errors(report: &Report) -> Vec<String> {
 }
 
 /// Measures one fault against its own server.
-pub async fn measure_fault(fault: Fault, suites: &[Suite], scope: Scope, jobs: usize) -> FaultResult {
+pub async fn measure_fault(
+    fault: Fault,
+    suites: &[Suite],
+    scope: Scope,
+    jobs: usize,
+) -> FaultResult {
     let started = Instant::now();
-    let selected = match scope {
-        Scope::Full => all_checks(suites),
-        Scope::Targeted => targeted(suites, fault),
+    let mut result = match scope {
+        Scope::Full => measure_once(fault, suites, all_checks(suites), jobs).await,
+        Scope::Targeted => measure_once(fault, suites, targeted(suites, fault), jobs).await,
+        Scope::Auto => {
+            let first = measure_once(fault, suites, targeted(suites, fault), jobs).await;
+            if first.is_caught() {
+                first
+            } else {
+                measure_once(fault, suites, all_checks(suites), jobs).await
+            }
+        }
     };
+    result.wall_time_ms = started.elapsed().as_millis() as u64;
+    result
+}
+
+async fn measure_once(
+    fault: Fault,
+    suites: &[Suite],
+    selected: Vec<Suite>,
+    jobs: usize,
+) -> FaultResult {
+    let started = Instant::now();
     let ids: BTreeSet<&str> = fault.requirements().iter().copied().collect();
     let mut result = FaultResult {
         name: fault.name().into(),
         suite: fault.suite().into(),
         description: fault.description().into(),
-        requirements: fault.requirements().iter().map(|r| (*r).to_string()).collect(),
+        requirements: fault
+            .requirements()
+            .iter()
+            .map(|r| (*r).to_string())
+            .collect(),
         detection: Detection::Missed,
+        violates_must: fault.requirements().iter().any(|id| {
+            suites
+                .iter()
+                .any(|s| s.catalogue.get(id).is_some_and(|r| r.level.is_required()))
+        }),
         checks_run: 0,
         caught_by: Vec::new(),
         failed_elsewhere: Vec::new(),
+        warned_by: Vec::new(),
         harness_errors: 0,
         error: None,
         wall_time_ms: 0,
@@ -423,11 +501,18 @@ pub async fn measure_fault(fault: Fault, suites: &[Suite], scope: Scope, jobs: u
             Ok(report) => {
                 result.checks_run = report.checks.len();
                 result.harness_errors = harness_errors(&report).len();
-                let (own, other): (Vec<_>, Vec<_>) = failed(&report)
+                let cites =
+                    |f: &FailedCheck| f.requirements.iter().any(|r| ids.contains(r.as_str()));
+                let (own, other): (Vec<_>, Vec<_>) =
+                    failed(&report).into_iter().partition(|f| cites(f));
+                result.warned_by = with_verdict(&report, true)
                     .into_iter()
-                    .partition(|f| f.requirements.iter().any(|r| ids.contains(r.as_str())));
+                    .filter(|f| cites(f))
+                    .collect();
                 result.detection = if !own.is_empty() {
                     Detection::Caught
+                } else if !result.warned_by.is_empty() {
+                    Detection::CaughtAsWarning
                 } else if !other.is_empty() {
                     Detection::CaughtElsewhere
                 } else {
@@ -497,16 +582,20 @@ pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
             let mut runs = std::pin::pin!(runs);
             while let Some(r) = runs.next().await {
                 done.push(r);
-                if let Some(p) = &opts.progress {
-                    if let Some(last) = done.last() {
-                        p(last, done.len(), total);
-                    }
+                if let Some(p) = &opts.progress
+                    && let Some(last) = done.last()
+                {
+                    p(last, done.len(), total);
                 }
             }
             done
         }
     );
-    let order: BTreeMap<&str, usize> = Fault::ALL.iter().enumerate().map(|(i, f)| (f.name(), i)).collect();
+    let order: BTreeMap<&str, usize> = Fault::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name(), i))
+        .collect();
     results.sort_by_key(|r| order.get(r.name.as_str()).copied().unwrap_or(usize::MAX));
     let count = |d: Detection| results.iter().filter(|r| r.detection == d).count();
     Ok(SuitePower {
@@ -514,6 +603,7 @@ pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
         scope: opts.scope,
         total,
         caught: count(Detection::Caught),
+        caught_as_warning: count(Detection::CaughtAsWarning),
         caught_elsewhere: count(Detection::CaughtElsewhere),
         missed: count(Detection::Missed),
         harness_errors: count(Detection::HarnessError),
@@ -528,10 +618,18 @@ fn requirement_rows(suites: &[Suite], results: &[FaultResult]) -> Vec<Requiremen
     let mut rows = Vec::new();
     for s in suites {
         for r in &s.catalogue.requirements {
-            let tagged: Vec<&FaultResult> = results.iter().filter(|f| f.requirements.contains(&r.id)).collect();
+            let tagged: Vec<&FaultResult> = results
+                .iter()
+                .filter(|f| f.requirements.contains(&r.id))
+                .collect();
             let caught_by: Vec<String> = tagged
                 .iter()
-                .filter(|f| f.caught_by.iter().any(|c| c.requirements.contains(&r.id)))
+                .filter(|f| {
+                    f.caught_by
+                        .iter()
+                        .chain(&f.warned_by)
+                        .any(|c| c.requirements.contains(&r.id))
+                })
                 .map(|f| f.name.clone())
                 .collect();
             let status = if tagged.is_empty() {
@@ -570,16 +668,18 @@ pub fn render_markdown(p: &SuitePower) -> String {
     let mut out = String::new();
     out.push_str("## Suite power\n\n");
     out.push_str(&format!(
-        "**{} of {} seeded faults caught on their own requirement IDs ({})**; caught elsewhere: {}; missed: {}; harness errors: {}. Scope: {}; wall time {:.1} s.\n\n",
-        p.caught,
+        "**{} of {} seeded faults caught on their own requirement IDs ({})**, {} of them as warnings (rules below MUST); caught elsewhere: {}; missed: {}; harness errors: {}. Scope: {}; wall time {:.1} s.\n\n",
+        p.caught + p.caught_as_warning,
         p.total,
-        pct(p.caught, p.total),
+        pct(p.caught + p.caught_as_warning, p.total),
+        p.caught_as_warning,
         p.caught_elsewhere,
         p.missed,
         p.harness_errors,
         match p.scope {
             Scope::Full => "every check against every faulty server",
             Scope::Targeted => "the checks citing each fault's IDs",
+            Scope::Auto => "the checks citing each fault's IDs, every check for a fault not caught there",
         },
         p.wall_time_ms as f64 / 1000.0
     ));
@@ -594,7 +694,10 @@ pub fn render_markdown(p: &SuitePower) -> String {
                 c.checks_run,
                 c.failures.len(),
                 c.harness_errors.len(),
-                c.error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default()
+                c.error
+                    .as_deref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
             ));
             for f in &c.failures {
                 out.push_str(&format!(
@@ -610,9 +713,14 @@ pub fn render_markdown(p: &SuitePower) -> String {
     }
     out.push_str("| fault | suite | violates | result | failing checks on its IDs | other failures |\n|---|---|---|---|---|---|\n");
     for f in &p.faults {
-        let shown: Vec<String> = f.caught_by.iter().take(3).map(|c| format!("`{}`", c.id)).collect();
-        let more = f.caught_by.len().saturating_sub(3);
-        let caught = if f.caught_by.is_empty() {
+        let by = if f.caught_by.is_empty() {
+            &f.warned_by
+        } else {
+            &f.caught_by
+        };
+        let shown: Vec<String> = by.iter().take(3).map(|c| format!("`{}`", c.id)).collect();
+        let more = by.len().saturating_sub(3);
+        let caught = if by.is_empty() {
             f.error.clone().unwrap_or_else(|| "—".into())
         } else if more > 0 {
             format!("{} (+{more})", shown.join(", "))
@@ -656,7 +764,11 @@ pub fn render_markdown(p: &SuitePower) -> String {
         out.push_str(&format!(
             "| {} | {} | {} |\n",
             r.id,
-            r.faults.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", "),
+            r.faults
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
             if r.caught_by.is_empty() {
                 "**not caught**".to_string()
             } else {
@@ -665,7 +777,10 @@ pub fn render_markdown(p: &SuitePower) -> String {
         ));
     }
     if !untargeted.is_empty() {
-        out.push_str(&format!("\nNo seeded fault yet for: {}.\n", untargeted.join(", ")));
+        out.push_str(&format!(
+            "\nNo seeded fault yet for: {}.\n",
+            untargeted.join(", ")
+        ));
     }
     out
 }
@@ -680,7 +795,7 @@ pub struct FaultsArgs {
     #[arg(long)]
     pub list: bool,
     /// Which checks run against each faulty server.
-    #[arg(long, value_enum, default_value_t = Scope::Full)]
+    #[arg(long, value_enum, default_value_t = Scope::Auto)]
     pub scope: Scope,
     /// Faulty servers measured at the same time.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -698,7 +813,9 @@ pub struct FaultsArgs {
 
 /// The fault catalogue as a Markdown table.
 pub fn catalogue_markdown() -> String {
-    let mut out = String::from("| fault | suite | violates | what the broken server does |\n|---|---|---|---|\n");
+    let mut out = String::from(
+        "| fault | suite | violates | what the broken server does |\n|---|---|---|---|\n",
+    );
     for f in Fault::ALL {
         out.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
@@ -756,4 +873,105 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
     }
     print!("{md}");
     Ok(if power.is_complete() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(name: &str, detection: Detection, violates_must: bool) -> FaultResult {
+        let hit = FailedCheck {
+            id: "x@http".into(),
+            requirements: vec!["PV-EN-2".into()],
+            message: "m".into(),
+        };
+        FaultResult {
+            name: name.into(),
+            suite: "parley".into(),
+            description: "d".into(),
+            requirements: vec!["PV-EN-2".into()],
+            detection,
+            violates_must,
+            checks_run: 3,
+            caught_by: if detection == Detection::Caught {
+                vec![hit.clone()]
+            } else {
+                vec![]
+            },
+            failed_elsewhere: vec![],
+            warned_by: if detection == Detection::CaughtAsWarning {
+                vec![hit]
+            } else {
+                vec![]
+            },
+            harness_errors: 0,
+            error: None,
+            wall_time_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_warning_catches_only_faults_below_must() {
+        assert!(result("a", Detection::Caught, true).is_caught());
+        assert!(result("b", Detection::CaughtAsWarning, false).is_caught());
+        assert!(!result("c", Detection::CaughtAsWarning, true).is_caught());
+        assert!(!result("d", Detection::CaughtElsewhere, false).is_caught());
+        assert!(!result("e", Detection::Missed, false).is_caught());
+    }
+
+    #[test]
+    fn markdown_section() {
+        let faults = vec![
+            result("a", Detection::Caught, true),
+            result("e", Detection::Missed, true),
+        ];
+        let p = SuitePower {
+            format_version: POWER_FORMAT_VERSION,
+            scope: Scope::Targeted,
+            total: 2,
+            caught: 1,
+            caught_as_warning: 0,
+            caught_elsewhere: 0,
+            missed: 1,
+            harness_errors: 0,
+            clean: Some(CleanRun {
+                checks_run: 10,
+                failures: vec![],
+                harness_errors: vec![],
+                error: None,
+                wall_time_ms: 1,
+            }),
+            requirements: vec![RequirementPower {
+                id: "PV-EN-2".into(),
+                suite: "parley".into(),
+                faults: vec!["a".into(), "e".into()],
+                caught_by: vec!["a".into()],
+                status: RequirementPowerStatus::Caught,
+            }],
+            faults,
+            wall_time_ms: 5,
+        };
+        assert!(!p.is_complete());
+        let md = render_markdown(&p);
+        assert!(
+            md.contains("**1 of 2 seeded faults caught on their own requirement IDs (50%)**"),
+            "{md}"
+        );
+        assert!(md.contains("| `e` | parley | PV-EN-2 | missed |"), "{md}");
+        assert!(md.contains("no failure (no false failures)"), "{md}");
+        assert!(catalogue_markdown().lines().count() > Fault::ALL.len());
+    }
+
+    #[test]
+    fn unknown_fault_names_are_refused() {
+        assert!(matches!(
+            select(&["no-such-fault".into()]),
+            Err(PowerError::UnknownFault(_))
+        ));
+        assert_eq!(select(&[]).map(|v| v.len()).ok(), Some(Fault::ALL.len()));
+        assert_eq!(
+            select(&["read-thread-flat".into()]).ok(),
+            Some(vec![Fault::ReadThreadFlat])
+        );
+    }
 }

@@ -603,3 +603,72 @@ pub fn matrix(suites: &[Suite], checks: &[CheckResult]) -> Vec<RequirementRow> {
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vectors::runner::normalise;
+
+    fn sig(
+        step: usize,
+        class: &str,
+        reason: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> StepSignature {
+        StepSignature {
+            step,
+            class: class.into(),
+            status: reason.map(|_| 409),
+            reason: reason.map(str::to_string),
+            body,
+        }
+    }
+
+    #[test]
+    fn pv_tr_1_comparison() {
+        let mut ids_h = HashMap::new();
+        let mut ids_m = HashMap::new();
+        let h_body = normalise(
+            &json!({"thread": {"id": "th_3", "created_at": "2026-11-30T04:00:00Z"}}),
+            &mut ids_h,
+        );
+        let m_body = normalise(
+            &json!({"thread": {"id": "th_91", "created_at": "2026-11-30T04:00:07Z"}}),
+            &mut ids_m,
+        );
+        let h = vec![
+            sig(1, "success", None, Some(h_body.clone())),
+            sig(2, "refusal", Some("thread_locked"), None),
+        ];
+        let m = vec![
+            sig(1, "success", None, Some(m_body)),
+            sig(2, "refusal", Some("thread_locked"), None),
+        ];
+        assert_eq!(
+            compare("v", &h, &m),
+            Verdict::Pass,
+            "ids and times are normalised"
+        );
+        let m2 = vec![
+            sig(1, "success", None, Some(h_body.clone())),
+            sig(2, "refusal", Some("invalid_transition"), None),
+        ];
+        let Verdict::Fail(v) = compare("v", &h, &m2) else {
+            panic!("a different reason must fail PV-TR-1")
+        };
+        assert_eq!(
+            (v.step, v.requirements),
+            (Some(2), vec!["PV-TR-1".to_string()])
+        );
+        let m3 = vec![sig(
+            1,
+            "success",
+            None,
+            Some(json!({"thread": {"id": "<th#1>", "created_at": "<time>", "x": 1}})),
+        )];
+        let Verdict::Fail(v) = compare("v", &h[..1], &m3) else {
+            panic!("a different body must fail PV-TR-1")
+        };
+        assert_eq!(v.pointer, "/body");
+    }
+}

@@ -109,6 +109,9 @@ pub enum SuiteError {
     /// Vector problem.
     #[error(transparent)]
     Vectors(#[from] LoadError),
+    /// SSP suite checks could not be built.
+    #[error("ssp suite: {0}")]
+    Ssp(String),
     /// Unknown suite name.
     #[error("unknown suite {0:?} (known: parley, ssp)")]
     Unknown(String),
@@ -150,6 +153,12 @@ pub fn load_suite(name: &str, vectors_dir: &Path) -> Result<Suite, SuiteError> {
         checks.push(Arc::new(BindingsOffered {
             requirements: vec!["PV-TR-1a".into()],
         }));
+    }
+    if name == "ssp" {
+        // Scripted SSP checks (provider, consumer, validator vectors) plug in as `Check`s.
+        let ssp = crate::ssp::suite::checks(vectors_dir, &catalogue)
+            .map_err(|e| SuiteError::Ssp(format!("{}: {}", e.file, e.message)))?;
+        checks.extend(ssp);
     }
     Ok(Suite {
         name: name.to_string(),

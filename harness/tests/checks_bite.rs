@@ -47,6 +47,11 @@ async fn failures_against(fault: Fault) -> (Vec<(String, Vec<String>)>, i32) {
 }
 
 fn assert_deserved(fault: Fault, fails: &[(String, Vec<String>)], primary: &str, allowed: &[&str]) {
+    eprintln!(
+        "{fault:?}: {} failing checks: {:?}",
+        fails.len(),
+        fails.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     assert!(
         !fails.is_empty(),
         "{fault:?}: the suite did not notice the broken rule"
@@ -178,4 +183,83 @@ async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
             other.map(|r| r.summary)
         ),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preflight_stops_on_wrong_tokens_and_rights() {
+    let server = broken::start(Fault::ReaderWrites).await;
+    let mut profile = Profile::demo(&server.base_url);
+    profile
+        .tokens
+        .insert(conform::vectors::model::Role::AgentB, "not-a-token".into());
+    // A "reader" that can write would turn every refusal vector into a false failure.
+    profile.tokens.insert(
+        conform::vectors::model::Role::Reader,
+        "shadow-reader-writes".into(),
+    );
+    let err = Target::connect(profile, None, None)
+        .await
+        .expect_err("pre-flight must fail");
+    let msg = err.to_string();
+    assert!(msg.contains("role agent_b: token rejected"), "{msg}");
+    assert!(
+        msg.contains("role reader must not hold the `write` right"),
+        "{msg}"
+    );
+
+    let err = Target::connect(Profile::demo("http://127.0.0.1:9"), None, None)
+        .await
+        .expect_err("unreachable");
+    assert!(err.to_string().contains("unreachable"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_http_only_server_fails_pv_tr_1a_only() {
+    let server = broken::start(Fault::HttpOnly).await;
+    let target = Target::connect(Profile::demo(&server.base_url), None, None)
+        .await
+        .expect("pre-flight");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let suites = vec![load_suite("parley", &dir).expect("suite")];
+    let opts = RunOptions {
+        filter: Some("envelope/*".into()),
+        ..RunOptions::default()
+    };
+    let report = run(Arc::new(target), &suites, &opts).await.expect("run");
+    assert_eq!(
+        report.transports,
+        [TransportKind::Http],
+        "MCP is not exercised"
+    );
+    assert!(
+        report
+            .checks
+            .iter()
+            .all(|c| c.transport != Some(TransportKind::Mcp))
+    );
+    let opts = RunOptions {
+        filter: Some("PV-TR-1a".into()),
+        ..RunOptions::default()
+    };
+    let target = Target::connect(Profile::demo(&server.base_url), None, None)
+        .await
+        .expect("pre-flight");
+    let report = run(Arc::new(target), &suites, &opts).await.expect("run");
+    let failed: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Fail(_)))
+        .map(|c| c.check.as_str())
+        .collect();
+    assert!(failed.contains(&"PV-TR-1a/bindings"), "{failed:?}");
+    let undeserved: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| !c.verdict.is_pass() && !c.requirements.iter().any(|r| r == "PV-TR-1a"))
+        .map(|c| (c.id.as_str(), c.verdict.name()))
+        .collect();
+    assert!(
+        undeserved.is_empty(),
+        "only PV-TR-1a checks fail: {undeserved:?}"
+    );
 }

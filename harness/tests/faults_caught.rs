@@ -20,7 +20,9 @@ mod power {
     fn suites() -> Result<&'static [Suite], Failed> {
         static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
         SUITES
-            .get_or_init(|| load_suites(&conform::suite::default_vectors_dir()).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                load_suites(&conform::suite::default_vectors_dir()).map_err(|e| e.to_string())
+            })
             .as_deref()
             .map_err(|e| Failed::from(format!("loading the suites: {e}")))
     }
@@ -36,13 +38,29 @@ mod power {
     fn caught(fault: Fault) -> Result<(), Failed> {
         let suites = suites()?;
         let r = runtime()?.block_on(measure_fault(fault, suites, Scope::Targeted, JOBS));
+        if r.is_caught() {
+            return Ok(());
+        }
         match r.detection {
             Detection::Caught => Ok(()),
+            Detection::CaughtAsWarning => Err(format!(
+                "{} violates a MUST rule ({}) but draws only warnings: {:?}",
+                r.name,
+                r.requirements.join(", "),
+                r.warned_by
+                    .iter()
+                    .map(|f| format!("{} {:?}", f.id, f.requirements))
+                    .collect::<Vec<_>>()
+            )
+            .into()),
             Detection::CaughtElsewhere => Err(format!(
                 "{} ({}) is caught only by checks citing other IDs: {:?}",
                 r.name,
                 r.requirements.join(", "),
-                r.failed_elsewhere.iter().map(|f| format!("{} {:?}", f.id, f.requirements)).collect::<Vec<_>>()
+                r.failed_elsewhere
+                    .iter()
+                    .map(|f| format!("{} {:?}", f.id, f.requirements))
+                    .collect::<Vec<_>>()
             )
             .into()),
             Detection::Missed => Err(format!(
@@ -68,10 +86,21 @@ mod power {
         if let Some(e) = c.error {
             return Err(format!("the fault-free run could not be made: {e}").into());
         }
-        let mut problems: Vec<String> =
-            c.failures.iter().map(|f| format!("false failure {} {:?}: {}", f.id, f.requirements, f.message)).collect();
-        problems.extend(c.harness_errors.iter().map(|h| format!("harness error {h}")));
-        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
+        let mut problems: Vec<String> = c
+            .failures
+            .iter()
+            .map(|f| format!("false failure {} {:?}: {}", f.id, f.requirements, f.message))
+            .collect();
+        problems.extend(
+            c.harness_errors
+                .iter()
+                .map(|h| format!("harness error {h}")),
+        );
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n").into())
+        }
     }
 
     pub fn main() {

@@ -24,8 +24,9 @@ async fn spawn_faulty(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
         .merge(reference_impl::api::http::routes(parley.clone()))
         .merge(reference_impl::api::mcp::routes(parley.for_mcp(), reference_impl::api::mcp::AllowedHosts::Loopback));
     let state = reference_impl::ssp::SspState::new(db, &config, parley).unwrap();
+    let router = router.merge(reference_impl::api::ssp::routes(state));
+    let router = reference_impl::faults::layer(router, Faults::from_names(&[fault.name()]).unwrap(), &config);
     let router = router
-        .merge(reference_impl::api::ssp::routes(state))
         .fallback(reference_impl::api::http::not_found)
         .method_not_allowed_fallback(reference_impl::api::http::method_not_allowed);
     let h = tokio::spawn(async move {
@@ -36,12 +37,12 @@ async fn spawn_faulty(fault: Fault) -> (String, tokio::task::JoinHandle<()>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scratch() {
-    let suites = load_suites(&conform::suite::default_vectors_dir()).unwrap();
+    let suites = load_suites(&std::env::var("VECTORS").map(std::path::PathBuf::from).unwrap_or_else(|_| conform::suite::default_vectors_dir())).unwrap();
     let only: Vec<String> = std::env::var("FAULTS").map(|s| s.split(',').map(String::from).collect()).unwrap_or_default();
     let faults: Vec<Fault> = Fault::ALL
         .iter()
         .copied()
-        .filter(|f| f.suite() == "parley" && *f != Fault::McpRefusalAsJsonRpcError)
+        .filter(|f| std::env::var("ALL").is_ok() || f.suite() == "ssp" || *f == Fault::McpRefusalAsJsonRpcError)
         .filter(|f| only.is_empty() || only.iter().any(|o| o == f.name()))
         .collect();
     let lines = futures::stream::iter(faults)
@@ -59,8 +60,16 @@ async fn scratch() {
                     Ok(rep) => {
                         let fails: Vec<_> = rep.checks.iter().filter(|c| matches!(c.verdict, Verdict::Fail(_))).collect();
                         let own: Vec<_> = fails.iter().filter(|c| c.requirements.iter().any(|x| ids.contains(x.as_str()))).map(|c| c.id.clone()).collect();
+                        if std::env::var("DEBUG").is_ok() {
+                            for c in &rep.checks {
+                                if !c.verdict.is_pass() {
+                                    println!("  {} {} {}", f.name(), c.id, serde_json::to_string(&c.verdict).unwrap().chars().take(600).collect::<String>());
+                                }
+                            }
+                        }
                         let he = rep.checks.iter().filter(|c| matches!(c.verdict, Verdict::HarnessError{..})).count();
-                        format!("{:<40} checks={:<5} fails={:<4} own={:<4} he={} {:?}", f.name(), rep.checks.len(), fails.len(), own.len(), he, own.iter().take(3).collect::<Vec<_>>())
+                        let warns = rep.checks.iter().filter(|c| matches!(c.verdict, Verdict::Warn(_)) && c.requirements.iter().any(|x| ids.contains(x.as_str()))).count();
+                        format!("{:<40} checks={:<5} fails={:<4} own={:<4} ownwarn={} he={} {:?}", f.name(), rep.checks.len(), fails.len(), own.len(), warns, he, own.iter().take(3).collect::<Vec<_>>())
                     }
                     Err(e) => format!("{:<40} ERROR {e}", f.name()),
                 }

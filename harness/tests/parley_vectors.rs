@@ -2,7 +2,8 @@
 //! reference server spawned in process (`cargo test -p conform --test parley_vectors -- envelope/`).
 //!
 //! Test names: `<vector id>@http`, `<vector id>@mcp` (2025-11-25), `<vector id>@mcp-2026` (the
-//! stateless era), plus `PV-TR-1a/bindings`. Exclusive vectors take a write lock so nothing
+//! stateless era), `PV-TR-1/<vector id>` (both bindings agree, step by step), plus
+//! `PV-TR-1a/bindings`. Exclusive vectors take a write lock so nothing
 //! runs beside them (they assume no foreign activity, e.g. inbox cursors).
 
 use std::path::Path;
@@ -102,6 +103,39 @@ fn run_check(
     }
 }
 
+/// PV-TR-1: runs the vector on HTTP and on MCP and compares the outcomes step by step.
+fn run_comparison(check: &Arc<dyn Check>) -> Result<(), Failed> {
+    let _guard = if check.exclusive() {
+        (
+            None,
+            Some(EXCLUSIVE.write().unwrap_or_else(|e| e.into_inner())),
+        )
+    } else {
+        (
+            Some(EXCLUSIVE.read().unwrap_or_else(|e| e.into_inner())),
+            None,
+        )
+    };
+    let s = shared()?;
+    let ctx = |t| CheckCtx {
+        target: s.legacy.clone(),
+        transport: Some(t),
+        run_nonce: format!("c{}", std::process::id()),
+    };
+    let (h, m) = (ctx(TransportKind::Http), ctx(TransportKind::Mcp));
+    let http = s.rt.block_on(check.run(&h));
+    let mcp = s.rt.block_on(check.run(&m));
+    match conform::run::compare(check.id(), &http.steps, &mcp.steps) {
+        Verdict::Pass => Ok(()),
+        Verdict::Fail(v) => Err(format!(
+            "{}\n  http: {}\n  mcp:  {}",
+            v.message, v.expected, v.observed
+        )
+        .into()),
+        other => Err(format!("{other:?}").into()),
+    }
+}
+
 fn main() {
     let mut args = Arguments::from_args();
     if args.test_threads.is_none() {
@@ -127,6 +161,13 @@ fn main() {
                 );
             }
             Bindings::Each(ks) => {
+                if check.compare_transports() {
+                    let c = check.clone();
+                    let name = format!("PV-TR-1/{}", check.id());
+                    trials.push(
+                        Trial::test(name, move || run_comparison(&c)).with_kind(check.area()),
+                    );
+                }
                 for k in ks {
                     let c = check.clone();
                     let name = format!("{}@{k}", check.id());

@@ -44,6 +44,7 @@ fn consumer(max_polls: u32) -> (Consumer<RecordingSleeper>, RecordingSleeper) {
             max_polls,
             poll_interval: Duration::from_millis(25),
             request_timeout: Duration::from_secs(5),
+            no_proxy: true,
             ..ConsumerConfig::default()
         },
         s.clone(),

@@ -187,8 +187,8 @@ catalogue! {
     SspCompletedAtMissing = "ssp-completed-at-missing", ["SSP-INV-3"],
         "Terminal InvocationResponses carry no timestamps.completed_at.";
     SspResultOutputEarly = "ssp-result-output-early", ["SSP-INV-4"],
-        "result_url answers 200 before completion.";
-    SspUnstableExecutionNotFound = "ssp-unstable-execution-not-found", ["SSP-INV-4", "SSP-ERR-2"],
+        "result_url before completion answers 202 with an `output: null` member (the serializer never skips it).";
+    SspUnstableExecutionNotFound = "ssp-unstable-execution-not-found", ["SSP-INV-4"],
         "Unstable error codes: an unknown execution is refused with code EXECUTION_NOT_FOUND instead of SKILL_NOT_FOUND.";
     SspTimeoutAsFailed = "ssp-timeout-as-failed", ["SSP-INV-5"],
         "An overrun is reported as status failed instead of timeout.";
@@ -196,6 +196,8 @@ catalogue! {
         "context.timeout_ms is ignored: only endpoint.timeout_ms limits an execution.";
     SspExecutionReadableByOthers = "ssp-execution-readable-by-others", ["SSP-INV-6"],
         "A non-public execution is readable with any valid credential, not only the one that created it.";
+    SspUnstableAuthCode = "ssp-unstable-auth-code", ["SSP-AUTH-2", "SSP-ERR-2"],
+        "Unstable error codes: 401 answers carry the code UNAUTHENTICATED instead of AUTH_REQUIRED.";
     // ---- SSP: auth (SSP-AUTH) -----------------------------------------------------------
     SspPublicNeedsCredentials = "ssp-public-needs-credentials", ["SSP-AUTH-1"],
         "A public skill with auth none refuses anonymous invocations with 401.";
@@ -240,6 +242,23 @@ pub enum FaultError {
     NotBuilt(String),
 }
 
+#[cfg(feature = "faults")]
+mod wire;
+
+/// Wraps the whole router with the faults that live at the HTTP boundary (the MCP refusal
+/// shape and the SSP provider's wire behaviour; see `faults/wire.rs`). Returns `router`
+/// unchanged when none of them is on — always, in a build without the `faults` feature.
+#[cfg(feature = "faults")]
+pub fn layer(router: axum::Router, faults: Faults, config: &crate::Config) -> axum::Router {
+    wire::layer(router, faults, config)
+}
+
+/// Wraps the whole router with the boundary faults: the identity in this build (no faults).
+#[cfg(not(feature = "faults"))]
+pub fn layer(router: axum::Router, _faults: Faults, _config: &crate::Config) -> axum::Router {
+    router
+}
+
 // One bit per fault; the catalogue must stay below 128 entries.
 const _: () = assert!(Fault::ALL.len() <= 128);
 
@@ -282,7 +301,11 @@ impl Faults {
 
     /// The faults switched on, in catalogue order.
     pub fn enabled(&self) -> Vec<Fault> {
-        Fault::ALL.iter().copied().filter(|f| self.is_on(*f)).collect()
+        Fault::ALL
+            .iter()
+            .copied()
+            .filter(|f| self.is_on(*f))
+            .collect()
     }
 }
 
@@ -325,7 +348,10 @@ mod tests {
 
     #[test]
     fn catalogue_is_well_formed() {
-        assert!(Fault::ALL.len() >= 40, "issue 6 asks for at least 40 faults");
+        assert!(
+            Fault::ALL.len() >= 40,
+            "issue 6 asks for at least 40 faults"
+        );
         let mut names = std::collections::HashSet::new();
         for f in Fault::ALL {
             assert!(names.insert(f.name()), "duplicate name {}", f.name());
@@ -351,7 +377,10 @@ mod tests {
         let f = Faults::from_names(&["body-counts-bytes", "ssp-invoke-200"]).unwrap_or_default();
         assert!(f.is_on(Fault::BodyCountsBytes) && f.is_on(Fault::SspInvoke200));
         assert!(!f.is_on(Fault::ReaderCanPost));
-        assert_eq!(f.enabled(), vec![Fault::BodyCountsBytes, Fault::SspInvoke200]);
+        assert_eq!(
+            f.enabled(),
+            vec![Fault::BodyCountsBytes, Fault::SspInvoke200]
+        );
         assert_eq!(
             Faults::from_names(&["nope"]),
             Err(FaultError::Unknown("nope".into()))

@@ -76,7 +76,11 @@ pub async fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<i32, CliErr
         error,
     })?;
     let doc_type = args.doc_type.unwrap_or_else(|| DocType::detect(&doc));
-    let mode = if args.lenient { Mode::Lenient } else { Mode::Strict };
+    let mode = if args.lenient {
+        Mode::Lenient
+    } else {
+        Mode::Strict
+    };
     let report = SspValidator::global()?.validate(&doc, doc_type, mode);
     if args.json {
         let body = if report.valid {
@@ -89,7 +93,11 @@ pub async fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<i32, CliErr
     } else {
         out.write_all(render(&args.source, doc_type, mode, &report).as_bytes())?;
     }
-    Ok(if report.valid { EXIT_VALID } else { EXIT_INVALID })
+    Ok(if report.valid {
+        EXIT_VALID
+    } else {
+        EXIT_INVALID
+    })
 }
 
 /// Human-readable rendering of a report (stable: snapshot-tested).
@@ -124,7 +132,11 @@ pub fn render(source: &str, doc_type: DocType, mode: Mode, report: &ValidationRe
     }
     let mut section = |label: &str, items: &[ValidationIssue]| {
         for i in items {
-            let path = if i.path.is_empty() { "(document)" } else { &i.path };
+            let path = if i.path.is_empty() {
+                "(document)"
+            } else {
+                &i.path
+            };
             s.push_str(&format!("  {label} {path}: {}\n", i.message));
             s.push_str(&format!("      expected: {}\n", i.expected));
             s.push_str(&format!("      actual:   {}\n", i.actual));
@@ -141,10 +153,19 @@ async fn load(source: &str) -> Result<String, CliError> {
             url: source.to_owned(),
             reason,
         };
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| fetch_err(e.to_string()))?;
+        let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(30));
+        // Loopback is always reached directly; other hosts honour HTTP(S)_PROXY.
+        let loopback = url::Url::parse(source)
+            .ok()
+            .and_then(|u| {
+                u.host_str()
+                    .map(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]")
+            })
+            .unwrap_or(false);
+        if loopback {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|e| fetch_err(e.to_string()))?;
         let resp = client
             .get(source)
             .header("accept", "application/json")
@@ -162,9 +183,11 @@ async fn load(source: &str) -> Result<String, CliError> {
         Ok(body)
     } else if source == "-" {
         let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| CliError::Read {
-            path: "-".into(),
-            source: e,
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| {
+            CliError::Read {
+                path: "-".into(),
+                source: e,
+            }
         })?;
         Ok(s)
     } else {

@@ -14,8 +14,8 @@
 //! time passing.
 
 use crate::ssp::types::{
-    AuthType, Caller, ErrorCode, ErrorObject, ErrorResponse, InvocationContext, InvocationRequest, InvocationResponse,
-    RetrySuggestion, SkillDescriptor, SkillIndex,
+    AuthType, Caller, ErrorCode, ErrorObject, ErrorResponse, InvocationContext, InvocationRequest,
+    InvocationResponse, RetrySuggestion, SkillDescriptor, SkillIndex,
 };
 use crate::ssp::validator::{DocType, Mode, SspValidator, ValidationReport};
 use serde::de::DeserializeOwned;
@@ -82,6 +82,9 @@ pub struct ConsumerConfig {
     pub request_timeout: Duration,
     /// Validation mode for fetched documents (lenient: a MINOR release may add members).
     pub mode: Mode,
+    /// Reach providers directly, ignoring `HTTP(S)_PROXY` (as the engine's transports do):
+    /// a conformance run talks to its target, not to whatever proxy the CI sets.
+    pub no_proxy: bool,
 }
 
 impl Default for ConsumerConfig {
@@ -94,6 +97,7 @@ impl Default for ConsumerConfig {
             max_polls: 200,
             request_timeout: Duration::from_secs(10),
             mode: Mode::Lenient,
+            no_proxy: false,
         }
     }
 }
@@ -155,7 +159,10 @@ impl ConsumerError {
 /// SSP-VER-1 (seed §6.3): a descriptor is compatible iff its protocol MAJOR ≤ the
 /// consumer's MAJOR. Otherwise the seed §8.3.7 `VERSION_INCOMPATIBLE` error, with
 /// `details {descriptor_version, consumer_version, supported_major}`.
-pub fn check_compatibility(descriptor_version: &str, consumer: &semver::Version) -> Result<(), Box<ErrorObject>> {
+pub fn check_compatibility(
+    descriptor_version: &str,
+    consumer: &semver::Version,
+) -> Result<(), Box<ErrorObject>> {
     let major = descriptor_version
         .split('.')
         .next()
@@ -219,8 +226,14 @@ impl RetryPolicy {
     /// From `endpoint.retry` (seed §3.5.3); one attempt when absent.
     pub fn from_descriptor(d: &SkillDescriptor) -> Self {
         let r = d.endpoint.retry.as_ref();
-        let attempts = r.and_then(|r| r.max_attempts.as_ref()).and_then(num_u64).unwrap_or(1);
-        let backoff = r.and_then(|r| r.backoff_ms.as_ref()).and_then(num_u64).unwrap_or(0);
+        let attempts = r
+            .and_then(|r| r.max_attempts.as_ref())
+            .and_then(num_u64)
+            .unwrap_or(1);
+        let backoff = r
+            .and_then(|r| r.backoff_ms.as_ref())
+            .and_then(num_u64)
+            .unwrap_or(0);
         Self {
             max_attempts: clamp_attempts(attempts),
             backoff: Duration::from_millis(backoff),
@@ -232,9 +245,13 @@ impl RetryPolicy {
     pub fn delay(&self, attempt: u32, suggested: Option<Duration>) -> Duration {
         let exp = self
             .backoff
-            .checked_mul(1u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX))
+            .checked_mul(
+                1u32.checked_shl(attempt.saturating_sub(1))
+                    .unwrap_or(u32::MAX),
+            )
             .unwrap_or(MAX_BACKOFF);
-        exp.max(suggested.unwrap_or(Duration::ZERO)).min(MAX_BACKOFF)
+        exp.max(suggested.unwrap_or(Duration::ZERO))
+            .min(MAX_BACKOFF)
     }
 
     /// Merges a provider's `error.retry` suggestion (seed §8.2): the attempt budget becomes
@@ -256,12 +273,17 @@ impl RetryPolicy {
 }
 
 fn clamp_attempts(n: u64) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX).clamp(1, MAX_ATTEMPTS_CAP)
+    u32::try_from(n)
+        .unwrap_or(u32::MAX)
+        .clamp(1, MAX_ATTEMPTS_CAP)
 }
 
 fn num_u64(n: &serde_json::Number) -> Option<u64> {
-    n.as_u64()
-        .or_else(|| n.as_f64().filter(|f| *f >= 0.0 && f.is_finite()).map(|f| f as u64))
+    n.as_u64().or_else(|| {
+        n.as_f64()
+            .filter(|f| *f >= 0.0 && f.is_finite())
+            .map(|f| f as u64)
+    })
 }
 
 /// One completed invocation, with every response observed (for lifecycle checks).
@@ -296,8 +318,11 @@ impl Consumer<TokioSleeper> {
 impl<S: Sleeper> Consumer<S> {
     /// A consumer waiting through `sleeper` (tests record the schedule).
     pub fn with_sleeper(config: ConsumerConfig, sleeper: S) -> Result<Self, ConsumerError> {
-        let client = reqwest::Client::builder()
-            .timeout(config.request_timeout)
+        let mut builder = reqwest::Client::builder().timeout(config.request_timeout);
+        if config.no_proxy {
+            builder = builder.no_proxy();
+        }
+        let client = builder
             .build()
             .map_err(|e| ConsumerError::Internal(e.to_string()))?;
         Ok(Self {
@@ -345,7 +370,10 @@ impl<S: Sleeper> Consumer<S> {
         let index = self.discover(base_url, creds, header).await?;
         let mut out = Vec::with_capacity(index.skills.len());
         for e in &index.skills {
-            out.push(self.fetch_descriptor(&e.descriptor_url, creds, header).await);
+            out.push(
+                self.fetch_descriptor(&e.descriptor_url, creds, header)
+                    .await,
+            );
         }
         Ok((index, out))
     }
@@ -357,8 +385,15 @@ impl<S: Sleeper> Consumer<S> {
         creds: &Credentials,
         header: Option<&str>,
     ) -> Result<T, ConsumerError> {
-        let req = attach(self.client.get(url).header("accept", "application/json"), creds, header);
-        let resp = req.send().await.map_err(|e| unreachable_error(url, &e, 1))?;
+        let req = attach(
+            self.client.get(url).header("accept", "application/json"),
+            creds,
+            header,
+        );
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| unreachable_error(url, &e, 1))?;
         let status = resp.status().as_u16();
         let ctype = resp
             .headers()
@@ -379,14 +414,20 @@ impl<S: Sleeper> Consumer<S> {
                 reason: format!("Content-Type {ctype:?} is not application/json"),
             });
         }
-        let value: Value = serde_json::from_slice(&body).map_err(|e| ConsumerError::BadResponse {
-            url: url.into(),
-            reason: format!("not JSON: {e}"),
-        })?;
+        let value: Value =
+            serde_json::from_slice(&body).map_err(|e| ConsumerError::BadResponse {
+                url: url.into(),
+                reason: format!("not JSON: {e}"),
+            })?;
         self.typed(url, &value, t)
     }
 
-    fn typed<T: DeserializeOwned>(&self, url: &str, value: &Value, t: DocType) -> Result<T, ConsumerError> {
+    fn typed<T: DeserializeOwned>(
+        &self,
+        url: &str,
+        value: &Value,
+        t: DocType,
+    ) -> Result<T, ConsumerError> {
         let v = SspValidator::global().map_err(|e| ConsumerError::Internal(e.to_string()))?;
         let report = v.validate(value, t, self.config.mode);
         if !report.valid {
@@ -423,7 +464,8 @@ impl<S: Sleeper> Consumer<S> {
             AuthType::ApiKey => descriptor.auth.header.as_deref(),
             _ => None,
         };
-        let (accepted_status, accepted, attempts) = self.submit(descriptor, &request, creds, header).await?;
+        let (accepted_status, accepted, attempts) =
+            self.submit(descriptor, &request, creds, header).await?;
         let mut polls = Vec::new();
         let mut last = accepted.clone();
         let mut n = 0u32;
@@ -440,7 +482,9 @@ impl<S: Sleeper> Consumer<S> {
                 .status_url
                 .as_deref()
                 .or(descriptor.endpoint.result_url.as_deref())
-                .ok_or_else(|| ConsumerError::BadDescriptor("no status_url nor result_url to poll".into()))?;
+                .ok_or_else(|| {
+                    ConsumerError::BadDescriptor("no status_url nor result_url to poll".into())
+                })?;
             if n > 0 {
                 self.sleeper.sleep(self.config.poll_interval).await;
             }
@@ -473,10 +517,14 @@ impl<S: Sleeper> Consumer<S> {
         header: Option<&str>,
         allow_202: bool,
     ) -> Result<(u16, InvocationResponse), ConsumerError> {
-        let resp = attach(self.client.get(url).header("accept", "application/json"), creds, header)
-            .send()
-            .await
-            .map_err(|e| unreachable_error(url, &e, 1))?;
+        let resp = attach(
+            self.client.get(url).header("accept", "application/json"),
+            creds,
+            header,
+        )
+        .send()
+        .await
+        .map_err(|e| unreachable_error(url, &e, 1))?;
         let status = resp.status().as_u16();
         let body = resp.bytes().await.map_err(|e| ConsumerError::BadResponse {
             url: url.into(),
@@ -485,10 +533,11 @@ impl<S: Sleeper> Consumer<S> {
         if status != 200 && !(allow_202 && status == 202) {
             return Err(provider_error(url, status, &body));
         }
-        let value: Value = serde_json::from_slice(&body).map_err(|e| ConsumerError::BadResponse {
-            url: url.into(),
-            reason: format!("not JSON: {e}"),
-        })?;
+        let value: Value =
+            serde_json::from_slice(&body).map_err(|e| ConsumerError::BadResponse {
+                url: url.into(),
+                reason: format!("not JSON: {e}"),
+            })?;
         Ok((status, self.typed(url, &value, DocType::Response)?))
     }
 
@@ -502,7 +551,8 @@ impl<S: Sleeper> Consumer<S> {
         header: Option<&str>,
     ) -> Result<(u16, InvocationResponse, u32), ConsumerError> {
         let url = d.endpoint.url.as_str();
-        let body = serde_json::to_vec(request).map_err(|e| ConsumerError::Internal(e.to_string()))?;
+        let body =
+            serde_json::to_vec(request).map_err(|e| ConsumerError::Internal(e.to_string()))?;
         let mut policy = RetryPolicy::from_descriptor(d);
         let mut attempt = 0u32;
         loop {
@@ -514,7 +564,10 @@ impl<S: Sleeper> Consumer<S> {
                     .request(method, url)
                     .header(
                         "content-type",
-                        d.endpoint.content_type.as_deref().unwrap_or("application/json"),
+                        d.endpoint
+                            .content_type
+                            .as_deref()
+                            .unwrap_or("application/json"),
                     )
                     .header("accept", "application/json")
                     .body(body.clone()),
@@ -530,9 +583,11 @@ impl<S: Sleeper> Consumer<S> {
                         reason: e.to_string(),
                     })?;
                     if (200..300).contains(&status) {
-                        let value: Value = serde_json::from_slice(&bytes).map_err(|e| ConsumerError::BadResponse {
-                            url: url.into(),
-                            reason: format!("not JSON: {e}"),
+                        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                            ConsumerError::BadResponse {
+                                url: url.into(),
+                                reason: format!("not JSON: {e}"),
+                            }
                         })?;
                         let r: InvocationResponse = self.typed(url, &value, DocType::Response)?;
                         return Ok((status, r, attempt));
@@ -567,7 +622,11 @@ impl<S: Sleeper> Consumer<S> {
     }
 }
 
-fn attach(mut req: reqwest::RequestBuilder, creds: &Credentials, header: Option<&str>) -> reqwest::RequestBuilder {
+fn attach(
+    mut req: reqwest::RequestBuilder,
+    creds: &Credentials,
+    header: Option<&str>,
+) -> reqwest::RequestBuilder {
     match creds {
         Credentials::None => {}
         Credentials::ApiKey(k) => req = req.header(header.unwrap_or("X-API-Key"), k),

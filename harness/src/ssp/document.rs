@@ -4,7 +4,9 @@
 //! a document the validator accepted; `serialize` writes 2-space-indented JSON, and
 //! `parse(serialize(d)) == d` holds for every valid `d` (property-tested).
 
-use crate::ssp::types::{ErrorResponse, InvocationRequest, InvocationResponse, SkillDescriptor, SkillIndex};
+use crate::ssp::types::{
+    ErrorResponse, InvocationRequest, InvocationResponse, SkillDescriptor, SkillIndex,
+};
 use crate::ssp::validator::{DocType, Mode, SchemaError, SspValidator, ValidationReport};
 use serde::Serialize;
 use serde::de::DeserializeOwned;

@@ -18,7 +18,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Every check of the SSP suite.
-pub fn checks(vectors_dir: &Path, catalogue: &Catalogue) -> Result<Vec<Arc<dyn Check>>, VectorError> {
+pub fn checks(
+    vectors_dir: &Path,
+    catalogue: &Catalogue,
+) -> Result<Vec<Arc<dyn Check>>, VectorError> {
     let mut out = crate::ssp::provider::checks(catalogue);
     out.extend(validator_checks(vectors_dir, catalogue)?);
     Ok(out)
@@ -26,7 +29,10 @@ pub fn checks(vectors_dir: &Path, catalogue: &Catalogue) -> Result<Vec<Arc<dyn C
 
 /// One check per requirement cited by the validator vectors: `<ID>/validator-vectors`
 /// runs every vector citing it (VAL rules).
-pub fn validator_checks(vectors_dir: &Path, catalogue: &Catalogue) -> Result<Vec<Arc<dyn Check>>, VectorError> {
+pub fn validator_checks(
+    vectors_dir: &Path,
+    catalogue: &Catalogue,
+) -> Result<Vec<Arc<dyn Check>>, VectorError> {
     let schema_path = vectors_dir.join("schemas/ssp-validator-vector.schema.json");
     let schema: Value = std::fs::read_to_string(&schema_path)
         .ok()
@@ -35,8 +41,16 @@ pub fn validator_checks(vectors_dir: &Path, catalogue: &Catalogue) -> Result<Vec
             file: schema_path.display().to_string(),
             message: "unreadable vector schema".into(),
         })?;
-    let known: BTreeSet<String> = catalogue.requirements.iter().map(|r| r.id.clone()).collect();
-    let vectors = load_dir(&vectors_dir.join("ssp/validator"), Some(&schema), Some(&known))?;
+    let known: BTreeSet<String> = catalogue
+        .requirements
+        .iter()
+        .map(|r| r.id.clone())
+        .collect();
+    let vectors = load_dir(
+        &vectors_dir.join("ssp/validator"),
+        Some(&schema),
+        Some(&known),
+    )?;
     let mut by_req: BTreeMap<String, Vec<LoadedVector>> = BTreeMap::new();
     for lv in vectors {
         for r in &lv.vector.requirements {

@@ -207,7 +207,11 @@ pub struct ParameterDefinition {
     /// Whether the parameter must be supplied.
     pub required: bool,
     /// Default value (any JSON, `null` included).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub default: Option<Value>,
     /// Nested JSON Schema for complex types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -377,7 +381,10 @@ impl SkillIndex {
     /// The entries whose `capability_type` is `t`, in index order (seed §4.5: only the
     /// matching entries, and all of them).
     pub fn filter_by_capability(&self, t: CapabilityType) -> Vec<&SkillIndexEntry> {
-        self.skills.iter().filter(|e| e.capability_type == t).collect()
+        self.skills
+            .iter()
+            .filter(|e| e.capability_type == t)
+            .collect()
     }
 }
 
@@ -456,7 +463,11 @@ pub struct InvocationResponse {
     /// Skill id.
     pub skill_id: String,
     /// Output (completed only).
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output: Option<Value>,
     /// Error (failed / timeout only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -522,7 +533,11 @@ pub struct ErrorObject {
     /// Human-readable message.
     pub message: String,
     /// Context-specific details.
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub details: Option<Value>,
     /// Retry suggestion.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -105,7 +105,9 @@ impl std::str::FromStr for DocType {
         Self::ALL
             .into_iter()
             .find(|t| t.as_str() == s)
-            .ok_or_else(|| format!("unknown document type {s:?} (descriptor|index|request|response|error)"))
+            .ok_or_else(|| {
+                format!("unknown document type {s:?} (descriptor|index|request|response|error)")
+            })
     }
 }
 
@@ -202,13 +204,17 @@ const PATTERN_MESSAGES: [(&str, &str); 4] = [
 ];
 
 static GLOBAL: LazyLock<Result<SspValidator, SchemaError>> = LazyLock::new(|| {
-    let schema: Value =
-        serde_json::from_str(SCHEMA_TEXT).map_err(|e| SchemaError(format!("schema.json is not JSON: {e}")))?;
+    let schema: Value = serde_json::from_str(SCHEMA_TEXT)
+        .map_err(|e| SchemaError(format!("schema.json is not JSON: {e}")))?;
     SspValidator::from_schema(&schema)
 });
 
 /// Validates `doc` as `doc_type` with the embedded schema (compiled once per process).
-pub fn validate(doc: &Value, doc_type: DocType, mode: Mode) -> Result<ValidationReport, SchemaError> {
+pub fn validate(
+    doc: &Value,
+    doc_type: DocType,
+    mode: Mode,
+) -> Result<ValidationReport, SchemaError> {
     Ok(SspValidator::global()?.validate(doc, doc_type, mode))
 }
 
@@ -225,7 +231,10 @@ impl SspValidator {
         let mut compiled = HashMap::new();
         let mut patterns = HashMap::new();
         for (def, message) in PATTERN_MESSAGES {
-            if let Some(p) = schema.pointer(&format!("/$defs/{def}/pattern")).and_then(Value::as_str) {
+            if let Some(p) = schema
+                .pointer(&format!("/$defs/{def}/pattern"))
+                .and_then(Value::as_str)
+            {
                 patterns.insert(p.to_owned(), message);
             }
         }
@@ -319,7 +328,10 @@ fn retarget(schema: &Value, t: DocType) -> Result<Value, SchemaError> {
             out.insert(key.into(), v.clone());
         }
     }
-    out.insert("$ref".into(), Value::String(format!("#/$defs/{}", t.def_name())));
+    out.insert(
+        "$ref".into(),
+        Value::String(format!("#/$defs/{}", t.def_name())),
+    );
     out.insert("$defs".into(), Value::Object(defs.clone()));
     Ok(Value::Object(out))
 }
@@ -343,7 +355,10 @@ fn loosen(schema: &Value) -> Value {
         }
     }
     let mut out = schema.clone();
-    if let Some(d) = out.pointer_mut("/$defs/SkillDescriptor").and_then(Value::as_object_mut) {
+    if let Some(d) = out
+        .pointer_mut("/$defs/SkillDescriptor")
+        .and_then(Value::as_object_mut)
+    {
         // The only conditional at the descriptor level is the access/auth coherence rule.
         d.remove("if");
         d.remove("then");
@@ -352,7 +367,12 @@ fn loosen(schema: &Value) -> Value {
     out
 }
 
-fn issue(path: &str, message: impl Into<String>, expected: Value, actual: Value) -> ValidationIssue {
+fn issue(
+    path: &str,
+    message: impl Into<String>,
+    expected: Value,
+    actual: Value,
+) -> ValidationIssue {
     ValidationIssue {
         path: path.to_owned(),
         message: message.into(),
@@ -398,10 +418,15 @@ impl SspValidator {
 
 /// Maps one jsonschema error onto seed §8.3.1 issues (one per unexpected member for
 /// `additionalProperties`, the missing member's own pointer for `required`).
-fn map_error(e: &ValidationError<'_>, patterns: &HashMap<String, &'static str>) -> Vec<ValidationIssue> {
+fn map_error(
+    e: &ValidationError<'_>,
+    patterns: &HashMap<String, &'static str>,
+) -> Vec<ValidationIssue> {
     let path = e.instance_path().as_str();
     let inst: &Value = e.instance();
-    let one = |message: String, expected: Value, actual: Value| vec![issue(path, message, expected, actual)];
+    let one = |message: String, expected: Value, actual: Value| {
+        vec![issue(path, message, expected, actual)]
+    };
     match e.kind() {
         ValidationErrorKind::Enum { options } => one(
             "must be equal to one of the allowed values".into(),
@@ -416,13 +441,19 @@ fn map_error(e: &ValidationError<'_>, patterns: &HashMap<String, &'static str>) 
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
                 TypeKind::Single(t) => json!(t.as_str()),
-                TypeKind::Multiple(set) => Value::Array(set.iter().map(|t| json!(t.as_str())).collect()),
+                TypeKind::Multiple(set) => {
+                    Value::Array(set.iter().map(|t| json!(t.as_str())).collect())
+                }
             };
             let name = expected
                 .as_str()
                 .map(str::to_owned)
                 .unwrap_or_else(|| expected.to_string());
-            let actual = if inst.is_number() { "number" } else { json_type(inst) };
+            let actual = if inst.is_number() {
+                "number"
+            } else {
+                json_type(inst)
+            };
             one(format!("must be {name}"), expected, json!(actual))
         }
         ValidationErrorKind::Required { property } => {
@@ -448,7 +479,9 @@ fn map_error(e: &ValidationError<'_>, patterns: &HashMap<String, &'static str>) 
                 )
             })
             .collect(),
-        ValidationErrorKind::FalseSchema => one("must NOT be present".into(), json!("absent"), inst.clone()),
+        ValidationErrorKind::FalseSchema => {
+            one("must NOT be present".into(), json!("absent"), inst.clone())
+        }
         ValidationErrorKind::Not { schema } => not_issue(path, inst, schema),
         ValidationErrorKind::Pattern { pattern } => one(
             match patterns.get(pattern) {
@@ -478,23 +511,31 @@ fn map_error(e: &ValidationError<'_>, patterns: &HashMap<String, &'static str>) 
             json!({ "minItems": limit }),
             json!(inst.as_array().map_or(0, Vec::len)),
         ),
-        ValidationErrorKind::Minimum { limit } => {
-            one(format!("must be >= {limit}"), json!({ "minimum": limit }), inst.clone())
-        }
+        ValidationErrorKind::Minimum { limit } => one(
+            format!("must be >= {limit}"),
+            json!({ "minimum": limit }),
+            inst.clone(),
+        ),
         ValidationErrorKind::ExclusiveMinimum { limit } => one(
             format!("must be > {limit}"),
             json!({ "exclusiveMinimum": limit }),
             inst.clone(),
         ),
-        ValidationErrorKind::Maximum { limit } => {
-            one(format!("must be <= {limit}"), json!({ "maximum": limit }), inst.clone())
-        }
+        ValidationErrorKind::Maximum { limit } => one(
+            format!("must be <= {limit}"),
+            json!({ "maximum": limit }),
+            inst.clone(),
+        ),
         ValidationErrorKind::UniqueItems => one(
             "must NOT have duplicate items".into(),
             json!({ "uniqueItems": true }),
             inst.clone(),
         ),
-        other => one(e.to_string(), json!({ "keyword": other.keyword() }), inst.clone()),
+        other => one(
+            e.to_string(),
+            json!({ "keyword": other.keyword() }),
+            inst.clone(),
+        ),
     }
 }
 
@@ -558,13 +599,20 @@ fn cross_field(doc: &Value, t: DocType, errors: &mut Vec<ValidationIssue>) {
             for i in unique_violations(doc, "/inputs", "name", "input name") {
                 push(i, errors);
             }
-            for i in unique_violations(doc, "/auth/custom/parameters", "name", "custom auth parameter name") {
+            for i in unique_violations(
+                doc,
+                "/auth/custom/parameters",
+                "name",
+                "custom auth parameter name",
+            ) {
                 push(i, errors);
             }
         }
         DocType::Response => {
             // SSP-INV-3: created_at <= updated_at (and <= completed_at).
-            let created = doc.pointer("/timestamps/created_at").and_then(Value::as_str);
+            let created = doc
+                .pointer("/timestamps/created_at")
+                .and_then(Value::as_str);
             for later in ["updated_at", "completed_at"] {
                 let p = format!("/timestamps/{later}");
                 let value = doc.pointer(&p).and_then(Value::as_str);
@@ -647,21 +695,28 @@ struct RawDetail {
 /// (a dotted `field` such as `endpoint.method` becomes the pointer `/endpoint/method`).
 /// The details may be the array itself or an object holding it under `errors`,
 /// `violations` or `details`.
-pub fn parse_validation_details(err: &ErrorObject) -> Result<(Vec<ValidationIssue>, DetailsShape), DetailsError> {
-    let details = err.details.as_ref().ok_or_else(|| DetailsError("no details".into()))?;
+pub fn parse_validation_details(
+    err: &ErrorObject,
+) -> Result<(Vec<ValidationIssue>, DetailsShape), DetailsError> {
+    let details = err
+        .details
+        .as_ref()
+        .ok_or_else(|| DetailsError("no details".into()))?;
     let arr = match details {
         Value::Array(a) => a,
         Value::Object(o) => ["errors", "violations", "details"]
             .iter()
             .find_map(|k| o.get(*k).and_then(Value::as_array))
-            .ok_or_else(|| DetailsError("object without an errors/violations/details array".into()))?,
+            .ok_or_else(|| {
+                DetailsError("object without an errors/violations/details array".into())
+            })?,
         other => return Err(DetailsError(format!("a {}", json_type(other)))),
     };
     let mut shape = DetailsShape::Seed;
     let mut out = Vec::with_capacity(arr.len());
     for (n, item) in arr.iter().enumerate() {
-        let raw: RawDetail =
-            serde_json::from_value(item.clone()).map_err(|e| DetailsError(format!("entry {n}: {e}")))?;
+        let raw: RawDetail = serde_json::from_value(item.clone())
+            .map_err(|e| DetailsError(format!("entry {n}: {e}")))?;
         let path = match (raw.path, raw.field) {
             (Some(p), _) => p,
             (None, Some(f)) => {
@@ -669,7 +724,9 @@ pub fn parse_validation_details(err: &ErrorObject) -> Result<(Vec<ValidationIssu
                 field_to_pointer(&f)
             }
             (None, None) => {
-                return Err(DetailsError(format!("entry {n} has neither path nor field")));
+                return Err(DetailsError(format!(
+                    "entry {n} has neither path nor field"
+                )));
             }
         };
         out.push(ValidationIssue {

@@ -6,7 +6,9 @@
 //! reports VAL coverage too).
 
 use crate::ssp::document::{SspDocument, parse, parse_str, serialize};
-use crate::ssp::types::{ErrorResponse, InvocationRequest, InvocationResponse, SkillDescriptor, SkillIndex};
+use crate::ssp::types::{
+    ErrorResponse, InvocationRequest, InvocationResponse, SkillDescriptor, SkillIndex,
+};
 use crate::ssp::validator::{DocType, Mode, SspValidator, ValidationIssue, ValidationReport};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -147,9 +149,10 @@ pub fn load_dir(
         message,
     };
     let file_validator = match schema {
-        Some(s) => {
-            Some(jsonschema::validator_for(s).map_err(|e| err("ssp-validator-vector.schema.json", e.to_string()))?)
-        }
+        Some(s) => Some(
+            jsonschema::validator_for(s)
+                .map_err(|e| err("ssp-validator-vector.schema.json", e.to_string()))?,
+        ),
         None => None,
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -166,7 +169,8 @@ pub fn load_dir(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let text = std::fs::read_to_string(&path).map_err(|e| err(&name, e.to_string()))?;
-        let raw: Value = serde_json::from_str(&text).map_err(|e| err(&name, format!("not JSON: {e}")))?;
+        let raw: Value =
+            serde_json::from_str(&text).map_err(|e| err(&name, format!("not JSON: {e}")))?;
         if let Some(v) = &file_validator {
             let problems: Vec<String> = v
                 .iter_errors(&raw)
@@ -179,9 +183,13 @@ pub fn load_dir(
                 ));
             }
         }
-        let file: VectorFile = serde_json::from_value(raw).map_err(|e| err(&name, e.to_string()))?;
+        let file: VectorFile =
+            serde_json::from_value(raw).map_err(|e| err(&name, e.to_string()))?;
         if file.format_version != 1 || file.suite != "ssp-validator" {
-            return Err(err(&name, "format_version must be 1 and suite ssp-validator".into()));
+            return Err(err(
+                &name,
+                "format_version must be 1 and suite ssp-validator".into(),
+            ));
         }
         for v in file.vectors {
             if !ids.insert(v.id.clone()) {
@@ -200,11 +208,15 @@ pub fn load_dir(
                         .get(b)
                         .cloned()
                         .ok_or_else(|| err(&name, format!("{}: unknown base {b}", v.id)))?;
-                    apply_patch(&mut d, &v.patch).map_err(|e| err(&name, format!("{}: {e}", v.id)))?;
+                    apply_patch(&mut d, &v.patch)
+                        .map_err(|e| err(&name, format!("{}: {e}", v.id)))?;
                     d
                 }
                 _ => {
-                    return Err(err(&name, format!("{}: exactly one of document / base(+patch)", v.id)));
+                    return Err(err(
+                        &name,
+                        format!("{}: exactly one of document / base(+patch)", v.id),
+                    ));
                 }
             };
             out.push(LoadedVector {
@@ -228,14 +240,20 @@ pub fn apply_patch(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
         let parent = doc
             .pointer_mut(parent_ptr)
             .ok_or_else(|| format!("patch parent {parent_ptr:?} not found"))?;
-        let value = || op.value.clone().ok_or_else(|| format!("{} needs a value", op.op));
+        let value = || {
+            op.value
+                .clone()
+                .ok_or_else(|| format!("{} needs a value", op.op))
+        };
         match (op.op.as_str(), parent) {
             ("remove", Value::Object(m)) => {
                 m.shift_remove(&last)
                     .ok_or_else(|| format!("remove: {} absent", op.path))?;
             }
             ("remove", Value::Array(a)) => {
-                let i: usize = last.parse().map_err(|_| format!("bad index in {}", op.path))?;
+                let i: usize = last
+                    .parse()
+                    .map_err(|_| format!("bad index in {}", op.path))?;
                 if i >= a.len() {
                     return Err(format!("remove: {} out of range", op.path));
                 }
@@ -251,7 +269,9 @@ pub fn apply_patch(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
                 if last == "-" {
                     a.push(value()?);
                 } else {
-                    let i: usize = last.parse().map_err(|_| format!("bad index in {}", op.path))?;
+                    let i: usize = last
+                        .parse()
+                        .map_err(|_| format!("bad index in {}", op.path))?;
                     if i > a.len() {
                         return Err(format!("add: {} out of range", op.path));
                     }
@@ -259,7 +279,9 @@ pub fn apply_patch(doc: &mut Value, ops: &[PatchOp]) -> Result<(), String> {
                 }
             }
             ("replace", Value::Array(a)) => {
-                let i: usize = last.parse().map_err(|_| format!("bad index in {}", op.path))?;
+                let i: usize = last
+                    .parse()
+                    .map_err(|_| format!("bad index in {}", op.path))?;
                 let v = value()?;
                 let slot = a
                     .get_mut(i)

@@ -571,3 +571,74 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
     }
     problems
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_loads_and_rejects_unknown_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.toml");
+        std::fs::write(
+            &good,
+            "format_version = 1\nbase_url = \"http://127.0.0.1:8080\"\nmcp_revision = \"2026-07-28\"\n\
+             concurrency = 4\n[tokens]\nagent_a = \"a\"\nreader = \"r\"\n[ssp]\nskills = { agent_a = [\"x\"] }\n",
+        )
+        .unwrap();
+        let p = Profile::load(&good).unwrap();
+        assert_eq!(p.mcp_revision, Some(McpRevision::V2026_07_28));
+        assert_eq!(p.tokens[&Role::Reader], "r");
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(
+            &bad,
+            "format_version = 1\nbase_url = \"http://x\"\ncolour = 1\n",
+        )
+        .unwrap();
+        assert!(
+            Profile::load(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("colour")
+        );
+        let anon = dir.path().join("anon.toml");
+        std::fs::write(
+            &anon,
+            "format_version = 1\nbase_url = \"http://x\"\n[tokens]\nanonymous = \"t\"\n",
+        )
+        .unwrap();
+        assert!(Profile::load(&anon).is_err());
+    }
+
+    #[test]
+    fn manifest_routes_override_defaults() {
+        let m = Manifest::from_value(json!({
+            "operations": [
+                {"name": "post", "http": {"method": "post", "path": "/api/msg"}, "mcp": {"tool": "parley_post"}},
+                {"name": "inbox", "http": null, "mcp": {"tool": "inbox"}}
+            ],
+            "bindings": {"mcp": {"endpoint": "/rpc"}},
+            "profiles": [{"name": "dialectic"}]
+        }));
+        assert_eq!(
+            m.routes.0["post"],
+            Some(Route {
+                method: "POST".into(),
+                path: "/api/msg".into()
+            })
+        );
+        assert_eq!(m.routes.0["inbox"], None);
+        assert_eq!(
+            m.routes.0["whoami"],
+            Some(Route {
+                method: "GET".into(),
+                path: "/v1/whoami".into()
+            })
+        );
+        assert_eq!(m.tools["post"], Some("parley_post".into()));
+        assert_eq!(m.mcp_endpoint.as_deref(), Some("/rpc"));
+        assert_eq!(m.profiles, ["dialectic"]);
+        assert_eq!(m.missing_bindings, ["inbox: no HTTP binding"]);
+    }
+}

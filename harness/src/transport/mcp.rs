@@ -162,7 +162,7 @@ impl McpTransport {
         body: (Option<Vec<u8>>, Option<String>),
         auth: &Auth,
         id: Option<u64>,
-    ) -> (Exchange, Option<Reply>) {
+    ) -> Result<Reply, Exchange> {
         let mut recorded = headers.clone();
         let overridden = |n: &str| extra.keys().any(|k| k.eq_ignore_ascii_case(n));
         headers.retain(|(k, _)| !overridden(k));
@@ -186,21 +186,21 @@ impl McpTransport {
             shown_body: body.1,
         };
         let (ex, resp) = send_recorded(&self.client, TransportKind::Mcp, p).await;
-        let reply = resp.map(|(status, hs, text)| {
-            let ct = hs
-                .iter()
-                .find(|(k, _)| k == "content-type")
-                .map(|(_, v)| v.as_str());
-            let json = parse_rpc_body(ct, &text, id);
-            Reply {
-                http_status: status,
-                headers: hs,
-                json,
-                text,
-                exchanges: vec![ex.clone()],
-            }
-        });
-        (ex, reply)
+        let Some((status, hs, text)) = resp else {
+            return Err(ex);
+        };
+        let ct = hs
+            .iter()
+            .find(|(k, _)| k == "content-type")
+            .map(|(_, v)| v.as_str());
+        let json = parse_rpc_body(ct, &text, id);
+        Ok(Reply {
+            http_status: status,
+            headers: hs,
+            json,
+            text,
+            exchanges: vec![ex],
+        })
     }
 
     async fn session(&self) -> Result<Option<Session>, TransportError> {
@@ -231,7 +231,7 @@ impl McpTransport {
             }
         });
         let text = init.to_string();
-        let (ex, reply) = self
+        let reply = self
             .post(
                 self.base_headers(None),
                 &BTreeMap::new(),
@@ -240,9 +240,20 @@ impl McpTransport {
                 Some(id),
             )
             .await;
-        self.handshake.lock().await.push(ex.clone());
-        let reply = reply
-            .ok_or_else(|| format!("MCP initialize: {}", ex.error.clone().unwrap_or_default()))?;
+        let reply = match reply {
+            Ok(r) => {
+                self.handshake
+                    .lock()
+                    .await
+                    .extend(r.exchanges.iter().cloned());
+                r
+            }
+            Err(ex) => {
+                let msg = format!("MCP initialize: {}", ex.error.clone().unwrap_or_default());
+                self.handshake.lock().await.push(ex);
+                return Err(msg);
+            }
+        };
         let ok = reply.json.as_ref().and_then(|j| j.get("result")).is_some();
         if !ok {
             return Err(format!(
@@ -254,7 +265,7 @@ impl McpTransport {
             id: reply.header("mcp-session-id").map(str::to_string),
         };
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-        let (ex, reply) = self
+        let reply = self
             .post(
                 self.base_headers(Some(&session)),
                 &BTreeMap::new(),
@@ -263,22 +274,34 @@ impl McpTransport {
                 None,
             )
             .await;
-        self.handshake.lock().await.push(ex.clone());
         match reply {
-            Some(r) if (200..300).contains(&r.http_status) => Ok(session),
-            Some(r) => Err(format!(
-                "MCP notifications/initialized: HTTP {} {}",
-                r.http_status, r.text
-            )),
-            None => Err(format!(
-                "MCP notifications/initialized: {}",
-                ex.error.unwrap_or_default()
-            )),
+            Ok(r) => {
+                self.handshake
+                    .lock()
+                    .await
+                    .extend(r.exchanges.iter().cloned());
+                if (200..300).contains(&r.http_status) {
+                    Ok(session)
+                } else {
+                    Err(format!(
+                        "MCP notifications/initialized: HTTP {} {}",
+                        r.http_status, r.text
+                    ))
+                }
+            }
+            Err(ex) => {
+                let msg = format!(
+                    "MCP notifications/initialized: {}",
+                    ex.error.clone().unwrap_or_default()
+                );
+                self.handshake.lock().await.push(ex);
+                Err(msg)
+            }
         }
     }
 
-    fn finish(ex: Exchange, reply: Option<Reply>) -> Result<Reply, TransportError> {
-        reply.ok_or_else(|| TransportError::Io {
+    fn finish(reply: Result<Reply, Exchange>) -> Result<Reply, TransportError> {
+        reply.map_err(|ex| TransportError::Io {
             message: ex.error.clone().unwrap_or_default(),
             exchanges: vec![ex],
         })
@@ -318,7 +341,7 @@ impl Transport for McpTransport {
             let body =
                 json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
                     .to_string();
-            let (ex, reply) = self
+            let reply = self
                 .post(
                     headers,
                     &BTreeMap::new(),
@@ -327,7 +350,7 @@ impl Transport for McpTransport {
                     Some(id),
                 )
                 .await;
-            Self::finish(ex, reply)
+            Self::finish(reply)
         }
         .boxed()
     }
@@ -384,10 +407,10 @@ impl Transport for McpTransport {
                 }
             }
             let (bytes, shown) = super::raw_body(&req.body, &body_json, None)?;
-            let (ex, reply) = self
+            let reply = self
                 .post(headers, &req.headers, (bytes, shown), auth, id)
                 .await;
-            Self::finish(ex, reply)
+            Self::finish(reply)
         }
         .boxed()
     }

@@ -662,7 +662,23 @@ pub async fn run_vector(
             });
         }
     }
+    // An operation the target declares `null` on this binding (PV-TR-1a, reported by its own
+    // check) makes the vector inapplicable here, not failed.
+    for step in &v.steps {
+        if let Some(StepAction::Op(op)) = step.action() {
+            let missing = match kind {
+                TransportKind::Http => matches!(target.manifest.routes.0.get(op), Some(None)),
+                TransportKind::Mcp => matches!(target.manifest.tools.get(op), Some(None)),
+            };
+            if missing {
+                return CheckOutcome::verdict(Verdict::Unsupported {
+                    reason: format!("the target declares no {kind} binding for {op} (PV-TR-1a)"),
+                });
+            }
+        }
+    }
     let mut env = base_env(target, &ctx.run_nonce);
+    let mut drifted = false;
     let mut st = RunState {
         lv,
         required,
@@ -763,10 +779,22 @@ pub async fn run_vector(
             let verdict = st.violation(n, m);
             return st.done(verdict);
         }
-        // Bodies of the shared inbox and of repeated steps depend on concurrent activity and
-        // quota windows: only their outcome class is compared across bindings.
-        let comparable = step.repeat.is_none() && step.op.as_deref() != Some("inbox");
-        let mut sig = obs.signature(n, comparable);
+        // The shared inbox depends on concurrent activity, and a repeated step on the quota
+        // window it happens to fall in (the two bindings' runs are seconds apart): a repeated
+        // step is not compared across bindings, and after one the threads it wrote to may
+        // legitimately differ, so later bodies are not compared either (classes still are).
+        let mut sig = if step.repeat.is_some() {
+            drifted = true;
+            StepSignature {
+                step: n,
+                class: "repeat".into(),
+                status: None,
+                reason: None,
+                body: None,
+            }
+        } else {
+            obs.signature(n, !drifted && step.op.as_deref() != Some("inbox"))
+        };
         if let Some(b) = sig.body.take() {
             sig.body = Some(normalise(&b, &mut st.ids));
         }
@@ -808,9 +836,10 @@ async fn observe(
 ) -> Result<Observation, StepError> {
     let mut send = async |extra: Option<(&str, &Value)>| -> Result<Observation, StepError> {
         match send_once(target, kind, step, env, auth, extra).await {
-            Ok((reply, raw)) => {
-                exchanges.extend(reply.exchanges.iter().cloned());
-                Ok(Observation::new(kind, raw || raw_mcp, &reply))
+            Ok((mut reply, raw)) => {
+                let obs = Observation::new(kind, raw || raw_mcp, &reply);
+                exchanges.append(&mut reply.exchanges);
+                Ok(obs)
             }
             Err(Ok(TransportError::Unusable(m))) => Err(StepError::Harness(m)),
             Err(Ok(TransportError::Io {

@@ -22,6 +22,8 @@ pub enum Fault {
     /// Forgets the lock: a post or mark refused with `thread_locked` is retried after a
     /// silent human reopen: PV-ST-4.
     ForgetsLock,
+    /// Declares every MCP binding `null` in its manifest (an HTTP-only server): PV-TR-1a.
+    HttpOnly,
 }
 
 struct Proxy {
@@ -172,6 +174,18 @@ async fn handle(
             let (status, hs, bytes) = forward(&p, &method, &uri, &headers, body).await;
             return (status, hs, bytes).into_response();
         }
+    }
+    if p.fault == Fault::HttpOnly
+        && method == Method::GET
+        && path == "/v1/manifest"
+        && let Ok(mut v) = serde_json::from_slice::<Value>(&bytes)
+    {
+        if let Some(ops) = v.get_mut("operations").and_then(Value::as_array_mut) {
+            for op in ops {
+                op["mcp"] = Value::Null;
+            }
+        }
+        return (status, axum::Json(v)).into_response();
     }
     (status, hs, bytes).into_response()
 }

@@ -146,7 +146,8 @@ impl ParleyService {
             Ok(resp) => resp,
             Err(Fail::Refused(mut r, mut retry_after)) => {
                 let faults = self.inner.faults;
-                if faults.is_on(Fault::UnstableThreadNotFound) && r.reason == Reason::ThreadNotFound {
+                if faults.is_on(Fault::UnstableThreadNotFound) && r.reason == Reason::ThreadNotFound
+                {
                     r.reason = Reason::NotFound;
                 }
                 if faults.is_on(Fault::RateLimitWithoutRetryAfter) {
@@ -180,9 +181,7 @@ impl ParleyService {
         if faults.is_on(Fault::ManifestMissesKind)
             && let Some(Value::Array(kinds)) = manifest.get_mut("kinds")
         {
-            kinds.retain(|k| {
-                k.get("name").or(Some(k)).and_then(Value::as_str) != Some("agree")
-            });
+            kinds.retain(|k| k.get("name").or(Some(k)).and_then(Value::as_str) != Some("agree"));
         }
         if faults.is_on(Fault::ManifestBodyLimitMismatch)
             && let Some(limit) = manifest.pointer_mut("/limits/body_max_chars")
@@ -324,8 +323,15 @@ impl ParleyService {
             ),
             (Operation::Whoami, Some(c)) => ok(ops::whoami(inner, &c, &args)?),
             (Operation::Post, Some(c)) => {
-                let status = if faults.is_on(Fault::PostReturns200) { 200 } else { 201 };
-                Ok(Response::ok(status, post::post(inner, &c.actor, &args, now)?))
+                let status = if faults.is_on(Fault::PostReturns200) {
+                    200
+                } else {
+                    201
+                };
+                Ok(Response::ok(
+                    status,
+                    post::post(inner, &c.actor, &args, now)?,
+                ))
             }
             (Operation::ReadThread, Some(_)) => ok(ops::read_thread(inner, &args)?),
             (Operation::ListEvents, Some(_)) => ok(ops::list_events(inner, &args)?),

@@ -338,7 +338,8 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
         let thread_id = match &resolved.thread {
             Some(t) => t.id,
             None => {
-                let confirmed_at = confirms_states(actor, None, faults).then_some(now.text.as_str());
+                let confirmed_at =
+                    confirms_states(actor, None, faults).then_some(now.text.as_str());
                 let label = state_label(actor, faults);
                 let id = store::insert_thread(
                     tx,
@@ -589,10 +590,15 @@ fn parse_or_fault(
 ) -> Result<Envelope, Fail> {
     let env = match parse_envelope(args, limits, dialectic, now.time) {
         Ok(env) => env,
-        Err(r) if r.reason == Reason::KindUnknown && faults.is_on(Fault::KindUnknownAsInvalidBody) => {
+        Err(r)
+            if r.reason == Reason::KindUnknown && faults.is_on(Fault::KindUnknownAsInvalidBody) =>
+        {
             return Err(Refusal::new(Reason::InvalidBody, r.message).into());
         }
-        Err(r) if r.reason == Reason::ThreadRequired && faults.is_on(Fault::ThreadRequiredNotEnforced) => {
+        Err(r)
+            if r.reason == Reason::ThreadRequired
+                && faults.is_on(Fault::ThreadRequiredNotEnforced) =>
+        {
             // Validate as an opening ask, then keep the real kind: it opens a thread.
             let kind = args
                 .get("kind")
@@ -613,7 +619,11 @@ fn parse_or_fault(
     if faults.is_on(Fault::BodyCountsBytes) && env.body.len() > limits.body_max_chars {
         return refused(
             Reason::BodyTooLong,
-            format!("body has {} bytes, the limit is {}", env.body.len(), limits.body_max_chars),
+            format!(
+                "body has {} bytes, the limit is {}",
+                env.body.len(),
+                limits.body_max_chars
+            ),
         );
     }
     Ok(env)
@@ -627,7 +637,8 @@ pub(crate) fn confirms_states(actor: &Actor, thread: Option<&ThreadRow>, faults:
     match thread {
         Some(t) => {
             actor.confirms_states()
-                || (faults.is_on(Fault::CreatorMarkConfirmed) && t.creator.identity == actor.identity)
+                || (faults.is_on(Fault::CreatorMarkConfirmed)
+                    && t.creator.identity == actor.identity)
         }
         None => actor.confirms_states() || faults.is_on(Fault::ModelThreadStartsConfirmed),
     }
@@ -671,7 +682,10 @@ pub(crate) fn render_claim(
 ) -> Value {
     let mut v = render::claim(claim, acts, now.time);
     if faults.is_on(Fault::VerifyAddsSupport) {
-        let support = acts.iter().filter(|a| a.act == "attest" || a.act == "verify").count();
+        let support = acts
+            .iter()
+            .filter(|a| a.act == "attest" || a.act == "verify")
+            .count();
         v["support"] = Value::from(support);
     }
     v

@@ -1293,12 +1293,20 @@ fn dialectic_lifecycle() {
     // 403 self_attest comes before 409 (PV-AU-6), and the human verifies without a
     // listed verify right (PV-AU-4) — here refused only by the claim state.
     assert_eq!(
-        reason(&post(&s, A, json!({"kind": "attest", "body": "y", "thread": th, "claim": cl, "evidence": ev(), "from": {"extension": "q"}}))),
+        reason(&post(
+            &s,
+            A,
+            json!({"kind": "attest", "body": "y", "thread": th, "claim": cl, "evidence": ev(), "from": {"extension": "q"}})
+        )),
         (403, "self_attest")
     );
     // verify right is checked before 404 (the kind is read at the 403-right step)
     assert_eq!(
-        reason(&post(&s, B, json!({"kind": "verify", "body": "v", "thread": "th_999", "claim": "cl_999", "evidence": ev()}))),
+        reason(&post(
+            &s,
+            B,
+            json!({"kind": "verify", "body": "v", "thread": "th_999", "claim": "cl_999", "evidence": ev()})
+        )),
         (403, "token_right_missing")
     );
     // claim events, subject "claim"

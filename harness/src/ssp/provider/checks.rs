@@ -9,7 +9,9 @@
 use crate::ssp::consumer::{Consumer, ConsumerConfig, ConsumerError, Credentials};
 use crate::ssp::provider::env::{Cred, Env, Finding, Fixture, Step};
 use crate::ssp::provider::profile::FixtureRole;
-use crate::ssp::types::{AccessPolicy, AuthType, CapabilityType, ExecutionStatus, InvocationResponse, SkillDescriptor};
+use crate::ssp::types::{
+    AccessPolicy, AuthType, CapabilityType, ExecutionStatus, InvocationResponse, SkillDescriptor,
+};
 use crate::ssp::validator::{DetailsShape, DocType, parse_validation_details};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -119,14 +121,19 @@ async fn well_known(env: &mut Env) -> Step<()> {
             "seed §4.3.1: the response MUST have Content-Type application/json",
         ));
     }
-    let _: crate::ssp::types::SkillIndex = env.typed(r.body()?, DocType::Index, "the Skill Index")?;
+    let _: crate::ssp::types::SkillIndex =
+        env.typed(r.body()?, DocType::Index, "the Skill Index")?;
     Ok(())
 }
 
 /// SSP-DISC-2: anonymous sees public+restricted, no private; authenticated sees a superset.
 async fn visibility(env: &mut Env) -> Step<()> {
     let anon = env.index("", &Cred::None).await?;
-    if let Some(e) = anon.skills.iter().find(|e| e.access == AccessPolicy::Private) {
+    if let Some(e) = anon
+        .skills
+        .iter()
+        .find(|e| e.access == AccessPolicy::Private)
+    {
         return Err(Finding::fail(
             "/skills",
             json!("no private entry"),
@@ -190,7 +197,9 @@ async fn filter(env: &mut Env) -> Step<()> {
     let full = env.index("", &Cred::None).await?;
     for t in CapabilityType::ALL {
         for param in ["capability_type", "type"] {
-            let got = env.index(&format!("?{param}={}", t.as_str()), &Cred::None).await?;
+            let got = env
+                .index(&format!("?{param}={}", t.as_str()), &Cred::None)
+                .await?;
             let want: Vec<&str> = full
                 .skills
                 .iter()
@@ -216,10 +225,14 @@ async fn filter(env: &mut Env) -> Step<()> {
             }
         }
     }
-    let url = env.url(&format!("{}?capability_type=not-a-type", env.profile.well_known_path()));
+    let url = env.url(&format!(
+        "{}?capability_type=not-a-type",
+        env.profile.well_known_path()
+    ));
     let r = env.get(&url, &Cred::None).await?;
     if r.status == 200 {
-        let idx: crate::ssp::types::SkillIndex = env.typed(r.body()?, DocType::Index, "the filtered index")?;
+        let idx: crate::ssp::types::SkillIndex =
+            env.typed(r.body()?, DocType::Index, "the filtered index")?;
         if !idx.skills.is_empty() {
             return Err(Finding::fail(
                 "/skills",
@@ -235,7 +248,12 @@ async fn filter(env: &mut Env) -> Step<()> {
             "unknown capability_type: 400 VALIDATION_ERROR is the binding's answer (200 with no entries accepted)",
         ));
     } else {
-        env.expect_error(&r, &[400], Some("VALIDATION_ERROR"), "unknown capability_type")?;
+        env.expect_error(
+            &r,
+            &[400],
+            Some("VALIDATION_ERROR"),
+            "unknown capability_type",
+        )?;
     }
     Ok(())
 }
@@ -249,7 +267,13 @@ async fn agreement(env: &mut Env) -> Step<()> {
     }
     let mut done = BTreeSet::new();
     for (cred, idx) in views {
-        let major = idx.protocol.version.split('.').next().unwrap_or("").to_owned();
+        let major = idx
+            .protocol
+            .version
+            .split('.')
+            .next()
+            .unwrap_or("")
+            .to_owned();
         for e in &idx.skills {
             if !done.insert(e.id.clone()) {
                 continue;
@@ -266,11 +290,19 @@ async fn agreement(env: &mut Env) -> Step<()> {
                     ),
                 ));
             }
-            let d: SkillDescriptor = env.typed(r.body()?, DocType::Descriptor, &format!("descriptor of {}", e.id))?;
+            let d: SkillDescriptor = env.typed(
+                r.body()?,
+                DocType::Descriptor,
+                &format!("descriptor of {}", e.id),
+            )?;
             let pairs = [
                 ("/id", json!(e.id), json!(d.id)),
                 ("/name", json!(e.name), json!(d.name)),
-                ("/capability_type", json!(e.capability_type), json!(d.capability_type)),
+                (
+                    "/capability_type",
+                    json!(e.capability_type),
+                    json!(d.capability_type),
+                ),
                 ("/access", json!(e.access), json!(d.access)),
                 ("/version", json!(e.version), json!(d.version)),
             ];
@@ -308,11 +340,20 @@ async fn descriptor_errors(env: &mut Env) -> Step<()> {
         ));
     };
     let unknown = match first.descriptor_url.rfind('/') {
-        Some(i) => format!("{}/conform-unknown-{}.json", &first.descriptor_url[..i], env.caller_id),
+        Some(i) => format!(
+            "{}/conform-unknown-{}.json",
+            &first.descriptor_url[..i],
+            env.caller_id
+        ),
         None => return Err(Finding::harness("descriptor_url without a path")),
     };
     let r = env.get(&unknown, &Cred::None).await?;
-    env.expect_error(&r, &[404], Some("SKILL_NOT_FOUND"), "unknown descriptor path")?;
+    env.expect_error(
+        &r,
+        &[404],
+        Some("SKILL_NOT_FOUND"),
+        "unknown descriptor path",
+    )?;
     let private = env.fixture(FixtureRole::Private).await?;
     let mut url = None;
     for c in env.all_creds() {
@@ -321,7 +362,9 @@ async fn descriptor_errors(env: &mut Env) -> Step<()> {
             url = Some(e.descriptor_url.clone());
         }
     }
-    let url = url.ok_or_else(|| Finding::unsupported("no credential shows the private skill's index entry"))?;
+    let url = url.ok_or_else(|| {
+        Finding::unsupported("no credential shows the private skill's index entry")
+    })?;
     let r = env.get(&url, &Cred::None).await?;
     if r.status == 404 {
         env.expect_error(&r, &[404], None, "private descriptor without credentials")?;
@@ -451,7 +494,11 @@ async fn lifecycle(env: &mut Env, role: FixtureRole) -> Step<()> {
     let mut seq = vec![accepted];
     seq.extend(env.poll_terminal(&f, &exec, &cred).await?);
     // Terminal stability: two more reads give the same status and payload.
-    let url = env.expand(f.descriptor.endpoint.status_url.as_deref(), "status_url", &exec)?;
+    let url = env.expand(
+        f.descriptor.endpoint.status_url.as_deref(),
+        "status_url",
+        &exec,
+    )?;
     for _ in 0..2 {
         let r = env.get(&url, &cred).await?;
         let body = r.body()?.clone();
@@ -509,12 +556,17 @@ async fn result(env: &mut Env) -> Step<()> {
     let f = env.fixture(FixtureRole::Slow).await?;
     let (exec, _) = env.start(&f, None).await?;
     let cred = f.cred.clone();
-    let url = env.expand(f.descriptor.endpoint.result_url.as_deref(), "result_url", &exec)?;
+    let url = env.expand(
+        f.descriptor.endpoint.result_url.as_deref(),
+        "result_url",
+        &exec,
+    )?;
     let early = env.get(&url, &cred).await?;
     match early.status {
         202 => {
             let body = early.body()?.clone();
-            let r: InvocationResponse = env.typed(&body, DocType::Response, "the early result answer")?;
+            let r: InvocationResponse =
+                env.typed(&body, DocType::Response, "the early result answer")?;
             if r.status.is_terminal() {
                 env.warnings.push(Finding::warn(
                     "/status",
@@ -685,7 +737,11 @@ async fn wrong_skill(env: &mut Env) -> Step<()> {
     let cred = f.cred.clone();
     let url = f.descriptor.endpoint.url.clone();
     let method = f.descriptor.endpoint.method.as_str();
-    let body = env.request(&format!("conform-unknown/{}", env.caller_id), &f.inputs, None);
+    let body = env.request(
+        &format!("conform-unknown/{}", env.caller_id),
+        &f.inputs,
+        None,
+    );
     let r = env.send(method, &url, Some(&body), &cred).await?;
     env.expect_error(&r, &[404], Some("SKILL_NOT_FOUND"), "unknown skill_id")?;
     let other = env.fixture(FixtureRole::Failing).await?;
@@ -702,7 +758,12 @@ async fn wrong_skill(env: &mut Env) -> Step<()> {
     Ok(())
 }
 
-fn check_timeout_error(env: &mut Env, last: &Value, exec: &str, effective: Option<u64>) -> Step<()> {
+fn check_timeout_error(
+    env: &mut Env,
+    last: &Value,
+    exec: &str,
+    effective: Option<u64>,
+) -> Step<()> {
     if last["status"] != "timeout" {
         return Err(Finding::fail(
             "/status",
@@ -711,7 +772,10 @@ fn check_timeout_error(env: &mut Env, last: &Value, exec: &str, effective: Optio
             "an overrun ends the execution as timeout",
         ));
     }
-    let code = last.pointer("/error/code").and_then(Value::as_str).unwrap_or("");
+    let code = last
+        .pointer("/error/code")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if code == "EXECUTION_TIMEOUT" {
         env.warnings.push(Finding::warn(
             "/error/code",
@@ -727,7 +791,11 @@ fn check_timeout_error(env: &mut Env, last: &Value, exec: &str, effective: Optio
             "timeout error code",
         ));
     }
-    if last.pointer("/error/details/execution_id").and_then(Value::as_str) != Some(exec) {
+    if last
+        .pointer("/error/details/execution_id")
+        .and_then(Value::as_str)
+        != Some(exec)
+    {
         return Err(Finding::fail(
             "/error/details/execution_id",
             json!(exec),
@@ -804,7 +872,11 @@ async fn context_timeout(env: &mut Env) -> Step<()> {
 async fn privacy(env: &mut Env) -> Step<()> {
     let f = env.fixture(FixtureRole::Restricted).await?;
     let (exec, _) = env.start(&f, None).await?;
-    let url = env.expand(f.descriptor.endpoint.status_url.as_deref(), "status_url", &exec)?;
+    let url = env.expand(
+        f.descriptor.endpoint.status_url.as_deref(),
+        "status_url",
+        &exec,
+    )?;
     let other = match (
         &f.cred,
         &env.profile.credentials.api_key_limited,
@@ -822,7 +894,12 @@ async fn privacy(env: &mut Env) -> Step<()> {
         }
     };
     let r = env.get(&url, &other).await?;
-    env.expect_error(&r, &[404], None, "another credential reading a non-public execution")?;
+    env.expect_error(
+        &r,
+        &[404],
+        None,
+        "another credential reading a non-public execution",
+    )?;
     if r.text.contains("\"output\"") {
         return Err(Finding::fail(
             "/output",
@@ -840,7 +917,12 @@ async fn privacy(env: &mut Env) -> Step<()> {
             "an anonymous caller cannot read a non-public execution",
         ));
     }
-    env.expect_error(&r, &[404, 401], None, "anonymous read of a non-public execution")?;
+    env.expect_error(
+        &r,
+        &[404, 401],
+        None,
+        "anonymous read of a non-public execution",
+    )?;
     Ok(())
 }
 
@@ -852,7 +934,9 @@ async fn concurrency(env: &mut Env) -> Step<()> {
     let client = env.client_handle();
     let url = f.descriptor.endpoint.url.clone();
     let method = f.descriptor.endpoint.method.as_str();
-    let bodies: Vec<Value> = (0..N).map(|_| env.request(&f.descriptor.id, &f.inputs, None)).collect();
+    let bodies: Vec<Value> = (0..N)
+        .map(|_| env.request(&f.descriptor.id, &f.inputs, None))
+        .collect();
     let futs = bodies
         .iter()
         .map(|b| Env::send_detached(&client, method, &url, b, &cred));
@@ -944,7 +1028,12 @@ async fn auth_required(env: &mut Env, role: FixtureRole) -> Step<()> {
         ("invalid credentials", wrong_cred(&f.cred)),
     ] {
         let r = env.invoke(&f, None, None, &cred).await?;
-        let e = env.expect_error(&r, &[401], Some("AUTH_REQUIRED"), &format!("{} with {label}", d.id))?;
+        let e = env.expect_error(
+            &r,
+            &[401],
+            Some("AUTH_REQUIRED"),
+            &format!("{} with {label}", d.id),
+        )?;
         if r.header("www-authenticate").is_none() {
             return Err(Finding::fail(
                 "",
@@ -1042,14 +1131,19 @@ async fn permission_denied(env: &mut Env, role: FixtureRole) -> Step<()> {
 async fn wrong_header(env: &mut Env) -> Step<()> {
     let f = env.fixture(FixtureRole::AuthApiKey).await?;
     let Cred::ApiKey { header, key } = f.cred.clone() else {
-        return Err(Finding::unsupported("role auth_api_key is not an api_key skill"));
+        return Err(Finding::unsupported(
+            "role auth_api_key is not an api_key skill",
+        ));
     };
     let other = if header.eq_ignore_ascii_case("x-conform-key") {
         "X-Other-Key"
     } else {
         "X-Conform-Key"
     };
-    for cred in [Cred::Header(other.into(), key.clone()), Cred::Bearer(key.clone())] {
+    for cred in [
+        Cred::Header(other.into(), key.clone()),
+        Cred::Bearer(key.clone()),
+    ] {
         if header.eq_ignore_ascii_case("authorization") && matches!(cred, Cred::Bearer(_)) {
             continue;
         }
@@ -1086,6 +1180,7 @@ async fn consumer_compat(env: &mut Env) -> Step<()> {
     let creds = consumer_creds(&f.cred)?;
     let consumer = Consumer::new(ConsumerConfig {
         caller_id: env.caller_id.clone(),
+        no_proxy: true,
         ..ConsumerConfig::default()
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
@@ -1131,7 +1226,10 @@ async fn consumer_compat(env: &mut Env) -> Step<()> {
     let major: u64 = consumer.config().protocol_version.major + 1;
     newer.protocol.version = format!("{major}.0.0");
     newer.endpoint.url = closed_port_url().await?;
-    match consumer.invoke(&newer, f.inputs.clone(), None, &creds).await {
+    match consumer
+        .invoke(&newer, f.inputs.clone(), None, &creds)
+        .await
+    {
         Err(ConsumerError::Local(e)) if e.code.as_str() == "VERSION_INCOMPATIBLE" => {
             let d = e.details.unwrap_or(Value::Null);
             let want = json!({"descriptor_version": newer.protocol.version, "consumer_version": consumer.config().protocol_version.to_string(), "supported_major": major - 1});
@@ -1158,7 +1256,9 @@ async fn closed_port_url() -> Step<String> {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|e| Finding::harness(e.to_string()))?;
-    let addr = l.local_addr().map_err(|e| Finding::harness(e.to_string()))?;
+    let addr = l
+        .local_addr()
+        .map_err(|e| Finding::harness(e.to_string()))?;
     drop(l);
     Ok(format!("http://{addr}/invoke"))
 }
@@ -1174,7 +1274,11 @@ async fn consumer_unreachable() -> Step<()> {
         "inputs": [], "output": {"content_type": "application/json"}, "auth": {"type": "none"}, "access": "public"
     }))
     .map_err(|e| Finding::harness(e.to_string()))?;
-    let consumer = Consumer::new(ConsumerConfig::default()).map_err(|e| Finding::harness(e.to_string()))?;
+    let consumer = Consumer::new(ConsumerConfig {
+        no_proxy: true,
+        ..ConsumerConfig::default()
+    })
+    .map_err(|e| Finding::harness(e.to_string()))?;
     match consumer
         .invoke(&d, serde_json::Map::new(), None, &Credentials::None)
         .await

@@ -2,7 +2,9 @@
 //! resolved fixture skills, and the findings collected so far.
 
 use crate::ssp::provider::profile::{FixtureRole, SspProfile};
-use crate::ssp::types::{AuthType, ErrorCode, ErrorObject, ErrorResponse, SkillDescriptor, SkillIndex};
+use crate::ssp::types::{
+    AuthType, ErrorCode, ErrorObject, ErrorResponse, SkillDescriptor, SkillIndex,
+};
 use crate::ssp::validator::{DocType, Mode, SspValidator};
 use crate::transport::{Exchange, Prepared, TransportKind, send_recorded};
 use hmac::{KeyInit, Mac};
@@ -39,7 +41,13 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn boxed(severity: Severity, pointer: &str, expected: Value, observed: Value, message: String) -> Box<Self> {
+    fn boxed(
+        severity: Severity,
+        pointer: &str,
+        expected: Value,
+        observed: Value,
+        message: String,
+    ) -> Box<Self> {
         Box::new(Self {
             severity,
             pointer: pointer.into(),
@@ -49,20 +57,42 @@ impl Finding {
         })
     }
     /// A violation.
-    pub fn fail(pointer: &str, expected: Value, observed: Value, message: impl Into<String>) -> Box<Self> {
+    pub fn fail(
+        pointer: &str,
+        expected: Value,
+        observed: Value,
+        message: impl Into<String>,
+    ) -> Box<Self> {
         Self::boxed(Severity::Fail, pointer, expected, observed, message.into())
     }
     /// A warning.
-    pub fn warn(pointer: &str, expected: Value, observed: Value, message: impl Into<String>) -> Box<Self> {
+    pub fn warn(
+        pointer: &str,
+        expected: Value,
+        observed: Value,
+        message: impl Into<String>,
+    ) -> Box<Self> {
         Self::boxed(Severity::Warn, pointer, expected, observed, message.into())
     }
     /// The profile lacks a role or credential.
     pub fn unsupported(reason: impl Into<String>) -> Box<Self> {
-        Self::boxed(Severity::Unsupported, "", Value::Null, Value::Null, reason.into())
+        Self::boxed(
+            Severity::Unsupported,
+            "",
+            Value::Null,
+            Value::Null,
+            reason.into(),
+        )
     }
     /// A harness fault.
     pub fn harness(message: impl Into<String>) -> Box<Self> {
-        Self::boxed(Severity::HarnessError, "", Value::Null, Value::Null, message.into())
+        Self::boxed(
+            Severity::HarnessError,
+            "",
+            Value::Null,
+            Value::Null,
+            message.into(),
+        )
     }
 }
 
@@ -144,7 +174,10 @@ pub struct Resp {
 impl Resp {
     /// First header with this lowercase name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The body as JSON, or a failure saying it is not JSON.
@@ -213,7 +246,13 @@ impl Env {
     }
 
     /// Sends one request, recording it; a missing response is a failure of the target.
-    pub async fn send(&mut self, method: &str, url: &str, body: Option<&Value>, cred: &Cred) -> Step<Resp> {
+    pub async fn send(
+        &mut self,
+        method: &str,
+        url: &str,
+        body: Option<&Value>,
+        cred: &Cred,
+    ) -> Step<Resp> {
         let prepared = prepare(method, url, body, cred);
         let (ex, raw) = send_recorded(&self.client, TransportKind::Http, prepared).await;
         let error = ex.error.clone();
@@ -279,7 +318,10 @@ impl Env {
         }
         if let Some(s) = &c.hmac_secret {
             out.push(Cred::Hmac {
-                header: c.hmac_header.clone().unwrap_or_else(|| "X-Signature".into()),
+                header: c
+                    .hmac_header
+                    .clone()
+                    .unwrap_or_else(|| "X-Signature".into()),
                 secret: s.clone(),
             });
         }
@@ -310,7 +352,12 @@ impl Env {
 
     /// Validates (strict for required members and types, lenient for unknown members —
     /// ssp.md §2) and parses a document.
-    pub fn typed<T: serde::de::DeserializeOwned>(&mut self, v: &Value, t: DocType, what: &str) -> Step<T> {
+    pub fn typed<T: serde::de::DeserializeOwned>(
+        &mut self,
+        v: &Value,
+        t: DocType,
+        what: &str,
+    ) -> Step<T> {
         let validator = SspValidator::global().map_err(|e| Finding::harness(e.to_string()))?;
         let report = validator.validate(v, t, Mode::Lenient);
         if let Some(e) = report.errors.first() {
@@ -358,14 +405,20 @@ impl Env {
                 "/skills",
                 json!({"id": id}),
                 Value::Null,
-                format!("skill {id} (role {role}) is in no index the profile's credentials can see"),
+                format!(
+                    "skill {id} (role {role}) is in no index the profile's credentials can see"
+                ),
             )
         })?;
         let mut last = None;
         for c in &candidates {
             let r = self.get(&url, c).await?;
             if r.status == 200 {
-                let d: SkillDescriptor = self.typed(r.body()?, DocType::Descriptor, &format!("descriptor of {id}"))?;
+                let d: SkillDescriptor = self.typed(
+                    r.body()?,
+                    DocType::Descriptor,
+                    &format!("descriptor of {id}"),
+                )?;
                 if d.id != id {
                     return Err(Finding::fail(
                         "/id",
@@ -396,23 +449,40 @@ impl Env {
     /// The credential the profile offers for a descriptor's auth type.
     pub fn cred_for(&self, d: &SkillDescriptor) -> Step<Cred> {
         let c = &self.profile.credentials;
-        let missing = |what: &str| Finding::unsupported(format!("skill {} needs {what} in [ssp.credentials]", d.id));
+        let missing = |what: &str| {
+            Finding::unsupported(format!("skill {} needs {what} in [ssp.credentials]", d.id))
+        };
         Ok(match d.auth.kind {
             AuthType::None => Cred::None,
             AuthType::ApiKey => Cred::ApiKey {
                 header: d.auth.header.clone().unwrap_or_else(|| "X-API-Key".into()),
                 key: c.api_key.clone().ok_or_else(|| missing("api_key"))?,
             },
-            AuthType::Oauth2 => Cred::Bearer(c.oauth2_token.clone().ok_or_else(|| missing("oauth2_token"))?),
+            AuthType::Oauth2 => Cred::Bearer(
+                c.oauth2_token
+                    .clone()
+                    .ok_or_else(|| missing("oauth2_token"))?,
+            ),
             AuthType::Custom => Cred::Hmac {
-                header: c.hmac_header.clone().unwrap_or_else(|| "X-Signature".into()),
-                secret: c.hmac_secret.clone().ok_or_else(|| missing("hmac_secret"))?,
+                header: c
+                    .hmac_header
+                    .clone()
+                    .unwrap_or_else(|| "X-Signature".into()),
+                secret: c
+                    .hmac_secret
+                    .clone()
+                    .ok_or_else(|| missing("hmac_secret"))?,
             },
         })
     }
 
     /// The InvocationRequest body for a fixture.
-    pub fn request(&self, skill_id: &str, inputs: &Map<String, Value>, timeout_ms: Option<u64>) -> Value {
+    pub fn request(
+        &self,
+        skill_id: &str,
+        inputs: &Map<String, Value>,
+        timeout_ms: Option<u64>,
+    ) -> Value {
         let mut r = json!({
             "caller": {"id": self.caller_id, "type": "service"},
             "skill_id": skill_id,
@@ -449,25 +519,45 @@ impl Env {
                 "",
                 json!(202),
                 json!(r.status),
-                format!("invoking {} must answer 202 Accepted (SSP-INV-1)", f.descriptor.id),
+                format!(
+                    "invoking {} must answer 202 Accepted (SSP-INV-1)",
+                    f.descriptor.id
+                ),
             ));
         }
         let body = r.body()?.clone();
-        let resp: crate::ssp::types::InvocationResponse = self.typed(&body, DocType::Response, "the 202 answer")?;
+        let resp: crate::ssp::types::InvocationResponse =
+            self.typed(&body, DocType::Response, "the 202 answer")?;
         Ok((resp.execution_id, body))
     }
 
     /// Expands a status/result template.
     pub fn expand(&self, template: Option<&str>, which: &str, exec: &str) -> Step<String> {
-        let t = template.ok_or_else(|| Finding::unsupported(format!("the descriptor declares no {which}")))?;
-        crate::ssp::consumer::expand_template(t, exec)
-            .map_err(|e| Finding::fail("/endpoint", json!("a {execution_id} template"), json!(t), e.to_string()))
+        let t = template
+            .ok_or_else(|| Finding::unsupported(format!("the descriptor declares no {which}")))?;
+        crate::ssp::consumer::expand_template(t, exec).map_err(|e| {
+            Finding::fail(
+                "/endpoint",
+                json!("a {execution_id} template"),
+                json!(t),
+                e.to_string(),
+            )
+        })
     }
 
     /// Polls `status_url` until a terminal status (bounded: the skill's timeout plus 5 s),
     /// requiring 200 and a valid InvocationResponse each time.
-    pub async fn poll_terminal(&mut self, f: &Fixture, exec: &str, cred: &Cred) -> Step<Vec<Value>> {
-        let url = self.expand(f.descriptor.endpoint.status_url.as_deref(), "status_url", exec)?;
+    pub async fn poll_terminal(
+        &mut self,
+        f: &Fixture,
+        exec: &str,
+        cred: &Cred,
+    ) -> Step<Vec<Value>> {
+        let url = self.expand(
+            f.descriptor.endpoint.status_url.as_deref(),
+            "status_url",
+            exec,
+        )?;
         let timeout = f
             .descriptor
             .endpoint
@@ -487,12 +577,18 @@ impl Env {
                     "",
                     json!(200),
                     json!(r.status),
-                    format!("status poll {url} must answer 200 (SSP-INV-3; 408/504 never apply to a poll, SSP-INV-5)"),
+                    format!(
+                        "status poll {url} must answer 200 (SSP-INV-3; 408/504 never apply to a poll, SSP-INV-5)"
+                    ),
                 ));
             }
             let body = r.body()?.clone();
-            let _: crate::ssp::types::InvocationResponse = self.typed(&body, DocType::Response, "a status answer")?;
-            let terminal = matches!(body["status"].as_str(), Some("completed" | "failed" | "timeout"));
+            let _: crate::ssp::types::InvocationResponse =
+                self.typed(&body, DocType::Response, "a status answer")?;
+            let terminal = matches!(
+                body["status"].as_str(),
+                Some("completed" | "failed" | "timeout")
+            );
             seen.push(body);
             if terminal {
                 return Ok(seen);
@@ -501,7 +597,9 @@ impl Env {
         Err(Finding::fail(
             "/status",
             json!("a terminal status"),
-            seen.last().map(|b| b["status"].clone()).unwrap_or(Value::Null),
+            seen.last()
+                .map(|b| b["status"].clone())
+                .unwrap_or(Value::Null),
             format!("no terminal status after {max_polls} polls"),
         ))
     }
@@ -509,7 +607,13 @@ impl Env {
     /// Requires an error response: one of `statuses`, the unified shape (SSP-ERR-1), the
     /// code (when given; `EXECUTION_TIMEOUT` for `INVOCATION_TIMEOUT` is a warning), and
     /// the seed §8.1 status of a protocol code (SSP-ERR-2).
-    pub fn expect_error(&mut self, r: &Resp, statuses: &[u16], code: Option<&str>, what: &str) -> Step<ErrorObject> {
+    pub fn expect_error(
+        &mut self,
+        r: &Resp,
+        statuses: &[u16],
+        code: Option<&str>,
+        what: &str,
+    ) -> Step<ErrorObject> {
         if !statuses.contains(&r.status) {
             return Err(Finding::fail(
                 "",
@@ -519,11 +623,17 @@ impl Env {
             ));
         }
         let body = r.body()?.clone();
-        let e: ErrorResponse = self.typed(&body, DocType::Error, &format!("{what}: the error body (SSP-ERR-1)"))?;
+        let e: ErrorResponse = self.typed(
+            &body,
+            DocType::Error,
+            &format!("{what}: the error body (SSP-ERR-1)"),
+        )?;
         if let Some(want) = code
             && e.error.code.as_str() != want
         {
-            if want == ErrorCode::INVOCATION_TIMEOUT && e.error.code.as_str() == ErrorCode::EXECUTION_TIMEOUT {
+            if want == ErrorCode::INVOCATION_TIMEOUT
+                && e.error.code.as_str() == ErrorCode::EXECUTION_TIMEOUT
+            {
                 self.warnings.push(Finding::warn(
                     "/error/code",
                     json!(want),
@@ -546,7 +656,10 @@ impl Env {
                 "",
                 json!(allowed),
                 json!(r.status),
-                format!("{what}: {} travels with HTTP {allowed:?} (SSP-ERR-2)", e.error.code),
+                format!(
+                    "{what}: {} travels with HTTP {allowed:?} (SSP-ERR-2)",
+                    e.error.code
+                ),
             ));
         }
         Ok(e.error)
@@ -566,7 +679,9 @@ fn prepare(method: &str, url: &str, body: Option<&Value>, cred: &Cred) -> Prepar
         headers.push((n.clone(), v));
         recorded.push((n, r));
     }
-    let shown = bytes.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+    let shown = bytes
+        .as_ref()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
     Prepared {
         method: method.into(),
         url: url.into(),

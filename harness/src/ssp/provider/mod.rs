@@ -54,7 +54,9 @@ pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
 /// the reference server was spawned, else `None` (every check is then `Unsupported`).
 pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
     match &ctx.target.profile.ssp {
-        Some(t) => SspProfile::from_table(t).map(Some).map_err(|e| e.to_string()),
+        Some(t) => SspProfile::from_table(t)
+            .map(Some)
+            .map_err(|e| e.to_string()),
         None if ctx.target.info.spawned_reference => Ok(Some(SspProfile::reference_demo())),
         None => Ok(None),
     }
@@ -115,7 +117,9 @@ impl Check for ProviderCheck {
                 Ok(Some(p)) => p,
                 Ok(None) => {
                     return CheckOutcome::verdict(Verdict::Unsupported {
-                        reason: "the target profile has no [ssp] table (fixture roles and credentials)".into(),
+                        reason:
+                            "the target profile has no [ssp] table (fixture roles and credentials)"
+                                .into(),
                     });
                 }
                 Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
@@ -123,7 +127,9 @@ impl Check for ProviderCheck {
             let client = match crate::transport::client(ctx.target.timeout) {
                 Ok(c) => c,
                 Err(e) => {
-                    return CheckOutcome::verdict(Verdict::HarnessError { message: e.to_string() });
+                    return CheckOutcome::verdict(Verdict::HarnessError {
+                        message: e.to_string(),
+                    });
                 }
             };
             let mut env = Env::new(client, &ctx.target.info.base_url, profile, &ctx.run_nonce);

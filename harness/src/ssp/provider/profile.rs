@@ -138,7 +138,8 @@ pub struct ProfileError(pub String);
 impl SspProfile {
     /// Reads the `[ssp]` table of a target profile.
     pub fn from_table(t: &toml::Table) -> Result<Self, ProfileError> {
-        SspProfile::deserialize(toml::Value::Table(t.clone())).map_err(|e| ProfileError(e.to_string()))
+        SspProfile::deserialize(toml::Value::Table(t.clone()))
+            .map_err(|e| ProfileError(e.to_string()))
     }
 
     /// The profile of the reference server's demo configuration (`--spawn-reference`):
