@@ -45,6 +45,8 @@ enum Command {
         /// Requirement ID (PV-ST-4) or vector id.
         id: String,
     },
+    /// Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid).
+    Validate(conform::ssp::cli::ValidateArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -83,7 +85,7 @@ struct RunArgs {
     #[arg(long)]
     spawn_reference: bool,
     /// Suite(s) to run.
-    #[arg(long, value_enum, default_value_t = SuiteSel::Parley)]
+    #[arg(long, value_enum, default_value_t = SuiteSel::All)]
     suite: SuiteSel,
     /// Glob over check ids and requirement IDs (e.g. 'envelope/*', 'PV-ST-4').
     #[arg(long, value_name = "GLOB")]
@@ -144,6 +146,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run(args, &dir),
         Command::List { suite } => cmd_list(suite, &dir).map(|()| 0),
         Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
+        Command::Validate(args) => cmd_validate(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -152,6 +155,16 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn cmd_validate(args: &conform::ssp::cli::ValidateArgs) -> anyhow::Result<u8> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let code = rt.block_on(conform::ssp::cli::run(args, &mut std::io::stdout()))?;
+    // `run` returns EXIT_VALID (0) or EXIT_INVALID (1); errors map to 2 in `main`.
+    Ok(u8::try_from(code).unwrap_or(2))
 }
 
 fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {

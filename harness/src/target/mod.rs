@@ -410,13 +410,12 @@ impl Target {
             &base,
             manifest.routes.clone(),
         ));
-        let init_auth = profile
-            .tokens
-            .get(&Role::AgentA)
-            .or_else(|| profile.tokens.values().next())
-            .map(|t| Auth::Bearer {
+        let init_auth = Role::ALL
+            .into_iter()
+            .find_map(|r| profile.tokens.get(&r).map(|t| (r, t)))
+            .map(|(r, t)| Auth::Bearer {
                 token: t.clone(),
-                env: Some(Role::AgentA.token_env()),
+                env: Some(r.token_env()),
             })
             .unwrap_or(Auth::None);
         let mcp: Arc<dyn Transport> = Arc::new(McpTransport::new(

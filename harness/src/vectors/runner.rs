@@ -120,17 +120,21 @@ impl Check for VectorCheck {
 }
 
 /// What the vector observed for one request, in binding-neutral terms.
-#[derive(Debug, Clone)]
+///
+/// Owns the reply (no copies of the parsed JSON: inbox pages can be large).
+#[derive(Debug)]
 struct Observation {
     kind: TransportKind,
     raw_mcp: bool,
     http_status: u16,
     headers: Vec<(String, String)>,
     text: String,
-    /// MCP: the JSON-RPC message.
-    rpc: Option<Value>,
-    /// HTTP body / MCP `structuredContent` / raw MCP message.
-    body: Option<Value>,
+    /// HTTP: the body. MCP: the JSON-RPC message.
+    doc: Option<Value>,
+    /// The vector's body is `doc.result.structuredContent` (MCP `op` steps), not `doc` itself.
+    in_result: bool,
+    /// `paginate`: the assembled `{"items", "cursor"}` body.
+    synthetic: Option<Value>,
     /// MCP tool result: `isError`.
     is_error: Option<bool>,
     /// PV-RS-2 (text mirror of `structuredContent`) problem.
@@ -138,45 +142,83 @@ struct Observation {
 }
 
 impl Observation {
-    fn new(kind: TransportKind, raw_mcp: bool, reply: &Reply) -> Self {
+    fn new(kind: TransportKind, raw_mcp: bool, reply: Reply) -> Self {
+        let Reply {
+            http_status,
+            headers,
+            json,
+            text,
+            ..
+        } = reply;
         let mut o = Observation {
             kind,
             raw_mcp,
-            http_status: reply.http_status,
-            headers: reply.headers.clone(),
-            text: reply.text.clone(),
-            rpc: None,
-            body: None,
+            http_status,
+            headers,
+            text,
+            doc: json,
+            in_result: kind == TransportKind::Mcp && !raw_mcp,
+            synthetic: None,
             is_error: None,
             mirror: None,
         };
-        match kind {
-            TransportKind::Http => o.body = reply.json.clone(),
-            TransportKind::Mcp => {
-                o.rpc = reply.json.clone();
-                let result = reply.json.as_ref().and_then(|m| m.get("result"));
-                if let Some(r) = result {
-                    o.is_error = Some(r.get("isError").and_then(Value::as_bool).unwrap_or(false));
-                    let sc = r.get("structuredContent").cloned();
-                    let text = r.pointer("/content/0/text").and_then(Value::as_str);
-                    if let Some(sc) = &sc {
-                        let mirrored = text.and_then(|t| serde_json::from_str::<Value>(t).ok());
-                        if mirrored.as_ref() != Some(sc) {
-                            o.mirror = Some(Mismatch {
-                                pointer: "/content/0/text".into(),
-                                expected: json!("the JSON text of structuredContent (PV-RS-2)"),
-                                observed: text.map(|t| json!(t)).unwrap_or(Value::Null),
-                                message: "content[0].text does not carry the same JSON as structuredContent".into(),
-                            });
-                        }
-                    }
-                    o.body = if raw_mcp { reply.json.clone() } else { sc };
-                } else if raw_mcp {
-                    o.body = reply.json.clone();
+        if kind == TransportKind::Mcp
+            && let Some(r) = o.doc.as_ref().and_then(|m| m.get("result"))
+        {
+            o.is_error = Some(r.get("isError").and_then(Value::as_bool).unwrap_or(false));
+            let text = r.pointer("/content/0/text").and_then(Value::as_str);
+            if let Some(sc) = r.get("structuredContent") {
+                let mirrored = text.and_then(|t| serde_json::from_str::<Value>(t).ok());
+                if mirrored.as_ref() != Some(sc) {
+                    o.mirror = Some(Mismatch {
+                        pointer: "/content/0/text".into(),
+                        expected: json!("the JSON text of structuredContent (PV-RS-2)"),
+                        observed: text.map(|t| json!(t)).unwrap_or(Value::Null),
+                        message:
+                            "content[0].text does not carry the same JSON as structuredContent"
+                                .into(),
+                    });
                 }
             }
         }
         o
+    }
+
+    /// HTTP body / MCP `structuredContent` / raw MCP message.
+    fn body(&self) -> Option<&Value> {
+        if let Some(s) = &self.synthetic {
+            return Some(s);
+        }
+        let doc = self.doc.as_ref()?;
+        if self.in_result {
+            doc.pointer("/result/structuredContent")
+        } else {
+            Some(doc)
+        }
+    }
+
+    /// Moves the body out (pagination).
+    fn take_body(&mut self) -> Option<Value> {
+        if let Some(s) = self.synthetic.take() {
+            return Some(s);
+        }
+        if self.in_result {
+            self.doc
+                .as_mut()?
+                .pointer_mut("/result/structuredContent")
+                .map(Value::take)
+        } else {
+            self.doc.take()
+        }
+    }
+
+    /// MCP: the JSON-RPC message.
+    fn rpc(&self) -> Option<&Value> {
+        if self.kind == TransportKind::Mcp {
+            self.doc.as_ref()
+        } else {
+            None
+        }
     }
 
     fn header(&self, name: &str) -> Option<&str> {
@@ -191,22 +233,22 @@ impl Observation {
         match self.kind {
             TransportKind::Http => json!({
                 "status": self.http_status,
-                "body": self.body.clone().unwrap_or_else(|| json!(truncate(&self.text, 2000))),
+                "body": self.body().cloned().unwrap_or_else(|| json!(truncate(&self.text, 2000))),
             }),
             TransportKind::Mcp => json!({
                 "http_status": self.http_status,
-                "jsonrpc": self.rpc.clone().unwrap_or_else(|| json!(truncate(&self.text, 2000))),
+                "jsonrpc": self.rpc().cloned().unwrap_or_else(|| json!(truncate(&self.text, 2000))),
             }),
         }
     }
 
     fn signature(&self, step: usize, compare_body: bool) -> StepSignature {
-        let err = self.body.as_ref().and_then(|b| b.get("error"));
+        let err = self.body().and_then(|b| b.get("error"));
         let refusal = match self.kind {
             TransportKind::Http => self.http_status >= 400,
             TransportKind::Mcp => self.is_error == Some(true),
         };
-        if let Some(code) = self.rpc.as_ref().and_then(|m| m.pointer("/error/code")) {
+        if let Some(code) = self.rpc().and_then(|m| m.pointer("/error/code")) {
             return StepSignature {
                 step,
                 class: "jsonrpc_error".into(),
@@ -243,7 +285,7 @@ impl Observation {
             status: None,
             reason: None,
             body: if success && compare_body {
-                self.body.clone()
+                self.body().cloned()
             } else {
                 None
             },
@@ -345,7 +387,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                     }
                 }
                 (TransportKind::Mcp, false) => {
-                    if let Some(e) = obs.rpc.as_ref().and_then(|m| m.get("error")) {
+                    if let Some(e) = obs.rpc().and_then(|m| m.get("error")) {
                         return Err(mismatch(
                             "",
                             json!({"result": {"isError": false}}),
@@ -366,13 +408,13 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                             return Err(mismatch(
                                 "",
                                 json!({"isError": false}),
-                                obs.body.clone().unwrap_or(Value::Null),
+                                obs.body().cloned().unwrap_or(Value::Null),
                                 "expected a success, got a tool result with isError: true",
                             ));
                         }
                         Some(false) => {}
                     }
-                    if obs.body.is_none() {
+                    if obs.body().is_none() {
                         return Err(mismatch(
                             "/structuredContent",
                             json!({"$type": "object"}),
@@ -386,7 +428,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                 }
             }
             if let Some(m) = &s.matcher {
-                if obs.body.is_none() {
+                if obs.body().is_none() {
                     return Err(mismatch(
                         "",
                         m.clone(),
@@ -394,7 +436,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                         "the response body is not JSON",
                     ));
                 }
-                resolve_match(env, m, obs.body.as_ref(), "")?;
+                resolve_match(env, m, obs.body(), "")?;
             }
             Ok(())
         }
@@ -413,7 +455,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                             ),
                         ));
                     }
-                    let Some(body) = &obs.body else {
+                    let Some(body) = obs.body() else {
                         return Err(mismatch(
                             "",
                             want,
@@ -434,7 +476,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                     Ok(())
                 }
                 TransportKind::Mcp => {
-                    if let Some(e) = obs.rpc.as_ref().and_then(|m| m.get("error")) {
+                    if let Some(e) = obs.rpc().and_then(|m| m.get("error")) {
                         return Err(mismatch(
                             "",
                             json!({"result": {"isError": true, "structuredContent": want}}),
@@ -454,8 +496,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                         ));
                     }
                     let sc = obs
-                        .rpc
-                        .as_ref()
+                        .rpc()
                         .and_then(|m| m.pointer("/result/structuredContent"));
                     match_value(&want, sc, "/structuredContent")?;
                     if let Some(m) = &obs.mirror {
@@ -471,7 +512,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                     "jsonrpc_error expectation on the HTTP transport".into(),
                 ));
             }
-            let code = obs.rpc.as_ref().and_then(|m| m.pointer("/error/code"));
+            let code = obs.rpc().and_then(|m| m.pointer("/error/code"));
             if code.and_then(Value::as_i64) != Some(j.jsonrpc_error.code) {
                 return Err(mismatch(
                     "/error/code",
@@ -800,7 +841,7 @@ pub async fn run_vector(
         }
         st.steps.push(sig);
         for (name, ptr) in &step.capture {
-            match obs.body.as_ref().and_then(|b| b.pointer(ptr)) {
+            match obs.body().and_then(|b| b.pointer(ptr)) {
                 Some(val) => env.set(name.clone(), val.clone()),
                 None => {
                     let m = Mismatch {
@@ -837,9 +878,9 @@ async fn observe(
     let mut send = async |extra: Option<(&str, &Value)>| -> Result<Observation, StepError> {
         match send_once(target, kind, step, env, auth, extra).await {
             Ok((mut reply, raw)) => {
-                let obs = Observation::new(kind, raw || raw_mcp, &reply);
-                exchanges.append(&mut reply.exchanges);
-                Ok(obs)
+                let ex = std::mem::take(&mut reply.exchanges);
+                exchanges.extend(ex);
+                Ok(Observation::new(kind, raw || raw_mcp, reply))
             }
             Err(Ok(TransportError::Unusable(m))) => Err(StepError::Harness(m)),
             Err(Ok(TransportError::Io {
@@ -855,37 +896,40 @@ async fn observe(
     if !step.paginate {
         return send(None).await;
     }
+    let ok = |o: &Observation| match kind {
+        TransportKind::Http => (200..300).contains(&o.http_status),
+        TransportKind::Mcp => o.is_error == Some(false),
+    };
     let mut first = send(None).await?;
+    if !ok(&first) {
+        return Ok(first);
+    }
     let mut items: Vec<Value> = Vec::new();
     let mut cursor = Value::Null;
-    let mut mirror = first.mirror.clone();
-    let mut page = first.clone();
+    let mut page_body = first.take_body();
     for _ in 0..MAX_PAGES {
-        let ok = match kind {
-            TransportKind::Http => (200..300).contains(&page.http_status),
-            TransportKind::Mcp => page.is_error == Some(false),
+        let mut body = page_body.take().unwrap_or(Value::Null);
+        cursor = body
+            .get_mut("cursor")
+            .map(Value::take)
+            .unwrap_or(Value::Null);
+        let page_items = match body.get_mut("items").map(Value::take) {
+            Some(Value::Array(a)) => a,
+            _ => Vec::new(),
         };
-        if !ok {
-            return Ok(page);
-        }
-        let body = page.body.clone().unwrap_or(Value::Null);
-        let page_items = body
-            .get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        cursor = body.get("cursor").cloned().unwrap_or(Value::Null);
         if page_items.is_empty() {
             break;
         }
         items.extend(page_items);
-        page = send(Some(("since", &cursor))).await?;
-        if mirror.is_none() {
-            mirror.clone_from(&page.mirror);
+        let mut page = send(Some(("since", &cursor))).await?;
+        if !ok(&page) {
+            return Ok(page);
         }
+        if first.mirror.is_none() {
+            first.mirror = page.mirror.take();
+        }
+        page_body = page.take_body();
     }
-    first.body = Some(json!({"items": items, "cursor": cursor}));
-    first.mirror = mirror;
-    first.http_status = page.http_status;
+    first.synthetic = Some(json!({"items": items, "cursor": cursor}));
     Ok(first)
 }
