@@ -7,7 +7,7 @@
 //! **caught elsewhere** when only checks citing other IDs fail, **missed** when nothing
 //! fails. The fault-free reference is measured the same way and must fail nothing.
 //!
-//! A rule whose catalogue level is not MUST (REC, SHOULD) is reported by its checks as a
+//! A rule whose catalogue level is below MUST and REC (SHOULD, MAY) is reported by its checks as a
 //! warning, never a failure (that is how the suite reports such rules to everyone): a fault
 //! that only violates such rules and draws a warning on them is **caught as a warning**.
 //! A fault violating a MUST rule must make a check *fail*; a mere warning is a gap.

@@ -47,6 +47,10 @@ enum Command {
     },
     /// Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid).
     Validate(conform::ssp::cli::ValidateArgs),
+    /// Suite power: run the suites against the reference with each seeded fault in turn
+    /// (built with `--features faults`; exit 0 only if every fault is caught on its own IDs).
+    #[cfg(feature = "faults")]
+    Faults(conform::faults::FaultsArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -147,6 +151,8 @@ fn main() -> ExitCode {
         Command::List { suite } => cmd_list(suite, &dir).map(|()| 0),
         Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
         Command::Validate(args) => cmd_validate(&args),
+        #[cfg(feature = "faults")]
+        Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
     };
     match result {
         Ok(code) => ExitCode::from(code),

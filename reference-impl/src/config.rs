@@ -113,7 +113,10 @@ impl Config {
                 api_keys_allowed: vec!["demo-ssp-key".into()],
                 api_keys_limited: vec!["demo-ssp-key-limited".into()],
                 bearer_tokens: vec![
-                    ("demo-oauth-full".into(), vec!["skill:invoke".into(), "skill:read".into()]),
+                    (
+                        "demo-oauth-full".into(),
+                        vec!["skill:invoke".into(), "skill:read".into()],
+                    ),
                     ("demo-oauth-read".into(), vec!["skill:read".into()]),
                 ],
                 hmac_secret: Some("demo-hmac-secret".into()),
@@ -168,18 +171,28 @@ impl TokenFile {
     /// unique, every identity `<realm>:<handle>` (PV-ID-1). A server without tokens would
     /// refuse every operation but `get_manifest`, so an empty file is an error.
     pub fn load(path: &std::path::Path) -> Result<Vec<TokenRow>, TokenFileError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| TokenFileError::Io { path: path.to_owned(), source })?;
-        let file: TokenFile = toml::from_str(&text)
-            .map_err(|source| TokenFileError::Toml { path: path.to_owned(), source })?;
-        let invalid = |reason: String| TokenFileError::Invalid { path: path.to_owned(), reason };
+        let text = std::fs::read_to_string(path).map_err(|source| TokenFileError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let file: TokenFile = toml::from_str(&text).map_err(|source| TokenFileError::Toml {
+            path: path.to_owned(),
+            source,
+        })?;
+        let invalid = |reason: String| TokenFileError::Invalid {
+            path: path.to_owned(),
+            reason,
+        };
         if file.token.is_empty() {
             return Err(invalid("no [[token]] rows".into()));
         }
         let mut seen = std::collections::HashSet::new();
         for (i, row) in file.token.iter().enumerate() {
             if row.token.trim().is_empty() || row.token.contains(char::is_whitespace) {
-                return Err(invalid(format!("row {}: empty token or token with whitespace", i + 1)));
+                return Err(invalid(format!(
+                    "row {}: empty token or token with whitespace",
+                    i + 1
+                )));
             }
             if !seen.insert(row.token.as_str()) {
                 return Err(invalid(format!("row {}: duplicate token", i + 1)));

@@ -114,6 +114,14 @@ catalogue! {
         "Requests over request_max_bytes are processed instead of 413 payload_too_large.";
     UnknownTokenAsMissing = "unknown-token-as-missing", ["PV-TR-4"],
         "An unknown bearer token is refused token_missing instead of token_invalid.";
+    HttpRefusalNotJson = "http-refusal-not-json", ["PV-TR-3"],
+        "HTTP refusals are served with Content-Type text/plain (the body is still the JSON error).";
+    NonJsonContentTypeAccepted = "non-json-content-type-accepted", ["PV-RS-4"],
+        "A POST body with a non-JSON Content-Type is parsed anyway instead of 415 unsupported_media_type.";
+    ManifestDropsMcpBinding = "manifest-drops-mcp-binding", ["PV-TR-1a", "PV-MF-1"],
+        "The manifest declares the MCP binding of inbox as null (the operation looks HTTP-only).";
+    MessageParentOmittedAtRoot = "message-parent-omitted-at-root", ["PV-RS-2"],
+        "A root message is rendered without its `parent` member instead of `parent: null`.";
     PostReturns200 = "post-returns-200", ["PV-RS-1"],
         "A successful post answers 200 instead of 201.";
     McpRefusalAsJsonRpcError = "mcp-refusal-as-jsonrpc-error", ["PV-TR-2"],
@@ -148,6 +156,8 @@ catalogue! {
     ReadThreadFlat = "read-thread-flat", ["PV-RD-1"],
         "read_thread returns the messages as a flat list (every message at the top level, replies empty).";
     // ---- Parley: dialectic (PV-DI) ------------------------------------------------------
+    ValidUntilPastAccepted = "valid-until-past-accepted", ["PV-DI-2"],
+        "An assert whose valid_until lies in the past is accepted (only the format is checked).";
     RefutedClaimVerifiable = "refuted-claim-verifiable", ["PV-DI-5", "PV-DI-4"],
         "A refuted claim can still be verified (and moves to verified).";
     AuthorAttestsOwnClaim = "author-attests-own-claim", ["PV-DI-3"],
@@ -171,6 +181,8 @@ catalogue! {
     // ---- SSP: discovery (SSP-DISC) ------------------------------------------------------
     SspPrivateVisibleAnonymously = "ssp-private-visible-anonymously", ["SSP-DISC-2"],
         "Private skills are listed in the anonymous discovery index.";
+    SspIndexNotJson = "ssp-index-not-json", ["SSP-DISC-1"],
+        "The well-known Skill Index is served with Content-Type text/plain.";
     SspFilterIgnored = "ssp-filter-ignored", ["SSP-DISC-3"],
         "The capability_type filter is ignored: every visible skill is listed.";
     SspDescriptorVersionDrift = "ssp-descriptor-version-drift", ["SSP-DISC-4"],
@@ -184,6 +196,8 @@ catalogue! {
         "The endpoint ignores the request's skill_id and runs its own skill (wrong-skill execution).";
     SspStatusGoesBackwards = "ssp-status-goes-backwards", ["SSP-INV-3"],
         "After a terminal state, a later status poll reports running again.";
+    SspFailedErrorWithoutMessage = "ssp-failed-error-without-message", ["SSP-ERR-1", "SSP-INV-3"],
+        "The error inside a failed InvocationResponse has a code but no message (not the unified shape).";
     SspCompletedAtMissing = "ssp-completed-at-missing", ["SSP-INV-3"],
         "Terminal InvocationResponses carry no timestamps.completed_at.";
     SspResultOutputEarly = "ssp-result-output-early", ["SSP-INV-4"],

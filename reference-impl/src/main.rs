@@ -111,7 +111,9 @@ async fn main() -> anyhow::Result<()> {
             let config = config(&args.common)?;
             let db = reference_impl::store::Db::open(&config.db_path)
                 .with_context(|| format!("opening {}", config.db_path.display()))?;
-            let service = reference_impl::service::ParleyService::new(db, config.tokens);
+            let faults = reference_impl::faults::Faults::from_names(&config.faults)?;
+            let service =
+                reference_impl::service::ParleyService::with_faults(db, config.tokens, faults);
             reference_impl::api::mcp::serve_stdio(service, args.token).await?;
             Ok(())
         }

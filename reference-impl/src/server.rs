@@ -94,12 +94,16 @@ fn build(
     hosts: AllowedHosts,
     request_timeout: Duration,
 ) -> Result<Router, StartError> {
+    // Seeded faults (issue 6, cargo feature `faults`): an unknown name refuses to start.
+    let faults = crate::faults::Faults::from_names(&config.faults)
+        .map_err(|e| StartError::Config(e.to_string()))?;
     let db = Db::open(&config.db_path)?;
-    let parley = ParleyService::new(db.clone(), config.tokens.clone());
+    let parley = ParleyService::with_faults(db.clone(), config.tokens.clone(), faults);
     let router = Router::new()
         .merge(crate::api::http::routes(parley.clone()))
-        .merge(crate::api::mcp::routes(parley.clone(), hosts));
+        .merge(crate::api::mcp::routes(parley.for_mcp(), hosts));
     let router = merge_ssp(router, db, &config, parley)?;
+    let router = crate::faults::layer(router, faults, &config);
     Ok(router
         .fallback(crate::api::http::not_found)
         .method_not_allowed_fallback(crate::api::http::method_not_allowed)

@@ -21,7 +21,9 @@ pub enum Level {
     /// Optional behaviour: a violation is a warning.
     #[serde(rename = "MAY")]
     May,
-    /// Recommendation of the design notes: a violation is a warning.
+    /// The design notes' strict reading of a rule the seed leaves open (`ssp.md`: "REC = our
+    /// strict reading"). The harness's default profile is the strict one, so a violation
+    /// fails the run like a MUST.
     #[serde(rename = "REC")]
     Rec,
 }
@@ -29,7 +31,7 @@ pub enum Level {
 impl Level {
     /// Whether a violation of a rule at this level fails the run.
     pub fn is_required(self) -> bool {
-        self == Level::Must
+        matches!(self, Level::Must | Level::Rec)
     }
 }
 

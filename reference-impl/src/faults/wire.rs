@@ -24,6 +24,9 @@ use super::{Fault, Faults};
 /// The faults this middleware implements.
 pub(super) const WIRE_FAULTS: &[Fault] = &[
     Fault::McpRefusalAsJsonRpcError,
+    Fault::HttpRefusalNotJson,
+    Fault::SspIndexNotJson,
+    Fault::SspFailedErrorWithoutMessage,
     Fault::SspPrivateVisibleAnonymously,
     Fault::SspFilterIgnored,
     Fault::SspDescriptorVersionDrift,
@@ -91,6 +94,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
     Mcp,
+    ParleyHttp,
     Index,
     Invoke(String),
     Status(String),
@@ -105,6 +109,7 @@ fn route(method: &Method, path: &str) -> Route {
     };
     match (method, path) {
         (&Method::POST, "/mcp") => Route::Mcp,
+        (_, p) if p.starts_with("/v1/") => Route::ParleyHttp,
         (&Method::GET, "/.well-known/skill-sharing") => Route::Index,
         (&Method::POST, _) if tail("/ssp/invoke/").is_some() => {
             Route::Invoke(tail("/ssp/invoke/").unwrap_or_default().to_string())
@@ -158,8 +163,30 @@ fn credentials(headers: &HeaderMap) -> Vec<(HeaderName, HeaderValue)> {
 async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Response {
     let f = w.faults;
     let r = route(req.method(), req.uri().path());
-    if r == Route::Other {
+    let concerned = match r {
+        Route::Other => false,
+        Route::Mcp => f.is_on(Fault::McpRefusalAsJsonRpcError),
+        Route::ParleyHttp => f.is_on(Fault::HttpRefusalNotJson),
+        _ => WIRE_FAULTS.iter().any(|x| {
+            !matches!(
+                x,
+                Fault::McpRefusalAsJsonRpcError | Fault::HttpRefusalNotJson
+            ) && f.is_on(*x)
+        }),
+    };
+    if !concerned {
         return next.run(req).await;
+    }
+    if r == Route::ParleyHttp {
+        // The JSON error body is right; the header announcing it is not.
+        let mut resp = next.run(req).await;
+        if resp.status().is_client_error() || resp.status().is_server_error() {
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+        }
+        return resp;
     }
     let (mut parts, body) = req.into_parts();
 
@@ -324,6 +351,12 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
             {
                 v["status"] = Value::from("failed");
             }
+            if f.is_on(Fault::SspFailedErrorWithoutMessage)
+                && v.get("status").and_then(Value::as_str) == Some("failed")
+                && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
+            {
+                e.remove("message");
+            }
             if f.is_on(Fault::SspCompletedAtMissing)
                 && let Some(ts) = v.get_mut("timestamps").and_then(Value::as_object_mut)
             {
@@ -362,7 +395,7 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
                 v["error"]["code"] = Value::from("EXECUTION_NOT_FOUND");
             }
         }
-        Route::Other => {}
+        Route::ParleyHttp | Route::Other => {}
     }
     if matches!(
         r,
@@ -391,7 +424,12 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
             rparts.headers.remove(header::WWW_AUTHENTICATE);
         }
     }
-    json_response(status, rparts.headers, &v)
+    let mut resp = json_response(status, rparts.headers, &v);
+    if r == Route::Index && f.is_on(Fault::SspIndexNotJson) {
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    }
+    resp
 }
 
 /// `1.2.3` → `1.3.0` (any other text gets `-drift`).
@@ -426,7 +464,8 @@ mod tests {
             Route::Result("exec-1".into())
         );
         assert_eq!(route(&Method::GET, "/ssp/status/"), Route::Other);
-        assert_eq!(route(&Method::GET, "/v1/manifest"), Route::Other);
+        assert_eq!(route(&Method::GET, "/v1/manifest"), Route::ParleyHttp);
+        assert_eq!(route(&Method::GET, "/.well-known/other"), Route::Other);
         assert_eq!(next_minor("1.0.0"), "1.1.0");
         assert_eq!(next_minor("2.3"), "2.3-drift");
     }

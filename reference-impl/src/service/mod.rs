@@ -183,6 +183,15 @@ impl ParleyService {
         {
             kinds.retain(|k| k.get("name").or(Some(k)).and_then(Value::as_str) != Some("agree"));
         }
+        if faults.is_on(Fault::ManifestDropsMcpBinding)
+            && let Some(Value::Array(ops)) = manifest.get_mut("operations")
+        {
+            for op in ops.iter_mut() {
+                if op.get("name").and_then(Value::as_str) == Some("inbox") {
+                    op["mcp"] = Value::Null;
+                }
+            }
+        }
         if faults.is_on(Fault::ManifestBodyLimitMismatch)
             && let Some(limit) = manifest.pointer_mut("/limits/body_max_chars")
         {
@@ -300,7 +309,9 @@ impl ParleyService {
             );
         }
         // 415 (PV-RS-4)
-        if req.content_type == ContentType::NotJson {
+        if req.content_type == ContentType::NotJson
+            && !faults.is_on(Fault::NonJsonContentTypeAccepted)
+        {
             return refused(
                 Reason::UnsupportedMediaType,
                 "the request body must be application/json",

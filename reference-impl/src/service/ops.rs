@@ -66,6 +66,14 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
         } else {
             render::message_tree(&messages)
         };
+        let mut tree: Vec<Value> = tree;
+        if inner.faults.is_on(Fault::MessageParentOmittedAtRoot) {
+            for m in tree.iter_mut().filter_map(Value::as_object_mut) {
+                if m.get("parent") == Some(&Value::Null) {
+                    m.remove("parent");
+                }
+            }
+        }
         Ok(json!({"thread": render::thread(&t), "messages": tree}))
     })
 }

@@ -467,7 +467,14 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
         let thread = store::get_thread(tx, thread_id)?
             .ok_or_else(|| crate::store::StoreError::Corrupt("thread vanished".into()))?;
         let mut body = serde_json::Map::new();
-        body.insert("message".into(), render::message(&message));
+        let mut rendered = render::message(&message);
+        if faults.is_on(Fault::MessageParentOmittedAtRoot)
+            && let Value::Object(m) = &mut rendered
+            && m.get("parent") == Some(&Value::Null)
+        {
+            m.remove("parent");
+        }
+        body.insert("message".into(), rendered);
         body.insert("thread".into(), render::thread(&thread));
         if let Some(id) = claim_id {
             let claim = store::get_claim(tx, id)?
@@ -503,6 +510,7 @@ const KNOWN_MEMBERS: &[&str] = &[
 
 /// Faults that rewrite the envelope before validation (and restore it after).
 const REWRITING: &[Fault] = &[
+    Fault::ValidUntilPastAccepted,
     Fault::UnknownFieldAccepted,
     Fault::BlankBodyAccepted,
     Fault::ExtensionPatternNotEnforced,
@@ -534,7 +542,16 @@ fn parse(
     let mut blank_body = None;
     let mut bad_extension = None;
     let mut bad_urls = Vec::new();
+    let mut past_valid_until = None;
     if let Value::Object(map) = &mut args {
+        if faults.is_on(Fault::ValidUntilPastAccepted)
+            && let Some(Value::String(t)) = map.get_mut("valid_until")
+            && let Ok(parsed) = chrono::DateTime::parse_from_rfc3339(t)
+            && parsed.with_timezone(&chrono::Utc) <= now.time
+        {
+            past_valid_until = Some(parsed.with_timezone(&chrono::Utc));
+            *t = "9999-12-31T23:59:59Z".into();
+        }
         if faults.is_on(Fault::UnknownFieldAccepted) {
             map.retain(|k, _| KNOWN_MEMBERS.contains(&k.as_str()));
         }
@@ -569,6 +586,9 @@ fn parse(
     let mut env = parse_or_fault(&args, &limits, dialectic, now, faults)?;
     if let Some(b) = blank_body {
         env.body = b;
+    }
+    if past_valid_until.is_some() {
+        env.valid_until = past_valid_until;
     }
     if bad_extension.is_some() {
         env.extension = bad_extension;

@@ -35,10 +35,10 @@ pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
         .into_iter()
         .map(|(id, title, reqs, kind)| {
             let requirements: Vec<String> = reqs.iter().map(|r| (*r).to_owned()).collect();
+            // Same rule as the vectors: a check fails (not warns) if ANY cited rule is required.
             let must = requirements
-                .first()
-                .and_then(|r| catalogue.get(r))
-                .is_some_and(|r| r.level.is_required());
+                .iter()
+                .any(|r| catalogue.get(r).is_some_and(|r| r.level.is_required()));
             Arc::new(ProviderCheck {
                 id,
                 title,
