@@ -205,6 +205,10 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         .context("starting the async runtime")?;
     let report: Report = rt.block_on(async {
         let target = match profile {
+            Some(p) if args.suite == SuiteSel::Ssp => {
+                Target::connect_ssp_only(p, args.target.as_ref().map(|t| t.display().to_string()))
+                    .await?
+            }
             Some(p) => {
                 Target::connect(
                     p,

@@ -163,7 +163,8 @@ pub async fn run(
         .copied()
         .filter(|k| target.manifest.offers(*k))
         .collect();
-    if offered.contains(&TransportKind::Mcp) {
+    // Only Parley checks speak MCP; an SSP-only run has no Parley endpoint to pre-flight.
+    if offered.contains(&TransportKind::Mcp) && suites.iter().any(|s| s.name == "parley") {
         preflight_mcp(&target).await?;
     }
     if let Some(b) = &opts.baseline {

@@ -155,7 +155,6 @@ fn resp(id: &str, skill: &str, status: &str) -> Value {
 /// 200 instead of 202; `slow` lets its status go backwards (running → accepted).
 fn broken_router(state: Arc<Broken>) -> Router {
     Router::new()
-        .route("/v1/manifest", get(|| async { ok(StatusCode::OK, json!({"name": "broken SSP provider"})) }))
         .route(
             "/.well-known/skill-sharing",
             get(|State(s): State<Arc<Broken>>| async move {
@@ -235,7 +234,12 @@ async fn broken_provider_gets_the_failures_it_deserves() {
     let mut profile = Profile::demo(&base);
     profile.tokens.clear();
     profile.ssp = Some(ssp);
-    let target = Arc::new(Target::connect(profile, None, None).await.expect("connect"));
+    // A pure SSP provider: no Parley manifest, so the Parley pre-flight is skipped.
+    let target = Arc::new(
+        Target::connect_ssp_only(profile, None)
+            .await
+            .expect("connect"),
+    );
     let v = run_all(target).await;
     let name = |id: &str| v.get(id).map(Verdict::name).unwrap_or("missing");
     let report: Vec<String> = v
@@ -284,4 +288,18 @@ fn example_profile_matches_reference_demo() {
         ssp,
         conform::ssp::provider::profile::SspProfile::reference_demo()
     );
+}
+
+/// An SSP-only target that does not answer is a pre-flight error (exit 2), not 25 failures.
+#[tokio::test]
+async fn unreachable_provider_fails_preflight() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    drop(listener); // nothing listens there any more: connections are refused
+    let mut profile = Profile::demo(&base);
+    profile.tokens.clear();
+    let err = Target::connect_ssp_only(profile, None)
+        .await
+        .expect_err("an unreachable provider must fail pre-flight");
+    assert!(err.to_string().contains("pre-flight"), "{err}");
 }

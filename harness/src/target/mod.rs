@@ -342,7 +342,17 @@ impl Target {
         revision_override: Option<McpRevision>,
         profile_path: Option<String>,
     ) -> Result<Self, TargetError> {
-        Self::prepare(profile, revision_override, profile_path, None).await
+        Self::prepare(profile, revision_override, profile_path, None, true).await
+    }
+
+    /// Like [`Target::connect`] for a run without the Parley suite: an SSP-only provider
+    /// has no Parley manifest and no `whoami`, so the Parley pre-flight is skipped (the SSP
+    /// checks do their own discovery and report an unreachable provider as failures).
+    pub async fn connect_ssp_only(
+        profile: Profile,
+        profile_path: Option<String>,
+    ) -> Result<Self, TargetError> {
+        Self::prepare(profile, None, profile_path, None, false).await
     }
 
     /// Spawns the reference server in process on an ephemeral loopback port with the demo tokens.
@@ -354,7 +364,7 @@ impl Target {
             .await
             .map_err(|e| TargetError::Spawn(e.to_string()))?;
         let profile = Profile::demo(&format!("http://{}", server.addr));
-        Self::prepare(profile, revision_override, None, Some(server)).await
+        Self::prepare(profile, revision_override, None, Some(server), true).await
     }
 
     async fn prepare(
@@ -362,6 +372,7 @@ impl Target {
         revision_override: Option<McpRevision>,
         profile_path: Option<String>,
         server: Option<reference_impl::RunningServer>,
+        parley: bool,
     ) -> Result<Self, TargetError> {
         let timeout = Duration::from_millis(profile.timeout_ms.unwrap_or(10_000));
         let client =
@@ -374,21 +385,31 @@ impl Target {
 
         // 1. Reachable + manifest (HTTP default route; the manifest may then override routes).
         let default_http = HttpTransport::new(client.clone(), &base, Routes::default());
-        let reply = default_http
-            .call("get_manifest", &json!({}), &Auth::None)
-            .await
-            .map_err(|e| {
-                fail(vec![format!(
-                    "target unreachable: GET {base}/v1/manifest: {e}"
-                )])
-            })?;
-        let manifest_value = match (reply.http_status, reply.json) {
-            (200, Some(v)) if v.is_object() => v,
-            (s, _) => {
-                return Err(fail(vec![format!(
-                    "GET {base}/v1/manifest answered HTTP {s} without a JSON object manifest: {}",
-                    truncate(&reply.text, 200)
-                )]));
+        let manifest_value = if !parley {
+            // SSP-only pre-flight: the provider must at least answer its well-known URI
+            // (any HTTP status: judging the answer is the checks' job).
+            let url = format!("{base}/.well-known/skill-sharing");
+            if let Err(e) = client.get(&url).send().await {
+                return Err(fail(vec![format!("provider unreachable: GET {url}: {e}")]));
+            }
+            json!({})
+        } else {
+            let reply = default_http
+                .call("get_manifest", &json!({}), &Auth::None)
+                .await
+                .map_err(|e| {
+                    fail(vec![format!(
+                        "target unreachable: GET {base}/v1/manifest: {e}"
+                    )])
+                })?;
+            match (reply.http_status, reply.json) {
+                (200, Some(v)) if v.is_object() => v,
+                (s, _) => {
+                    return Err(fail(vec![format!(
+                        "GET {base}/v1/manifest answered HTTP {s} without a JSON object manifest: {}",
+                        truncate(&reply.text, 200)
+                    )]));
+                }
             }
         };
         let manifest = Manifest::from_value(manifest_value);
@@ -429,7 +450,7 @@ impl Target {
         // 2. Tokens valid, identities distinct, rights as the role claims.
         let mut problems = Vec::new();
         let mut identities = BTreeMap::new();
-        for (role, token) in &profile.tokens {
+        for (role, token) in profile.tokens.iter().filter(|_| parley) {
             let auth = Auth::Bearer {
                 token: token.clone(),
                 env: Some(role.token_env()),
@@ -454,7 +475,9 @@ impl Target {
                 Err(e) => problems.push(format!("role {role}: whoami failed: {e}")),
             }
         }
-        problems.extend(check_roles(&identities));
+        if parley {
+            problems.extend(check_roles(&identities));
+        }
         if !problems.is_empty() {
             return Err(fail(problems));
         }

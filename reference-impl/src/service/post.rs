@@ -490,24 +490,6 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
 // Seeded faults (issue 6). With the cargo feature `faults` off every `is_on` below is a
 // constant `false`, so these helpers reduce to the correct behaviour.
 
-/// Top-level envelope members (mirror of the envelope's list, for `unknown-field-accepted`).
-const KNOWN_MEMBERS: &[&str] = &[
-    "parley",
-    "kind",
-    "thread",
-    "parent",
-    "from",
-    "body",
-    "provenance",
-    "evidence",
-    "claim",
-    "supersedes",
-    "valid_until",
-    "id",
-    "author_kind",
-    "created_at",
-];
-
 /// Faults that rewrite the envelope before validation (and restore it after).
 const REWRITING: &[Fault] = &[
     Fault::ValidUntilPastAccepted,
@@ -553,7 +535,7 @@ fn parse(
             *t = "9999-12-31T23:59:59Z".into();
         }
         if faults.is_on(Fault::UnknownFieldAccepted) {
-            map.retain(|k, _| KNOWN_MEMBERS.contains(&k.as_str()));
+            map.retain(|k, _| crate::domain::parley::envelope::TOP_LEVEL.contains(&k.as_str()));
         }
         if faults.is_on(Fault::BlankBodyAccepted)
             && let Some(Value::String(b)) = map.get_mut("body")

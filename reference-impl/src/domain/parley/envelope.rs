@@ -49,7 +49,7 @@ pub struct Envelope {
 
 /// Top-level members a client may send. `id`, `author_kind` and `created_at` are server-set
 /// and **ignored** when sent (PV-EN-4) — so they are known, not "unknown fields" (PV-EN-1).
-const TOP_LEVEL: &[&str] = &[
+pub const TOP_LEVEL: &[&str] = &[
     "parley",
     "kind",
     "thread",
