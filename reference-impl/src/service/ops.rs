@@ -51,31 +51,34 @@ fn load_thread(conn: &rusqlite::Connection, id: i64) -> Result<ThreadRow, Fail> 
 pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
     let map = args::object(args, &["thread"])?;
     let id = args::required_id(map, "thread", IdKind::Thread)?;
-    inner.db.read(|conn| {
+    // Only the two queries hold the connection; rendering a large tree happens after the
+    // lock is released, so big reads do not stall concurrent writers.
+    let (t, messages) = inner.db.read(|conn| {
         let t = load_thread(conn, id)?;
         let messages = store::thread_messages(conn, id)?;
-        let tree = if inner.faults.is_on(Fault::ReadThreadFlat) {
-            messages
-                .iter()
-                .map(|m| {
-                    let mut v = render::message(m);
-                    v["replies"] = json!([]);
-                    v
-                })
-                .collect()
-        } else {
-            render::message_tree(&messages)
-        };
-        let mut tree: Vec<Value> = tree;
-        if inner.faults.is_on(Fault::MessageParentOmittedAtRoot) {
-            for m in tree.iter_mut().filter_map(Value::as_object_mut) {
-                if m.get("parent") == Some(&Value::Null) {
-                    m.remove("parent");
-                }
+        Ok::<_, Fail>((t, messages))
+    })?;
+    let tree = if inner.faults.is_on(Fault::ReadThreadFlat) {
+        messages
+            .iter()
+            .map(|m| {
+                let mut v = render::message(m);
+                v["replies"] = json!([]);
+                v
+            })
+            .collect()
+    } else {
+        render::message_tree(&messages)
+    };
+    let mut tree: Vec<Value> = tree;
+    if inner.faults.is_on(Fault::MessageParentOmittedAtRoot) {
+        for m in tree.iter_mut().filter_map(Value::as_object_mut) {
+            if m.get("parent") == Some(&Value::Null) {
+                m.remove("parent");
             }
         }
-        Ok(json!({"thread": render::thread(&t), "messages": tree}))
-    })
+    }
+    Ok(json!({"thread": render::thread(&t), "messages": tree}))
 }
 
 /// `list_events {thread, since?}` → `{events}` in order, only after `since` (PV-RD-2).
