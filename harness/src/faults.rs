@@ -30,205 +30,14 @@ use std::time::Instant;
 
 use futures::StreamExt as _;
 use reference_impl::faults::Fault;
-use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
+use crate::report::power::cell;
+pub use crate::report::power::*;
 use crate::run::{RunError, RunOptions, run};
 use crate::suite::{Check, Suite, SuiteError, load_suite};
 use crate::target::{Profile, Target};
 use crate::verdict::Verdict;
-
-/// Version of the [`SuitePower`] document.
-pub const POWER_FORMAT_VERSION: u32 = 1;
-
-/// Which checks run against each faulty server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    /// Every check of both suites (classifies "caught elsewhere"; slow).
-    Full,
-    /// Only the checks citing the fault's IDs (decides "caught on its own IDs"; fast).
-    Targeted,
-    /// Targeted first; a fault not caught there is measured again with every check, so it
-    /// is classified "caught elsewhere" or "missed" (fast and complete).
-    Auto,
-}
-
-/// How the suite reacted to one fault.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Detection {
-    /// A failing check cites one of the fault's requirement IDs.
-    Caught,
-    /// No failing check, but a warning cites one of the fault's IDs (how the suite reports
-    /// rules below MUST).
-    CaughtAsWarning,
-    /// Checks failed, but none cites the fault's IDs.
-    CaughtElsewhere,
-    /// No check failed.
-    Missed,
-    /// The run could not be made (spawn, pre-flight or harness failure).
-    HarnessError,
-}
-
-impl Detection {
-    /// Short lowercase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Detection::Caught => "caught",
-            Detection::CaughtAsWarning => "caught (warning)",
-            Detection::CaughtElsewhere => "caught elsewhere",
-            Detection::Missed => "missed",
-            Detection::HarnessError => "harness error",
-        }
-    }
-}
-
-/// One failing check of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FailedCheck {
-    /// Result id (`<check>@<transport>` or `<check>`).
-    pub id: String,
-    /// Requirement IDs the check cites.
-    pub requirements: Vec<String>,
-    /// The violation's sentence.
-    pub message: String,
-}
-
-/// The measurement of one fault.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FaultResult {
-    /// Fault name (`--fault NAME`).
-    pub name: String,
-    /// Protocol it breaks (`parley`, `ssp`).
-    pub suite: String,
-    /// What the broken server does.
-    pub description: String,
-    /// Requirement IDs the fault violates.
-    pub requirements: Vec<String>,
-    /// Verdict of the measurement.
-    pub detection: Detection,
-    /// Whether one of the fault's IDs is a MUST (then only a failure counts as caught).
-    pub violates_must: bool,
-    /// Checks run against the faulty server.
-    pub checks_run: usize,
-    /// Failing checks citing one of the fault's IDs.
-    pub caught_by: Vec<FailedCheck>,
-    /// Failing checks citing none of them.
-    pub failed_elsewhere: Vec<FailedCheck>,
-    /// Warnings citing one of the fault's IDs.
-    pub warned_by: Vec<FailedCheck>,
-    /// Checks that ended in a harness error.
-    pub harness_errors: usize,
-    /// Why the run could not be made, for [`Detection::HarnessError`].
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Wall time of the run.
-    pub wall_time_ms: u64,
-}
-
-/// Whether some fault tagged with a requirement is caught on that requirement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequirementPowerStatus {
-    /// A fault tagged with it made a check citing it fail.
-    Caught,
-    /// Faults are tagged with it, but no check citing it failed for them.
-    NotCaught,
-    /// No fault of the catalogue violates it.
-    NoFault,
-}
-
-/// One row of the per-requirement table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RequirementPower {
-    /// Requirement ID.
-    pub id: String,
-    /// Suite.
-    pub suite: String,
-    /// Faults (measured in this run) that violate it.
-    pub faults: Vec<String>,
-    /// Those of them caught by a failing check citing this very ID.
-    pub caught_by: Vec<String>,
-    /// Summary status.
-    pub status: RequirementPowerStatus,
-}
-
-/// The fault-free reference, measured the same way (must fail nothing).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CleanRun {
-    /// Checks run.
-    pub checks_run: usize,
-    /// Failing checks (false failures: must be empty).
-    pub failures: Vec<FailedCheck>,
-    /// Checks ending in a harness error.
-    pub harness_errors: Vec<String>,
-    /// Why the run could not be made.
-    #[serde(default)]
-    pub error: Option<String>,
-    /// Wall time.
-    pub wall_time_ms: u64,
-}
-
-impl CleanRun {
-    /// True when the fault-free reference passed every check.
-    pub fn is_clean(&self) -> bool {
-        self.error.is_none() && self.failures.is_empty() && self.harness_errors.is_empty()
-    }
-}
-
-/// The "suite power" section of a report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SuitePower {
-    /// [`POWER_FORMAT_VERSION`].
-    pub format_version: u32,
-    /// Which checks ran against each faulty server.
-    pub scope: Scope,
-    /// Faults measured.
-    pub total: usize,
-    /// Caught on their own IDs (a failing check cites them).
-    pub caught: usize,
-    /// Caught on their own IDs as a warning (rules below MUST).
-    pub caught_as_warning: usize,
-    /// Caught only by unrelated checks.
-    pub caught_elsewhere: usize,
-    /// Not noticed at all.
-    pub missed: usize,
-    /// Runs that could not be made.
-    pub harness_errors: usize,
-    /// The fault-free reference (absent when not measured).
-    #[serde(default)]
-    pub clean: Option<CleanRun>,
-    /// Per fault, in catalogue order.
-    pub faults: Vec<FaultResult>,
-    /// Per requirement of the suites' catalogues.
-    pub requirements: Vec<RequirementPower>,
-    /// Wall time of the whole measurement.
-    pub wall_time_ms: u64,
-}
-
-impl FaultResult {
-    /// Caught as issue 6 demands: a failure on its IDs, or — for a fault that violates no
-    /// MUST rule — a warning on its IDs.
-    pub fn is_caught(&self) -> bool {
-        self.detection == Detection::Caught
-            || (self.detection == Detection::CaughtAsWarning && !self.violates_must)
-    }
-}
-
-impl SuitePower {
-    /// True when every fault is caught on its own IDs and the clean reference (when
-    /// measured) fails nothing: the test's and `conform faults`' success condition.
-    pub fn is_complete(&self) -> bool {
-        self.faults.iter().all(FaultResult::is_caught)
-            && self.clean.as_ref().is_none_or(CleanRun::is_clean)
-    }
-}
 
 /// Progress callback: (finished fault, done, total).
 pub type FaultProgressFn = Arc<dyn Fn(&FaultResult, usize, usize) + Send + Sync>;
@@ -651,140 +460,6 @@ fn requirement_rows(suites: &[Suite], results: &[FaultResult]) -> Vec<Requiremen
     rows
 }
 
-fn pct(n: usize, d: usize) -> String {
-    if d == 0 {
-        "—".into()
-    } else {
-        format!("{:.0}%", n as f64 * 100.0 / d as f64)
-    }
-}
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The "suite power" section in Markdown.
-pub fn render_markdown(p: &SuitePower) -> String {
-    let mut out = String::new();
-    out.push_str("## Suite power\n\n");
-    out.push_str(&format!(
-        "**{} of {} seeded faults caught on their own requirement IDs ({})**, {} of them as warnings (rules below MUST); caught elsewhere: {}; missed: {}; harness errors: {}. Scope: {}; wall time {:.1} s.\n\n",
-        p.caught + p.caught_as_warning,
-        p.total,
-        pct(p.caught + p.caught_as_warning, p.total),
-        p.caught_as_warning,
-        p.caught_elsewhere,
-        p.missed,
-        p.harness_errors,
-        match p.scope {
-            Scope::Full => "every check against every faulty server",
-            Scope::Targeted => "the checks citing each fault's IDs",
-            Scope::Auto => "the checks citing each fault's IDs, every check for a fault not caught there",
-        },
-        p.wall_time_ms as f64 / 1000.0
-    ));
-    match &p.clean {
-        Some(c) if c.is_clean() => out.push_str(&format!(
-            "Fault-free reference: {} checks, no failure (no false failures).\n\n",
-            c.checks_run
-        )),
-        Some(c) => {
-            out.push_str(&format!(
-                "Fault-free reference: {} checks, **{} failures, {} harness errors**{}.\n\n",
-                c.checks_run,
-                c.failures.len(),
-                c.harness_errors.len(),
-                c.error
-                    .as_deref()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default()
-            ));
-            for f in &c.failures {
-                out.push_str(&format!(
-                    "- false failure `{}` ({}): {}\n",
-                    f.id,
-                    f.requirements.join(", "),
-                    cell(&f.message)
-                ));
-            }
-            out.push('\n');
-        }
-        None => {}
-    }
-    out.push_str("| fault | suite | violates | result | failing checks on its IDs | other failures |\n|---|---|---|---|---|---|\n");
-    for f in &p.faults {
-        let by = if f.caught_by.is_empty() {
-            &f.warned_by
-        } else {
-            &f.caught_by
-        };
-        let shown: Vec<String> = by.iter().take(3).map(|c| format!("`{}`", c.id)).collect();
-        let more = by.len().saturating_sub(3);
-        let caught = if by.is_empty() {
-            f.error.clone().unwrap_or_else(|| "—".into())
-        } else if more > 0 {
-            format!("{} (+{more})", shown.join(", "))
-        } else {
-            shown.join(", ")
-        };
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
-            f.name,
-            f.suite,
-            f.requirements.join(", "),
-            f.detection.name(),
-            cell(&caught),
-            f.failed_elsewhere.len()
-        ));
-    }
-    out.push_str("\n### Per requirement\n\n");
-    let with_faults: Vec<&RequirementPower> = p
-        .requirements
-        .iter()
-        .filter(|r| r.status != RequirementPowerStatus::NoFault)
-        .collect();
-    let caught = with_faults
-        .iter()
-        .filter(|r| r.status == RequirementPowerStatus::Caught)
-        .count();
-    let untargeted: Vec<&str> = p
-        .requirements
-        .iter()
-        .filter(|r| r.status == RequirementPowerStatus::NoFault)
-        .map(|r| r.id.as_str())
-        .collect();
-    out.push_str(&format!(
-        "{} requirements are violated by some fault; for {} of them a fault is caught on that very ID ({}).\n\n",
-        with_faults.len(),
-        caught,
-        pct(caught, with_faults.len())
-    ));
-    out.push_str("| requirement | faults | caught on this ID by |\n|---|---|---|\n");
-    for r in &with_faults {
-        out.push_str(&format!(
-            "| {} | {} | {} |\n",
-            r.id,
-            r.faults
-                .iter()
-                .map(|f| format!("`{f}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            if r.caught_by.is_empty() {
-                "**not caught**".to_string()
-            } else {
-                r.caught_by.join(", ")
-            }
-        ));
-    }
-    if !untargeted.is_empty() {
-        out.push_str(&format!(
-            "\nNo seeded fault yet for: {}.\n",
-            untargeted.join(", ")
-        ));
-    }
-    out
-}
-
 /// `conform faults`: arguments (the CLI wires this in under the `faults` feature).
 #[derive(Debug, Clone, clap::Args)]
 pub struct FaultsArgs {
@@ -806,7 +481,7 @@ pub struct FaultsArgs {
     /// Skip the fault-free reference run.
     #[arg(long)]
     pub no_clean: bool,
-    /// Output directory (`suite-power.json`, `suite-power.md`).
+    /// Output directory: `suite-power.{json,md}` and the fault-free run report (`report.{json,md,html}`, `junit.xml`) with its suite-power section.
     #[arg(long, value_name = "DIR", default_value = "reports/faults")]
     pub out: PathBuf,
 }
@@ -867,7 +542,28 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         source: std::io::Error::other(e),
     })?;
     let md = render_markdown(&power);
-    for (name, text) in [("suite-power.json", json), ("suite-power.md", md.clone())] {
+    let mut files = vec![("suite-power.json", json), ("suite-power.md", md.clone())];
+    // The run report of the fault-free reference, carrying the suite-power section.
+    let suites = load_suites(vectors_dir)?;
+    match rt.block_on(run_reference(
+        &[],
+        &all_checks(&suites),
+        usize::from(args.jobs),
+    )) {
+        Ok(mut report) => {
+            report.suite_power = Some(power.clone());
+            let json = crate::report::json::render(&report).map_err(|e| PowerError::Io {
+                path: args.out.join("report.json"),
+                source: std::io::Error::other(e),
+            })?;
+            files.push(("report.json", json));
+            files.push(("junit.xml", crate::report::junit::render(&report)));
+            files.push(("report.md", crate::report::markdown::render(&report)));
+            files.push(("report.html", crate::report::html::render(&report)));
+        }
+        Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
+    }
+    for (name, text) in files {
         let path = args.out.join(name);
         std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
     }

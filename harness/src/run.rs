@@ -418,6 +418,7 @@ pub async fn run(
             path: b.path.clone(),
             entries: b.entries.len(),
         }),
+        suite_power: None,
     };
     report.requirements = matrix(suites, &report.checks);
     report.recount();

@@ -201,6 +201,7 @@ fn report() -> Report {
             path: "baseline.toml".into(),
             entries: 1,
         }),
+        suite_power: None,
     };
     r.recount();
     r
@@ -270,4 +271,89 @@ fn summary_snapshot() {
         "summary_text",
         redact(&format!("{}\n{}", r.summary_table(), r.failure_details()))
     );
+}
+
+/// The suite-power section (issue 6) in the Markdown and HTML reports, and its JSON round trip.
+#[test]
+fn suite_power_section() {
+    use conform::report::power::{
+        Detection, FailedCheck, FaultResult, RequirementPower, RequirementPowerStatus, Scope,
+        SuitePower,
+    };
+    let mut r = report();
+    r.suite_power = Some(SuitePower {
+        format_version: 1,
+        scope: Scope::Auto,
+        total: 2,
+        caught: 1,
+        caught_as_warning: 0,
+        caught_elsewhere: 0,
+        missed: 1,
+        harness_errors: 0,
+        clean: None,
+        faults: vec![
+            FaultResult {
+                name: "body-accepts-one-over".into(),
+                suite: "parley".into(),
+                description: "accepts a 501-character body".into(),
+                requirements: vec!["PV-EN-2".into()],
+                detection: Detection::Caught,
+                violates_must: true,
+                checks_run: 12,
+                caught_by: vec![FailedCheck {
+                    id: "envelope/body-501@http".into(),
+                    requirements: vec!["PV-EN-2".into()],
+                    message: "expected refusal 400 body_too_long, got 201".into(),
+                }],
+                failed_elsewhere: vec![],
+                warned_by: vec![],
+                harness_errors: 0,
+                error: None,
+                wall_time_ms: 10,
+            },
+            FaultResult {
+                name: "read-thread-flat".into(),
+                suite: "parley".into(),
+                description: "read_thread ignores parent".into(),
+                requirements: vec!["PV-RD-1".into()],
+                detection: Detection::Missed,
+                violates_must: true,
+                checks_run: 4,
+                caught_by: vec![],
+                failed_elsewhere: vec![],
+                warned_by: vec![],
+                harness_errors: 0,
+                error: None,
+                wall_time_ms: 10,
+            },
+        ],
+        requirements: vec![
+            RequirementPower {
+                id: "PV-EN-2".into(),
+                suite: "parley".into(),
+                faults: vec!["body-accepts-one-over".into()],
+                caught_by: vec!["body-accepts-one-over".into()],
+                status: RequirementPowerStatus::Caught,
+            },
+            RequirementPower {
+                id: "PV-RD-1".into(),
+                suite: "parley".into(),
+                faults: vec!["read-thread-flat".into()],
+                caught_by: vec![],
+                status: RequirementPowerStatus::NotCaught,
+            },
+        ],
+        wall_time_ms: 20,
+    });
+    let back: Report = serde_json::from_str(&json::render(&r).unwrap()).unwrap();
+    assert_eq!(back, r, "the suite-power section round-trips");
+    let md = markdown::render(&r);
+    let section = &md[md.find("## Suite power").expect("markdown section")..];
+    insta::assert_snapshot!("suite_power_markdown", redact(section));
+    let page = html::render(&r);
+    assert!(page.contains("<h2 id=\"suite-power\">Suite power</h2>"));
+    assert!(page.contains("1 of 2 seeded faults caught"), "{page}");
+    assert!(page.contains("<td>PV-RD-1</td><td>read-thread-flat</td><td>NOT caught</td>"));
+    // Without the section, nothing is rendered for it.
+    assert!(!markdown::render(&report()).contains("Suite power"));
 }

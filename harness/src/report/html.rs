@@ -130,8 +130,61 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(o, "<tr><td colspan=\"5\">{detail}</td></tr>");
         }
     }
-    o.push_str("</table>\n</body></html>\n");
+    o.push_str("</table>\n");
+    if let Some(p) = &report.suite_power {
+        suite_power(&mut o, p);
+    }
+    o.push_str("</body></html>\n");
     o
+}
+
+/// The "suite power" section (issue 6): every seeded fault and whether a check citing one of
+/// its requirement IDs failed, then per requirement whether some fault for it is caught.
+fn suite_power(o: &mut String, p: &super::power::SuitePower) {
+    let _ = writeln!(
+        o,
+        "<h2 id=\"suite-power\">Suite power</h2><p>{} of {} seeded faults caught on their own requirement IDs ({} as warnings on rules below MUST); caught elsewhere: {}; missed: {}; harness errors: {}.</p>",
+        p.caught + p.caught_as_warning,
+        p.total,
+        p.caught_as_warning,
+        p.caught_elsewhere,
+        p.missed,
+        p.harness_errors
+    );
+    o.push_str("<table><tr><th>fault</th><th>suite</th><th>violates</th><th>result</th><th>failing checks on its IDs</th></tr>\n");
+    for f in &p.faults {
+        let by: Vec<String> = f
+            .caught_by
+            .iter()
+            .chain(&f.warned_by)
+            .map(|c| format!("<a href=\"#{}\">{}</a>", anchor(&c.id), escape(&c.id)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "<tr><td><code>{}</code><br><span class=\"small\">{}</span></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&f.name),
+            escape(&f.description),
+            escape(&f.suite),
+            escape(&f.requirements.join(", ")),
+            f.detection.name(),
+            by.join(" ")
+        );
+    }
+    o.push_str("</table>\n<table><tr><th>requirement</th><th>faults</th><th>caught</th></tr>\n");
+    for r in &p.requirements {
+        let status = match r.status {
+            super::power::RequirementPowerStatus::Caught => "caught",
+            super::power::RequirementPowerStatus::NotCaught => "NOT caught",
+            super::power::RequirementPowerStatus::NoFault => "no fault yet",
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{status}</td></tr>",
+            escape(&r.id),
+            escape(&r.faults.join(", "))
+        );
+    }
+    o.push_str("</table>\n");
 }
 
 fn details(c: &super::CheckResult) -> Option<String> {

@@ -137,5 +137,8 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(o, "```\n");
         }
     }
+    if let Some(p) = &report.suite_power {
+        o.push_str(&super::power::render_markdown(p));
+    }
     o
 }

@@ -6,6 +6,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod power;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -56,6 +57,9 @@ pub struct Report {
     /// Baseline in use.
     #[serde(default)]
     pub baseline: Option<BaselineInfo>,
+    /// Suite power (issue 6), present in the reports `conform faults` writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_power: Option<power::SuitePower>,
 }
 
 /// Tool identity.
