@@ -81,6 +81,9 @@ pub struct Config {
     pub base_url: Option<String>,
     /// Named seeded faults to switch on (cargo feature `faults`; empty otherwise).
     pub faults: Vec<String>,
+    /// Enable the Parley dialectic profile (default). Off, the manifest lists no profile and
+    /// the four dialectic kinds are `kind_unknown` (PV-DI-8) — the suite checks both sides.
+    pub dialectic: bool,
 }
 
 impl Config {
@@ -123,6 +126,7 @@ impl Config {
             },
             base_url: None,
             faults: Vec::new(),
+            dialectic: true,
         }
     }
 

@@ -43,6 +43,9 @@ struct Common {
     /// TOML file of `[[token]]` rows: token, identity, rights, lock_label, quota_per_minute.
     #[arg(long, value_name = "FILE")]
     tokens: Option<PathBuf>,
+    /// Serve Parley without the dialectic profile (its kinds are then `kind_unknown`).
+    #[arg(long)]
+    no_dialectic: bool,
     /// Switch on a named seeded fault (measures the suite; `faults` builds only).
     #[cfg(feature = "faults")]
     #[arg(long, value_name = "NAME")]
@@ -81,6 +84,7 @@ fn config(common: &Common) -> anyhow::Result<Config> {
             ssp: SspCredentials::default(),
             base_url: None,
             faults: Vec::new(),
+            dialectic: true,
         }
     } else {
         bail!(
@@ -93,6 +97,7 @@ fn config(common: &Common) -> anyhow::Result<Config> {
         config.faults = common.fault.clone();
     }
     config.faults.retain(|f| !f.is_empty());
+    config.dialectic = !common.no_dialectic;
     Ok(config)
 }
 
@@ -112,8 +117,11 @@ async fn main() -> anyhow::Result<()> {
             let db = reference_impl::store::Db::open(&config.db_path)
                 .with_context(|| format!("opening {}", config.db_path.display()))?;
             let faults = reference_impl::faults::Faults::from_names(&config.faults)?;
-            let service =
+            let mut service =
                 reference_impl::service::ParleyService::with_faults(db, config.tokens, faults);
+            if !config.dialectic {
+                service = service.without_dialectic();
+            }
             reference_impl::api::mcp::serve_stdio(service, args.token).await?;
             Ok(())
         }

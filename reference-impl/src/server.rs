@@ -98,7 +98,10 @@ fn build(
     let faults = crate::faults::Faults::from_names(&config.faults)
         .map_err(|e| StartError::Config(e.to_string()))?;
     let db = Db::open(&config.db_path)?;
-    let parley = ParleyService::with_faults(db.clone(), config.tokens.clone(), faults);
+    let mut parley = ParleyService::with_faults(db.clone(), config.tokens.clone(), faults);
+    if !config.dialectic {
+        parley = parley.without_dialectic();
+    }
     let router = Router::new()
         .merge(crate::api::http::routes(parley.clone()))
         .merge(crate::api::mcp::routes(parley.for_mcp(), hosts));

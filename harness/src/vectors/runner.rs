@@ -690,10 +690,17 @@ pub async fn run_vector(
     let target = &ctx.target;
     let v = &lv.vector;
     for need in &v.needs {
-        if !target.has_feature(need) {
-            return CheckOutcome::verdict(Verdict::Unsupported {
-                reason: format!("the target's manifest does not enable `{need}`"),
-            });
+        // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
+        let applies = match need.strip_prefix('!') {
+            Some(absent) => !target.has_feature(absent),
+            None => target.has_feature(need),
+        };
+        if !applies {
+            let reason = match need.strip_prefix('!') {
+                Some(absent) => format!("the target's manifest enables `{absent}`"),
+                None => format!("the target's manifest does not enable `{need}`"),
+            };
+            return CheckOutcome::verdict(Verdict::Unsupported { reason });
         }
     }
     for role in &v.roles {

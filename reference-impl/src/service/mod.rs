@@ -125,6 +125,15 @@ impl ParleyService {
         }
     }
 
+    /// Switches the dialectic profile off (PV-DI-8: its kinds become `kind_unknown` and the
+    /// manifest lists no profile). Call before the service is shared.
+    pub fn without_dialectic(mut self) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.dialectic = false;
+        }
+        self
+    }
+
     /// The seeded faults of this instance (the other parts of the server hook into them).
     pub fn faults(&self) -> Faults {
         self.inner.faults

@@ -1,0 +1,101 @@
+//! PV-DI-8 from both sides: against a reference server started WITHOUT the dialectic profile,
+//! the `!dialectic` vectors pass (the four dialectic kinds are `kind_unknown`), every vector
+//! that needs the profile is `unsupported` (never a pass, never a failure), and nothing else
+//! fails. Against the default reference those same `!dialectic` vectors are `unsupported`.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use conform::run::{RunOptions, run};
+use conform::suite::load_suite;
+use conform::target::{Profile, Target};
+use conform::transport::TransportKind;
+use conform::verdict::Verdict;
+
+async fn report_against(dialectic: bool) -> conform::report::Report {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.dialectic = dialectic;
+    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("spawn");
+    let target = Target::connect(
+        Profile::demo(&format!("http://{}", server.addr)),
+        None,
+        None,
+    )
+    .await
+    .expect("pre-flight");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
+    let mut suite = load_suite("parley", &dir).expect("suite");
+    // Quota vectors (PV-TR-5) depend on scheduling within the `limited` token's minute;
+    // they are covered by the main vector test and are not what this test is about.
+    suite
+        .checks
+        .retain(|c| !c.requirements().iter().any(|r| r == "PV-TR-5"));
+    let opts = RunOptions {
+        transports: vec![TransportKind::Http],
+        jobs: 8,
+        ..RunOptions::default()
+    };
+    let report = run(Arc::new(target), &[suite], &opts).await.expect("run");
+    server.shutdown().await;
+    report
+}
+
+fn is_profile_absent_vector(check: &str) -> bool {
+    check.starts_with("profiles/no-dialectic/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_without_dialectic_is_checked_on_pv_di_8() {
+    let report = report_against(false).await;
+    let failing: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| matches!(c.verdict, Verdict::Fail(_) | Verdict::HarnessError { .. }))
+        .map(|c| c.id.clone())
+        .collect();
+    assert!(
+        failing.is_empty(),
+        "false failures without the profile: {failing:?}"
+    );
+    let absent: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| is_profile_absent_vector(&c.check))
+        .collect();
+    assert!(
+        absent.len() >= 6,
+        "the PV-DI-8 vectors ran: {}",
+        absent.len()
+    );
+    assert!(absent.iter().all(|c| c.verdict == Verdict::Pass));
+    let dialectic_unsupported = report
+        .checks
+        .iter()
+        .filter(|c| c.check.starts_with("dialectic/"))
+        .all(|c| matches!(c.verdict, Verdict::Unsupported { .. }));
+    assert!(
+        dialectic_unsupported,
+        "vectors needing the profile must be unsupported"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pv_di_8_vectors_do_not_apply_to_a_server_with_the_profile() {
+    let report = report_against(true).await;
+    let absent: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| is_profile_absent_vector(&c.check))
+        .collect();
+    assert!(!absent.is_empty());
+    assert!(
+        absent
+            .iter()
+            .all(|c| matches!(c.verdict, Verdict::Unsupported { .. })),
+        "`!dialectic` vectors are unsupported where the profile is enabled"
+    );
+}
