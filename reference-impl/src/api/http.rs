@@ -211,24 +211,9 @@ fn merge_body(path_args: Map<String, Value>, bytes: &[u8]) -> Args {
     Args::Json(Value::Object(body))
 }
 
-/// `Json` for `application/json` and `application/*+json` (parameters ignored), `NotJson`
-/// for anything else, including a missing header on a POST with a body (PV-RS-4).
+/// `NotJson` also for a missing header on a POST with a body (PV-RS-4).
 fn content_type(headers: &HeaderMap) -> ContentType {
-    let Some(value) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return ContentType::NotJson;
-    };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
-    {
+    if super::is_json_media_type(headers) {
         ContentType::Json
     } else {
         ContentType::NotJson

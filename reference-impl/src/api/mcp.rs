@@ -36,6 +36,7 @@ use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use super::http::{BodyError, call_service, read_capped};
@@ -384,7 +385,8 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
             &message,
         );
     }
-    if let Err(e) = serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+    // Deserialize from the borrowed value: no copy of a body of up to 1 MiB.
+    if let Err(e) = ClientJsonRpcMessage::deserialize(&value) {
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         return jsonrpc_error(
             StatusCode::BAD_REQUEST,
@@ -401,6 +403,8 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
     wrap_plain_errors(resp).await
 }
 
+/// Stricter than [`super::is_json_media_type`] on purpose: the MCP Streamable HTTP transport
+/// speaks exactly `application/json`, and rmcp refuses anything else.
 fn is_json_content_type(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)

@@ -38,6 +38,25 @@ pub fn bearer_from_headers(headers: &HeaderMap) -> Option<BearerToken> {
     Some(parse_bearer(text))
 }
 
+/// Whether `Content-Type` is `application/json` or `application/*+json` (parameters
+/// ignored): the one JSON test of the Parley HTTP binding (PV-RS-4) and the SSP routes.
+pub fn is_json_media_type(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
 /// Parses an `Authorization` value (`Bearer <token>`); see [`bearer_from_headers`].
 pub fn parse_bearer(value: &str) -> BearerToken {
     let value = value.trim();

@@ -208,24 +208,14 @@ async fn descriptor(
     reply(state.descriptor(&base_url(&state, &headers), &file, authenticated))
 }
 
-async fn schema(State(state): State<SspState>) -> Response {
-    json_response(200, state.schemas().document())
-}
-
-fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let Some(ct) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let mime = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+/// The schema file byte for byte (embedded at build time; no per-request serialization).
+async fn schema() -> Response {
+    let mut r = (StatusCode::OK, crate::ssp::schema::SCHEMA_JSON).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 async fn invoke(
@@ -239,7 +229,7 @@ async fn invoke(
         return bad_path(&uri);
     };
     let base = base_url(&state, &headers);
-    if !state.skills().iter().any(|s| s.kind.slug() == slug) {
+    if state.skill_by_slug(&slug).is_none() {
         return refusal(Refusal::skill_not_found(&slug));
     }
     // 413 / 415 use VALIDATION_ERROR: the seed's §8.2 restricts error.code to its seven
@@ -291,7 +281,7 @@ async fn invoke(
             ));
         }
     };
-    if !is_json_content_type(&headers) {
+    if !super::is_json_media_type(&headers) {
         let ct = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok());

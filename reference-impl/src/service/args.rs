@@ -95,10 +95,10 @@ pub(crate) fn inbox(args: &Value, limits: &Limits) -> Result<InboxArgs, Fail> {
     let non_empty = |name: &str| present(map, name).filter(|v| v.as_str() != Some(""));
     let since = match non_empty("since") {
         None => 0,
-        Some(Value::String(s)) => match s.strip_prefix(CURSOR_PREFIX).and_then(|d| {
-            (d.bytes().all(|b| b.is_ascii_digit()) && !d.is_empty() && d.len() <= 18)
-                .then(|| d.parse::<i64>().ok())?
-        }) {
+        Some(Value::String(s)) => match s
+            .strip_prefix(CURSOR_PREFIX)
+            .and_then(crate::domain::parley::ids::parse_digits)
+        {
             Some(n) => n,
             None => {
                 return refused(

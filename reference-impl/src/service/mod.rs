@@ -134,11 +134,6 @@ impl ParleyService {
         self
     }
 
-    /// The seeded faults of this instance (the other parts of the server hook into them).
-    pub fn faults(&self) -> Faults {
-        self.inner.faults
-    }
-
     /// The same service, as seen by the MCP binding. Decisions never depend on the binding
     /// (PV-TR-1); only the seeded fault `mcp-mark-skips-authority` looks at it.
     pub fn for_mcp(&self) -> Self {

@@ -139,7 +139,7 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
                 }
                 last_item_seq = Some(t.activity_seq);
                 items.push(json!({
-                    "thread": render::thread(&t)["id"],
+                    "thread": crate::domain::parley::ids::format_id(IdKind::Thread, t.id),
                     "state": t.state.as_str(),
                     "awaiting": t.awaiting.to_json(),
                     "last_message": render::message(&last),

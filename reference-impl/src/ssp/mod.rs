@@ -410,7 +410,7 @@ impl SspState {
         self.inner.base_url.as_deref()
     }
 
-    fn skill_by_slug(&self, slug: &str) -> Option<&Arc<Skill>> {
+    pub(crate) fn skill_by_slug(&self, slug: &str) -> Option<&Arc<Skill>> {
         self.inner.skills.iter().find(|s| s.kind.slug() == slug)
     }
 

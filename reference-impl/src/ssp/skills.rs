@@ -67,11 +67,6 @@ impl SkillKind {
     pub fn reports_running(self) -> bool {
         matches!(self, Self::SlowTask | Self::Overrun | Self::ForumDigest)
     }
-
-    /// Looks a skill up by slug.
-    pub fn from_slug(slug: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.slug() == slug)
-    }
 }
 
 /// How long `conform/overrun` works (it declares `timeout_ms: 200`).

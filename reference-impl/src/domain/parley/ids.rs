@@ -32,7 +32,8 @@ pub fn format_id(kind: IdKind, n: i64) -> String {
     format!("{}{n}", kind.prefix())
 }
 
-fn parse_digits(s: &str) -> Option<i64> {
+/// The digits of an id or cursor (1–18 ASCII digits), as a number.
+pub(crate) fn parse_digits(s: &str) -> Option<i64> {
     if s.is_empty() || s.len() > 18 || !s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

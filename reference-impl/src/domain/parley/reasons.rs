@@ -129,7 +129,8 @@ impl Reason {
         }
     }
 
-    /// Parses the wire spelling (used by tests and clients of the domain).
+    /// Parses the wire spelling (the tests' inverse of `as_str`).
+    #[cfg(test)]
     pub fn from_str_opt(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == s)
     }
