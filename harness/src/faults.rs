@@ -110,18 +110,12 @@ pub enum PowerError {
     Runtime(std::io::Error),
 }
 
-/// Loads both suites, with the SSP provider checks in the SSP suite (added here when the
-/// engine's loader does not list them yet; never twice).
+/// Loads both suites (the SSP suite includes its provider checks).
 pub fn load_suites(vectors_dir: &Path) -> Result<Vec<Suite>, PowerError> {
-    let parley = load_suite("parley", vectors_dir)?;
-    let mut ssp = load_suite("ssp", vectors_dir)?;
-    let present: BTreeSet<String> = ssp.checks.iter().map(|c| c.id().to_string()).collect();
-    for c in crate::ssp::provider::checks(&ssp.catalogue) {
-        if !present.contains(c.id()) {
-            ssp.checks.push(c);
-        }
-    }
-    Ok(vec![parley, ssp])
+    Ok(vec![
+        load_suite("parley", vectors_dir)?,
+        load_suite("ssp", vectors_dir)?,
+    ])
 }
 
 /// The faults to measure, in catalogue order.
@@ -290,11 +284,9 @@ async fn measure_once(
             .map(|r| (*r).to_string())
             .collect(),
         detection: Detection::Missed,
-        violates_must: fault.requirements().iter().any(|id| {
-            suites
-                .iter()
-                .any(|s| s.catalogue.get(id).is_some_and(|r| r.level.is_required()))
-        }),
+        violates_must: suites
+            .iter()
+            .any(|s| s.catalogue.any_required(fault.requirements())),
         checks_run: 0,
         caught_by: Vec::new(),
         failed_elsewhere: Vec::new(),
@@ -342,6 +334,11 @@ async fn measure_once(
 
 /// Measures the fault-free reference (every check).
 pub async fn measure_clean(suites: &[Suite], jobs: usize) -> CleanRun {
+    measure_clean_with_report(suites, jobs).await.0
+}
+
+/// [`measure_clean`], also returning the run's report (`conform faults` writes it out).
+async fn measure_clean_with_report(suites: &[Suite], jobs: usize) -> (CleanRun, Option<Report>) {
     let started = Instant::now();
     let mut clean = CleanRun {
         checks_run: 0,
@@ -350,28 +347,39 @@ pub async fn measure_clean(suites: &[Suite], jobs: usize) -> CleanRun {
         error: None,
         wall_time_ms: 0,
     };
-    match run_reference(&[], &all_checks(suites), jobs).await {
+    let report = match run_reference(&[], &all_checks(suites), jobs).await {
         Ok(report) => {
             clean.checks_run = report.checks.len();
             clean.failures = failed(&report);
             clean.harness_errors = harness_errors(&report);
+            Some(report)
         }
-        Err(e) => clean.error = Some(e),
-    }
+        Err(e) => {
+            clean.error = Some(e);
+            None
+        }
+    };
     clean.wall_time_ms = started.elapsed().as_millis() as u64;
-    clean
+    (clean, report)
 }
 
 /// Measures the suite's power: every selected fault against its own server, at most
 /// `parallel` at a time, plus the fault-free reference.
 pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
+    Ok(measure_with_report(opts).await?.0)
+}
+
+/// [`measure`], also returning the fault-free run's report (when `opts.clean`).
+async fn measure_with_report(
+    opts: &PowerOptions,
+) -> Result<(SuitePower, Option<Report>), PowerError> {
     let started = Instant::now();
     let faults = select(&opts.faults)?;
     let suites = load_suites(&opts.vectors_dir)?;
     let total = faults.len();
     let jobs = opts.jobs.max(1);
     let clean = if opts.clean {
-        Some(measure_clean(&suites, jobs))
+        Some(measure_clean_with_report(&suites, jobs))
     } else {
         None
     };
@@ -379,7 +387,7 @@ pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
         .map(|f| measure_fault(f, &suites, opts.scope, jobs))
         .buffer_unordered(opts.parallel.max(1));
     // The clean run goes alongside the faulty ones (it is one more server).
-    let (clean, mut results) = futures::join!(
+    let (clean_run, mut results) = futures::join!(
         async {
             match clean {
                 Some(c) => Some(c.await),
@@ -407,7 +415,11 @@ pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
         .collect();
     results.sort_by_key(|r| order.get(r.name.as_str()).copied().unwrap_or(usize::MAX));
     let count = |d: Detection| results.iter().filter(|r| r.detection == d).count();
-    Ok(SuitePower {
+    let (clean, clean_report) = match clean_run {
+        Some((c, r)) => (Some(c), r),
+        None => (None, None),
+    };
+    let power = SuitePower {
         format_version: POWER_FORMAT_VERSION,
         scope: opts.scope,
         total,
@@ -420,7 +432,8 @@ pub async fn measure(opts: &PowerOptions) -> Result<SuitePower, PowerError> {
         requirements: requirement_rows(&suites, &results),
         faults: results,
         wall_time_ms: started.elapsed().as_millis() as u64,
-    })
+    };
+    Ok((power, clean_report))
 }
 
 fn requirement_rows(suites: &[Suite], results: &[FaultResult]) -> Vec<RequirementPower> {
@@ -532,7 +545,7 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         .enable_all()
         .build()
         .map_err(PowerError::Runtime)?;
-    let power = rt.block_on(measure(&opts))?;
+    let (power, clean_report) = rt.block_on(measure_with_report(&opts))?;
     std::fs::create_dir_all(&args.out).map_err(|source| PowerError::Io {
         path: args.out.clone(),
         source,
@@ -543,13 +556,16 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
     })?;
     let md = render_markdown(&power);
     let mut files = vec![("suite-power.json", json), ("suite-power.md", md.clone())];
-    // The run report of the fault-free reference, carrying the suite-power section.
-    let suites = load_suites(vectors_dir)?;
-    match rt.block_on(run_reference(
-        &[],
-        &all_checks(&suites),
-        usize::from(args.jobs),
-    )) {
+    // The run report of the fault-free reference (measured above, or now with --no-clean),
+    // carrying the suite-power section.
+    let clean_report = match clean_report {
+        Some(r) => Ok(r),
+        None => {
+            let suites = load_suites(vectors_dir)?;
+            rt.block_on(run_reference(&[], &suites, usize::from(args.jobs)))
+        }
+    };
+    match clean_report {
         Ok(mut report) => {
             report.suite_power = Some(power.clone());
             let json = crate::report::json::render(&report).map_err(|e| PowerError::Io {

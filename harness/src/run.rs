@@ -367,7 +367,7 @@ pub async fn run(
             title: format!("HTTP and MCP agree on {id}"),
             transport: None,
             requirements: vec!["PV-TR-1".into()],
-            required: suite.catalogue.any_required(&["PV-TR-1".to_string()]),
+            required: suite.catalogue.any_required(&["PV-TR-1"]),
             verdict,
             baseline: None,
             duration_ms: 0,

@@ -305,7 +305,9 @@ impl Report {
         s.untested_must = self
             .requirements
             .iter()
-            .filter(|r| r.level == Level::Must && r.status == MatrixStatus::Untested)
+            // Untested rules that would fail the run if violated (MUST, and REC under the
+            // strict profile), the same test as `fails_run`.
+            .filter(|r| r.level.is_required() && r.status == MatrixStatus::Untested)
             .count();
         self.summary = s;
     }

@@ -188,8 +188,8 @@ impl Catalogue {
     }
 
     /// True when any of `ids` is a MUST: a violation of the check then fails the run.
-    pub fn any_required(&self, ids: &[String]) -> bool {
+    pub fn any_required<S: AsRef<str>>(&self, ids: &[S]) -> bool {
         ids.iter()
-            .any(|id| self.get(id).is_some_and(|r| r.level.is_required()))
+            .any(|id| self.get(id.as_ref()).is_some_and(|r| r.level.is_required()))
     }
 }

@@ -60,7 +60,7 @@ pub fn validator_checks(
     Ok(by_req
         .into_iter()
         .map(|(req, vectors)| {
-            let must = catalogue.get(&req).is_some_and(|r| r.level.is_required());
+            let must = catalogue.any_required(std::slice::from_ref(&req));
             Arc::new(ValidatorVectors {
                 id: format!("{req}/validator-vectors"),
                 title: format!("{} validator vectors citing {req}", vectors.len()),

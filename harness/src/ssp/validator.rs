@@ -381,22 +381,9 @@ fn issue(
     }
 }
 
-/// Escapes one JSON Pointer reference token (RFC 6901).
-fn escape(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
 /// JSON type name of a value, as JSON Schema spells it.
 pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
+    crate::vectors::matcher::type_name(v)
 }
 
 impl SspValidator {
@@ -462,7 +449,7 @@ fn map_error(
                 .map(str::to_owned)
                 .unwrap_or_else(|| property.to_string());
             vec![issue(
-                &format!("{path}/{}", escape(&name)),
+                &format!("{path}/{}", crate::vectors::matcher::pointer_token(&name)),
                 format!("must have required property '{name}'"),
                 json!("present"),
                 json!("absent"),
@@ -472,7 +459,7 @@ fn map_error(
             .iter()
             .map(|name| {
                 issue(
-                    &format!("{path}/{}", escape(name)),
+                    &format!("{path}/{}", crate::vectors::matcher::pointer_token(name)),
                     "must NOT have additional properties",
                     json!("absent"),
                     inst.get(name).cloned().unwrap_or(Value::Null),
@@ -554,7 +541,7 @@ fn not_issue(path: &str, inst: &Value, schema: &Value) -> Vec<ValidationIssue> {
                     None => "must NOT be present".to_owned(),
                 };
                 issue(
-                    &format!("{path}/{}", escape(name)),
+                    &format!("{path}/{}", crate::vectors::matcher::pointer_token(name)),
                     message,
                     json!("absent"),
                     inst.get(name).cloned().unwrap_or(Value::Null),
@@ -749,17 +736,17 @@ pub fn field_to_pointer(field: &str) -> String {
         let mut rest = part;
         if let Some(b) = rest.find('[') {
             out.push('/');
-            out.push_str(&escape(&rest[..b]));
+            out.push_str(&crate::vectors::matcher::pointer_token(&rest[..b]));
             rest = &rest[b..];
             while let Some(stripped) = rest.strip_prefix('[') {
                 let Some(end) = stripped.find(']') else { break };
                 out.push('/');
-                out.push_str(&escape(&stripped[..end]));
+                out.push_str(&crate::vectors::matcher::pointer_token(&stripped[..end]));
                 rest = &stripped[end + 1..];
             }
         } else {
             out.push('/');
-            out.push_str(&escape(rest));
+            out.push_str(&crate::vectors::matcher::pointer_token(rest));
         }
     }
     out

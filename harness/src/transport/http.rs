@@ -144,11 +144,6 @@ impl HttpTransport {
         }
     }
 
-    /// The routes in use.
-    pub fn routes(&self) -> &Routes {
-        &self.routes
-    }
-
     async fn send(
         &self,
         method: &str,

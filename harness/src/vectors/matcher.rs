@@ -13,21 +13,6 @@ use std::sync::{Arc, LazyLock, Mutex};
 use regex::Regex;
 use serde_json::{Value, json};
 
-/// Operators a matcher object may use (an object whose only member starts with `$`).
-pub const OPERATORS: &[&str] = &[
-    "$any",
-    "$absent",
-    "$type",
-    "$len",
-    "$contains",
-    "$not_contains",
-    "$prefix",
-    "$regex",
-    "$one_of",
-    "$not",
-    "$ordered",
-];
-
 /// Where and how an observed value differs from a matcher.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mismatch {
@@ -101,7 +86,8 @@ fn numbers_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// JSON type name of a value, as JSON Schema spells it (`integer` for whole numbers).
+pub fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

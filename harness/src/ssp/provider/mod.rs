@@ -36,9 +36,7 @@ pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
         .map(|(id, title, reqs, kind)| {
             let requirements: Vec<String> = reqs.iter().map(|r| (*r).to_owned()).collect();
             // Same rule as the vectors: a check fails (not warns) if ANY cited rule is required.
-            let must = requirements
-                .iter()
-                .any(|r| catalogue.get(r).is_some_and(|r| r.level.is_required()));
+            let must = catalogue.any_required(&requirements);
             Arc::new(ProviderCheck {
                 id,
                 title,
