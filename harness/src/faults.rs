@@ -23,7 +23,6 @@
 //! that were not caught.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,13 +30,13 @@ use std::time::Instant;
 use futures::StreamExt as _;
 use reference_impl::faults::Fault;
 
-use crate::report::Report;
-use crate::report::power::cell;
-pub use crate::report::power::*;
-use crate::run::{RunError, RunOptions, run};
-use crate::suite::{Check, Suite, SuiteError, load_suite};
-use crate::target::{Profile, Target};
-use crate::verdict::Verdict;
+use crate::engine::protocol::{Suite, SuiteError};
+use crate::engine::report::Report;
+use crate::engine::report::power::cell;
+pub use crate::engine::report::power::*;
+use crate::engine::run::{RunError, RunOptions, run};
+use crate::engine::target::ConnectOptions;
+use crate::engine::verdict::Verdict;
 
 /// Progress callback: (finished fault, done, total).
 pub type FaultProgressFn = Arc<dyn Fn(&FaultResult, usize, usize) + Send + Sync>;
@@ -77,7 +76,7 @@ impl std::fmt::Debug for PowerOptions {
 impl Default for PowerOptions {
     fn default() -> Self {
         Self {
-            vectors_dir: crate::suite::default_vectors_dir(),
+            vectors_dir: crate::engine::protocol::default_vectors_dir(),
             faults: Vec::new(),
             scope: Scope::Auto,
             parallel: 4,
@@ -110,12 +109,12 @@ pub enum PowerError {
     Runtime(std::io::Error),
 }
 
-/// Loads both suites (the SSP suite includes its provider checks).
+/// Loads every registered protocol's suite.
 pub fn load_suites(vectors_dir: &Path) -> Result<Vec<Suite>, PowerError> {
-    Ok(vec![
-        load_suite("parley", vectors_dir)?,
-        load_suite("ssp", vectors_dir)?,
-    ])
+    Ok(crate::registry::load(
+        &crate::registry::protocols(),
+        vectors_dir,
+    )?)
 }
 
 /// The faults to measure, in catalogue order.
@@ -134,77 +133,54 @@ pub fn select(names: &[String]) -> Result<Vec<Fault>, PowerError> {
         .collect())
 }
 
-/// The checks of `suites` that can show `fault` on its own IDs.
+/// The checks of `suites` that can show `fault` on its own IDs: those citing one, and those
+/// whose outcomes feed a derived check citing one (the cross-binding comparison).
 pub fn targeted(suites: &[Suite], fault: Fault) -> Vec<Suite> {
     let ids: BTreeSet<&str> = fault.requirements().iter().copied().collect();
-    let compares = ids.contains("PV-TR-1");
+    let cites = |rs: &[String]| rs.iter().any(|r| ids.contains(r.as_str()));
     suites
         .iter()
-        .map(|s| Suite {
-            name: s.name.clone(),
-            catalogue: s.catalogue.clone(),
-            checks: s
-                .checks
-                .iter()
-                .filter(|c| {
-                    c.requirements().iter().any(|r| ids.contains(r.as_str()))
-                        || (compares && c.compare_transports())
-                })
-                .cloned()
-                .collect::<Vec<Arc<dyn Check>>>(),
-            vectors: Vec::new(),
-        })
+        .map(|s| s.retain(|c| cites(c.requirements()) || cites(c.derived_requirements())))
         .filter(|s| !s.checks.is_empty())
         .collect()
 }
 
 fn all_checks(suites: &[Suite]) -> Vec<Suite> {
-    suites
-        .iter()
-        .map(|s| Suite {
-            name: s.name.clone(),
-            catalogue: s.catalogue.clone(),
-            checks: s.checks.clone(),
-            vectors: Vec::new(),
-        })
-        .collect()
+    suites.to_vec()
 }
 
 /// Spawns a demo reference server with `faults` on and runs `suites` against it.
 async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result<Report, String> {
     let mut config = reference_impl::Config::demo_in_memory();
     config.faults = faults.iter().map(|f| (*f).to_string()).collect();
-    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
+    let protocols: Vec<_> = suites.iter().map(|s| s.protocol.clone()).collect();
+    let opts = ConnectOptions {
+        transports: RunOptions::default().transports,
+        ..ConnectOptions::default()
+    };
+    let mut target = crate::reference::spawn_with(config, &opts, &protocols)
         .await
-        .map_err(|e| format!("spawning the reference server: {e}"))?;
-    let base = server.base_url();
-    let result = async {
-        let mut target = Target::connect(Profile::demo(&base), None, None)
-            .await
-            .map_err(|e| e.to_string())?;
-        // It is the reference with its demo configuration: the SSP checks use its demo profile.
-        target.info.spawned_reference = true;
-        target.info.name = if faults.is_empty() {
-            "reference (fault-free)".into()
-        } else {
-            format!("reference with fault {}", faults.join(","))
-        };
-        let flags: String = faults.iter().map(|f| format!(" --fault {f}")).collect();
-        let opts = RunOptions {
-            jobs,
-            command: format!(
-                "reference-server serve --demo --listen 127.0.0.1:0{flags} & conform run --target <profile>"
-            ),
-            ..RunOptions::default()
-        };
-        run(Arc::new(target), suites, &opts).await.map_err(|e| match e {
+        .map_err(|e| e.to_string())?;
+    target.info.name = if faults.is_empty() {
+        "reference (fault-free)".into()
+    } else {
+        format!("reference with fault {}", faults.join(","))
+    };
+    let flags: String = faults.iter().map(|f| format!(" --fault {f}")).collect();
+    let opts = RunOptions {
+        jobs,
+        command: format!(
+            "reference-server serve --demo --listen 127.0.0.1:0{flags} & conform run --target <profile>"
+        ),
+        ..RunOptions::default()
+    };
+    // The server stops when the last reference to the target is dropped.
+    run(Arc::new(target), suites, &opts)
+        .await
+        .map_err(|e| match e {
             RunError::Empty(_) => "no check cites the fault's requirement IDs".to_string(),
             other => other.to_string(),
         })
-    }
-    .await;
-    server.shutdown().await;
-    result
 }
 
 fn failed(report: &Report) -> Vec<FailedCheck> {
@@ -568,14 +544,18 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
     match clean_report {
         Ok(mut report) => {
             report.suite_power = Some(power.clone());
-            let json = crate::report::json::render(&report).map_err(|e| PowerError::Io {
-                path: args.out.join("report.json"),
-                source: std::io::Error::other(e),
-            })?;
+            let json =
+                crate::engine::report::json::render(&report).map_err(|e| PowerError::Io {
+                    path: args.out.join("report.json"),
+                    source: std::io::Error::other(e),
+                })?;
             files.push(("report.json", json));
-            files.push(("junit.xml", crate::report::junit::render(&report)));
-            files.push(("report.md", crate::report::markdown::render(&report)));
-            files.push(("report.html", crate::report::html::render(&report)));
+            files.push(("junit.xml", crate::engine::report::junit::render(&report)));
+            files.push((
+                "report.md",
+                crate::engine::report::markdown::render(&report),
+            ));
+            files.push(("report.html", crate::engine::report::html::render(&report)));
         }
         Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
     }

@@ -1,22 +1,23 @@
-//! `conform` — the conformance engine for Parley v1 (and, via pluggable suites, SSP 1.0).
+//! `conform` — conformance suite for Parley v1 and SSP 1.0, and any protocol that plugs in.
 //!
-//! Data flow (architecture.md): target profile → manifest + pre-flight → plan (suites ×
+//! Data flow (architecture.md): target profile → each protocol's pre-flight → plan (suites ×
 //! checks × transports) → bounded concurrent execution with every exchange recorded →
-//! typed verdicts → one serde [`report::Report`] → JSON | JUnit | Markdown | HTML.
+//! typed verdicts → one serde [`engine::report::Report`] → JSON | JUnit | Markdown | HTML.
 //!
-//! The engine never imports `reference_impl::domain`: it may use the reference crate only
-//! to spawn the server in process (`--spawn-reference`).
+//! Layers, each importing only those below it: [`json`] (neutral helpers) and [`transport`]
+//! (bytes and JSON-RPC) → [`engine`] (protocol-free) → the protocol wings [`parley`] and
+//! [`ssp`] → [`registry`] (the one list of protocols) → the CLI. The harness never imports
+//! `reference_impl::domain`: it uses the reference crate only to spawn the server in process
+//! (`--spawn-reference`, default feature `reference`) and to read its fault catalogue.
 
-pub mod baseline;
-/// Suite power: seeded faults of the reference server (issue 6; cargo feature `faults`).
+pub mod engine;
+/// Suite power: seeded faults of the reference server (cargo feature `faults`).
 #[cfg(feature = "faults")]
 pub mod faults;
-pub mod report;
-pub mod requirements;
-pub mod run;
+pub mod json;
+pub mod parley;
+#[cfg(feature = "reference")]
+pub mod reference;
+pub mod registry;
 pub mod ssp;
-pub mod suite;
-pub mod target;
 pub mod transport;
-pub mod vectors;
-pub mod verdict;

@@ -9,12 +9,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
-use clap::{Parser, Subcommand, ValueEnum};
-use conform::baseline::Baseline;
-use conform::report::{self, Report};
-use conform::run::{RunOptions, run};
-use conform::suite::{SUITES, Suite, default_vectors_dir, load_suite};
-use conform::target::{Profile, Target};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
+use conform::engine::baseline::Baseline;
+use conform::engine::protocol::{Protocol, Suite, default_vectors_dir};
+use conform::engine::report::{self, Report};
+use conform::engine::run::{RunOptions, run};
+use conform::engine::target::{ConnectOptions, Profile, Target};
+use conform::registry;
 use conform::transport::{McpRevision, TransportKind};
 
 const EXIT_HELP: &str = "EXIT CODES:\n  0  every required (MUST) check passed (warnings, expected failures allowed)\n  1  a required check failed\n  2  usage, profile, pre-flight or harness error";
@@ -36,28 +37,19 @@ enum Command {
     Run(RunArgs),
     /// List the requirement catalogue(s) with coverage.
     List {
-        /// Suite to list.
-        #[arg(long, value_enum, default_value_t = SuiteSel::All)]
-        suite: SuiteSel,
+        /// Suite to list (a registered protocol, or `all`).
+        #[arg(long, default_value = "all", value_parser = parse_suite)]
+        suite: String,
     },
     /// Explain a requirement ID (rule, seed text, the vectors that test it) or a vector id.
     Explain {
         /// Requirement ID (PV-ST-4) or vector id.
         id: String,
     },
-    /// Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid).
-    Validate(conform::ssp::cli::ValidateArgs),
     /// Suite power: run the suites against the reference with each seeded fault in turn
     /// (built with `--features faults`; exit 0 only if every fault is caught on its own IDs).
     #[cfg(feature = "faults")]
     Faults(conform::faults::FaultsArgs),
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum SuiteSel {
-    Parley,
-    Ssp,
-    All,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -88,9 +80,9 @@ struct RunArgs {
     /// Start the bundled reference server in process (ephemeral port, demo tokens).
     #[arg(long)]
     spawn_reference: bool,
-    /// Suite(s) to run.
-    #[arg(long, value_enum, default_value_t = SuiteSel::All)]
-    suite: SuiteSel,
+    /// Suite to run: a registered protocol (parley, ssp) or `all`.
+    #[arg(long, default_value = "all", value_parser = parse_suite)]
+    suite: String,
     /// Glob over check ids and requirement IDs (e.g. 'envelope/*', 'PV-ST-4').
     #[arg(long, value_name = "GLOB")]
     filter: Option<String>,
@@ -122,37 +114,47 @@ fn parse_revision(s: &str) -> Result<McpRevision, String> {
         .ok_or_else(|| format!("unknown MCP revision {s:?} (2025-11-25 or 2026-07-28)"))
 }
 
-fn suite_names(sel: SuiteSel) -> Vec<&'static str> {
-    match sel {
-        SuiteSel::Parley => vec!["parley"],
-        SuiteSel::Ssp => vec!["ssp"],
-        SuiteSel::All => SUITES.to_vec(),
+fn parse_suite(s: &str) -> Result<String, String> {
+    let names = registry::names();
+    if s == "all" || names.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!("unknown suite {s:?} (all, {})", names.join(", ")))
     }
 }
 
-fn load_suites(sel: SuiteSel, dir: &std::path::Path) -> anyhow::Result<Vec<Suite>> {
-    suite_names(sel)
+fn load_suites(sel: &str, dir: &std::path::Path) -> anyhow::Result<Vec<Suite>> {
+    let protocols = registry::select(&[sel.to_string()])?;
+    protocols
         .into_iter()
-        .map(|n| load_suite(n, dir).with_context(|| format!("loading suite {n}")))
+        .map(|p| {
+            let name = p.name();
+            p.load(dir).with_context(|| format!("loading suite {name}"))
+        })
         .collect()
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    let dir = cli.vectors.clone().unwrap_or_else(default_vectors_dir);
-    let result = match cli.command {
-        Command::Run(args) => cmd_run(args, &dir),
-        Command::List { suite } => cmd_list(suite, &dir).map(|()| 0),
-        Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
-        Command::Validate(args) => cmd_validate(&args),
-        #[cfg(feature = "faults")]
-        Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
+    let protocols = registry::protocols();
+    let mut command = Cli::command();
+    for p in &protocols {
+        for sub in p.commands() {
+            command = command.subcommand(sub);
+        }
+    }
+    let matches = command.get_matches();
+    let result = match protocol_command(&protocols, &matches) {
+        Some(r) => r,
+        None => match Cli::from_arg_matches(&matches) {
+            Ok(cli) => dispatch(cli),
+            Err(e) => e.exit(),
+        },
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -163,62 +165,64 @@ fn main() -> ExitCode {
     }
 }
 
-fn cmd_validate(args: &conform::ssp::cli::ValidateArgs) -> anyhow::Result<u8> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let code = rt.block_on(conform::ssp::cli::run(args, &mut std::io::stdout()))?;
-    // `run` returns EXIT_VALID (0) or EXIT_INVALID (1); errors map to 2 in `main`.
-    Ok(u8::try_from(code).unwrap_or(2))
+/// A subcommand a protocol added (SSP's `validate`), run by that protocol.
+fn protocol_command(
+    protocols: &[Arc<dyn Protocol>],
+    matches: &clap::ArgMatches,
+) -> Option<anyhow::Result<u8>> {
+    let (name, sub) = matches.subcommand()?;
+    let p = protocols
+        .iter()
+        .find(|p| p.commands().iter().any(|c| c.get_name() == name))?;
+    Some(p.run_command(name, sub).map_err(anyhow::Error::from))
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    let dir = cli.vectors.clone().unwrap_or_else(default_vectors_dir);
+    match cli.command {
+        Command::Run(args) => cmd_run(args, &dir),
+        Command::List { suite } => cmd_list(&suite, &dir).map(|()| 0),
+        Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
+        #[cfg(feature = "faults")]
+        Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
+    }
 }
 
 fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
-    let suites = load_suites(args.suite, dir)?;
+    let suites = load_suites(&args.suite, dir)?;
+    let protocols: Vec<Arc<dyn Protocol>> = suites.iter().map(|s| s.protocol.clone()).collect();
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
     let transports = match args.transport {
         TransportSel::Http => vec![TransportKind::Http],
         TransportSel::Mcp => vec![TransportKind::Mcp],
         TransportSel::Both => vec![TransportKind::Http, TransportKind::Mcp],
     };
-    let suite_flag = match args.suite {
-        SuiteSel::Parley => "",
-        SuiteSel::Ssp => " --suite ssp",
-        SuiteSel::All => " --suite all",
-    };
-    let profile = args.target.as_deref().map(Profile::load).transpose()?;
+    let registered = registry::protocols();
+    let profile = (args.target.as_deref())
+        .map(|p| Profile::load(p, &registered))
+        .transpose()?;
     let command = match &args.target {
         Some(p) => format!(
-            "conform run --target {}{suite_flag}",
-            report::shell_quote(&p.display().to_string())
+            "conform run --target {} --suite {}",
+            report::shell_quote(&p.display().to_string()),
+            args.suite
         ),
-        None => format!("conform run --spawn-reference{suite_flag}"),
+        None => format!("conform run --spawn-reference --suite {}", args.suite),
     };
-    let jobs = args
-        .jobs
-        .map(usize::from)
+    let jobs = (args.jobs.map(usize::from))
         .or(profile.as_ref().and_then(|p| p.concurrency))
         .unwrap_or(8);
+    let connect = ConnectOptions {
+        revision_override: args.mcp_revision,
+        profile_path: args.target.as_ref().map(|t| t.display().to_string()),
+        transports: transports.clone(),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let report: Report = rt.block_on(async {
-        let target = match profile {
-            Some(p) if args.suite == SuiteSel::Ssp => {
-                Target::connect_ssp_only(p, args.target.as_ref().map(|t| t.display().to_string()))
-                    .await?
-            }
-            Some(p) => {
-                Target::connect(
-                    p,
-                    args.mcp_revision,
-                    args.target.as_ref().map(|t| t.display().to_string()),
-                )
-                .await?
-            }
-            None => Target::spawn_reference(args.mcp_revision).await?,
-        };
+        let target = connect_target(profile, &connect, &protocols).await?;
         let progress = progress_reporter();
         let opts = RunOptions {
             filter: args.filter.clone(),
@@ -234,14 +238,37 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         }
         anyhow::Ok(r?)
     })?;
+    write_reports(&report, &args)?;
+    Ok(u8::try_from(report.exit_code()).unwrap_or(2))
+}
+
+/// The target of a profile, or (`--spawn-reference`) the bundled reference in process.
+async fn connect_target(
+    profile: Option<Profile>,
+    opts: &ConnectOptions,
+    protocols: &[Arc<dyn Protocol>],
+) -> anyhow::Result<Target> {
+    match profile {
+        Some(p) => Ok(Target::connect(p, opts, protocols).await?),
+        #[cfg(feature = "reference")]
+        None => Ok(conform::reference::spawn(opts, protocols).await?),
+        #[cfg(not(feature = "reference"))]
+        None => bail!(
+            "--spawn-reference needs the bundled reference server: build conform with its \
+             default feature `reference`"
+        ),
+    }
+}
+
+fn write_reports(report: &Report, args: &RunArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
     for f in &args.format {
         let (name, text) = match f {
-            Format::Json => ("report.json", report::json::render(&report)?),
-            Format::Junit => ("junit.xml", report::junit::render(&report)),
-            Format::Md => ("report.md", report::markdown::render(&report)),
-            Format::Html => ("report.html", report::html::render(&report)),
+            Format::Json => ("report.json", report::json::render(report)?),
+            Format::Junit => ("junit.xml", report::junit::render(report)),
+            Format::Md => ("report.md", report::markdown::render(report)),
+            Format::Html => ("report.html", report::html::render(report)),
         };
         let path = args.out.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -252,10 +279,13 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     println!();
     print!("{}", report.summary_table());
     println!("reports written to {}", args.out.display());
-    Ok(u8::try_from(report.exit_code()).unwrap_or(2))
+    Ok(())
 }
 
-type Progress = (conform::run::ProgressFn, Option<indicatif::ProgressBar>);
+type Progress = (
+    conform::engine::run::ProgressFn,
+    Option<indicatif::ProgressBar>,
+);
 
 fn progress_reporter() -> Progress {
     if std::io::stderr().is_terminal() {
@@ -266,7 +296,7 @@ fn progress_reporter() -> Progress {
             bar.set_style(style);
         }
         let b = bar.clone();
-        let f: conform::run::ProgressFn = Arc::new(move |r, done, total| {
+        let f: conform::engine::run::ProgressFn = Arc::new(move |r, done, total| {
             b.set_length(total as u64);
             b.set_position(done as u64);
             if !r.verdict.is_pass() {
@@ -275,14 +305,14 @@ fn progress_reporter() -> Progress {
         });
         (f, Some(bar))
     } else {
-        let f: conform::run::ProgressFn = Arc::new(|r, done, total| {
+        let f: conform::engine::run::ProgressFn = Arc::new(|r, done, total| {
             eprintln!("[{done}/{total}] {} {}", r.verdict.name(), r.id);
         });
         (f, None)
     }
 }
 
-fn cmd_list(sel: SuiteSel, dir: &std::path::Path) -> anyhow::Result<()> {
+fn cmd_list(sel: &str, dir: &std::path::Path) -> anyhow::Result<()> {
     for s in load_suites(sel, dir)? {
         println!(
             "suite {} — {} requirements, {} checks",
@@ -315,7 +345,7 @@ fn cmd_list(sel: SuiteSel, dir: &std::path::Path) -> anyhow::Result<()> {
 }
 
 fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    let suites = load_suites(SuiteSel::All, dir)?;
+    let suites = load_suites("all", dir)?;
     for s in &suites {
         if let Some(r) = s.catalogue.get(id) {
             println!(
@@ -343,25 +373,23 @@ fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        if let Some(v) = s.vectors.iter().find(|v| v.vector.id == id) {
-            println!(
-                "vector {} ({}, area {})",
-                v.vector.id,
-                v.file.display(),
-                v.area
-            );
-            println!("  {}", v.vector.title);
-            for r in &v.vector.requirements {
+        if let Some(c) = s.checks.iter().find(|c| c.id() == id) {
+            match c.describe() {
+                Some(text) => println!("{text}"),
+                None => println!(
+                    "check {} (suite {}, area {})\n  {}",
+                    c.id(),
+                    s.name,
+                    c.area(),
+                    c.title()
+                ),
+            }
+            for r in c.requirements() {
                 let rule = s.catalogue.get(r).map(|x| x.rule.as_str()).unwrap_or("?");
                 println!("  {r}: {rule}");
             }
-            println!(
-                "  steps: {}, roles: {:?}",
-                v.vector.steps.len(),
-                v.vector.roles
-            );
             return Ok(());
         }
     }
-    bail!("{id} is neither a requirement ID nor a vector id")
+    bail!("{id} is neither a requirement ID nor a check id")
 }

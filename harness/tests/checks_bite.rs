@@ -11,16 +11,26 @@ use std::path::Path;
 use std::sync::Arc;
 
 use broken::Fault;
-use conform::baseline::{Baseline, Entry};
-use conform::run::{RunError, RunOptions, run};
-use conform::suite::load_suite;
-use conform::target::{Profile, Target};
+use conform::engine::baseline::{Baseline, Entry};
+use conform::engine::run::{RunError, RunOptions, run};
+use conform::engine::target::{ConnectOptions, Profile, Target};
+use conform::engine::verdict::Verdict;
+use conform::reference::demo_profile;
+use conform::registry::load_suite;
 use conform::transport::TransportKind;
-use conform::verdict::Verdict;
+
+/// The Parley pre-flight over HTTP only (the broken servers speak no MCP).
+async fn connect(profile: Profile) -> Result<Target, conform::engine::target::TargetError> {
+    let opts = ConnectOptions {
+        transports: vec![TransportKind::Http],
+        ..ConnectOptions::default()
+    };
+    conform::registry::connect(profile, &opts, &["parley"]).await
+}
 
 async fn failures_against(fault: Fault) -> (Vec<(String, Vec<String>)>, i32) {
     let server = broken::start(fault).await;
-    let target = Target::connect(Profile::demo(&server.base_url), None, None)
+    let target = connect(demo_profile(&server.base_url))
         .await
         .expect("pre-flight");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
@@ -118,7 +128,7 @@ async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
     let suites = vec![load_suite("parley", &dir).expect("suite")];
     let target = Arc::new(
-        Target::connect(Profile::demo(&server.base_url), None, None)
+        connect(demo_profile(&server.base_url))
             .await
             .expect("pre-flight"),
     );
@@ -188,18 +198,16 @@ async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_stops_on_wrong_tokens_and_rights() {
     let server = broken::start(Fault::ReaderWrites).await;
-    let mut profile = Profile::demo(&server.base_url);
-    profile
-        .tokens
-        .insert(conform::vectors::model::Role::AgentB, "not-a-token".into());
+    let mut profile = demo_profile(&server.base_url);
+    let tokens = profile
+        .sections
+        .get_mut("tokens")
+        .and_then(toml::Value::as_table_mut)
+        .expect("demo tokens");
+    tokens.insert("agent_b".into(), "not-a-token".into());
     // A "reader" that can write would turn every refusal vector into a false failure.
-    profile.tokens.insert(
-        conform::vectors::model::Role::Reader,
-        "shadow-reader-writes".into(),
-    );
-    let err = Target::connect(profile, None, None)
-        .await
-        .expect_err("pre-flight must fail");
+    tokens.insert("reader".into(), "shadow-reader-writes".into());
+    let err = connect(profile).await.expect_err("pre-flight must fail");
     let msg = err.to_string();
     assert!(msg.contains("role agent_b: token rejected"), "{msg}");
     assert!(
@@ -207,7 +215,7 @@ async fn preflight_stops_on_wrong_tokens_and_rights() {
         "{msg}"
     );
 
-    let err = Target::connect(Profile::demo("http://127.0.0.1:9"), None, None)
+    let err = connect(demo_profile("http://127.0.0.1:9"))
         .await
         .expect_err("unreachable");
     assert!(err.to_string().contains("unreachable"), "{err}");
@@ -216,7 +224,7 @@ async fn preflight_stops_on_wrong_tokens_and_rights() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_http_only_server_fails_pv_tr_1a_only() {
     let server = broken::start(Fault::HttpOnly).await;
-    let target = Target::connect(Profile::demo(&server.base_url), None, None)
+    let target = connect(demo_profile(&server.base_url))
         .await
         .expect("pre-flight");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
@@ -241,7 +249,7 @@ async fn an_http_only_server_fails_pv_tr_1a_only() {
         filter: Some("PV-TR-1a".into()),
         ..RunOptions::default()
     };
-    let target = Target::connect(Profile::demo(&server.base_url), None, None)
+    let target = connect(demo_profile(&server.base_url))
         .await
         .expect("pre-flight");
     let report = run(Arc::new(target), &suites, &opts).await.expect("run");

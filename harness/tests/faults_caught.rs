@@ -9,8 +9,8 @@
 mod power {
     use std::sync::OnceLock;
 
+    use conform::engine::protocol::Suite;
     use conform::faults::{Detection, Scope, load_suites, measure_clean, measure_fault};
-    use conform::suite::Suite;
     use libtest_mimic::{Arguments, Failed, Trial};
     use reference_impl::faults::Fault;
 
@@ -21,7 +21,8 @@ mod power {
         static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
         SUITES
             .get_or_init(|| {
-                load_suites(&conform::suite::default_vectors_dir()).map_err(|e| e.to_string())
+                load_suites(&conform::engine::protocol::default_vectors_dir())
+                    .map_err(|e| e.to_string())
             })
             .as_deref()
             .map_err(|e| Failed::from(format!("loading the suites: {e}")))

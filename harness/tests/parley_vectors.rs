@@ -9,11 +9,13 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use conform::report::curl_command;
-use conform::suite::{Bindings, Check, CheckCtx, load_suite};
-use conform::target::Target;
+use conform::engine::check::{Bindings, Check, CheckCtx};
+use conform::engine::report::curl_command;
+use conform::engine::target::ConnectOptions;
+use conform::engine::target::Target;
+use conform::engine::verdict::Verdict;
+use conform::registry::load_suite;
 use conform::transport::{McpRevision, TransportKind};
-use conform::verdict::Verdict;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 struct Shared {
@@ -25,6 +27,12 @@ struct Shared {
 static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
 static EXCLUSIVE: RwLock<()> = RwLock::new(());
 
+/// The reference in process, pre-flighted for every registered protocol.
+async fn spawn(revision: McpRevision) -> Result<Target, conform::engine::target::TargetError> {
+    let protocols = conform::registry::protocols();
+    conform::reference::spawn(&ConnectOptions::revision(revision), &protocols).await
+}
+
 fn shared() -> Result<&'static Shared, Failed> {
     SHARED
         .get_or_init(|| {
@@ -34,10 +42,10 @@ fn shared() -> Result<&'static Shared, Failed> {
                 .build()
                 .map_err(|e| e.to_string())?;
             let legacy = rt
-                .block_on(Target::spawn_reference(Some(McpRevision::V2025_11_25)))
+                .block_on(spawn(McpRevision::V2025_11_25))
                 .map_err(|e| e.to_string())?;
             let stateless = rt
-                .block_on(Target::spawn_reference(Some(McpRevision::V2026_07_28)))
+                .block_on(spawn(McpRevision::V2026_07_28))
                 .map_err(|e| e.to_string())?;
             Ok(Shared {
                 rt,
@@ -131,7 +139,7 @@ fn run_comparison(check: &Arc<dyn Check>) -> Result<(), Failed> {
     let (h, m) = (ctx(TransportKind::Http), ctx(TransportKind::Mcp));
     let http = s.rt.block_on(check.run(&h));
     let mcp = s.rt.block_on(check.run(&m));
-    match conform::run::compare(check.id(), &http.steps, &mcp.steps) {
+    match conform::parley::compare::compare(check.id(), &http.steps, &mcp.steps) {
         Verdict::Pass => Ok(()),
         Verdict::Fail(v) => Err(format!(
             "{}\n  http: {}\n  mcp:  {}",
@@ -157,8 +165,15 @@ fn main() {
         }
     };
     // Vectors for a server without the dialectic profile do not apply to the reference.
-    let profile_absent: std::collections::HashSet<String> = suite
-        .vectors
+    let vectors = match conform::parley::vectors::loader::load_dir(&dir.join("parley"), None, None)
+    {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("cannot load the parley vectors: {e}");
+            std::process::exit(2);
+        }
+    };
+    let profile_absent: std::collections::HashSet<String> = vectors
         .iter()
         .filter(|lv| lv.vector.needs.iter().any(|n| n.starts_with('!')))
         .map(|lv| lv.vector.id.clone())

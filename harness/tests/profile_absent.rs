@@ -8,22 +8,23 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use conform::run::{RunOptions, run};
-use conform::suite::load_suite;
-use conform::target::{Profile, Target};
+use conform::engine::run::{RunOptions, run};
+use conform::engine::target::ConnectOptions;
+use conform::engine::verdict::Verdict;
+use conform::reference::demo_profile;
+use conform::registry::load_suite;
 use conform::transport::TransportKind;
-use conform::verdict::Verdict;
 
-async fn report_against(dialectic: bool) -> conform::report::Report {
+async fn report_against(dialectic: bool) -> conform::engine::report::Report {
     let mut config = reference_impl::Config::demo_in_memory();
     config.dialectic = dialectic;
     let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .expect("spawn");
-    let target = Target::connect(
-        Profile::demo(&format!("http://{}", server.addr)),
-        None,
-        None,
+    let target = conform::registry::connect(
+        demo_profile(&format!("http://{}", server.addr)),
+        &ConnectOptions::default(),
+        &["parley"],
     )
     .await
     .expect("pre-flight");

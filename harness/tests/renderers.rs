@@ -1,14 +1,14 @@
 //! Snapshot tests of the four renderers on a hand-built report (times, ports, ids redacted).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
-use conform::report::{
+use conform::engine::report::{
     BaselineInfo, BaselineMark, CheckResult, MatrixStatus, Report, Reproduction, RequirementRow,
     Summary, ToolInfo, curl_command, html, json, junit, markdown,
 };
-use conform::requirements::Level;
-use conform::target::TargetInfo;
+use conform::engine::requirements::Level;
+use conform::engine::target::TargetInfo;
+use conform::engine::verdict::{Verdict, Violation};
 use conform::transport::{Exchange, McpRevision, TransportKind};
-use conform::verdict::{Verdict, Violation};
 use regex::Regex;
 use serde_json::json;
 
@@ -276,7 +276,7 @@ fn summary_snapshot() {
 /// The suite-power section (issue 6) in the Markdown and HTML reports, and its JSON round trip.
 #[test]
 fn suite_power_section() {
-    use conform::report::power::{
+    use conform::engine::report::power::{
         Detection, FailedCheck, FaultResult, RequirementPower, RequirementPowerStatus, Scope,
         SuitePower,
     };

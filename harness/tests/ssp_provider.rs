@@ -10,10 +10,12 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use conform::requirements::Catalogue;
-use conform::suite::CheckCtx;
-use conform::target::{Profile, Target};
-use conform::verdict::Verdict;
+use conform::engine::check::CheckCtx;
+use conform::engine::requirements::Catalogue;
+use conform::engine::target::ConnectOptions;
+use conform::engine::target::{Profile, Target};
+use conform::engine::verdict::Verdict;
+use conform::reference::demo_profile;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path as FsPath;
@@ -65,7 +67,7 @@ fn describe(v: &Verdict) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reference_passes_every_check() {
     let target = Arc::new(
-        Target::spawn_reference(None)
+        conform::reference::spawn(&ConnectOptions::default(), &conform::registry::protocols())
             .await
             .expect("reference spawns"),
     );
@@ -231,12 +233,14 @@ async fn broken_provider_gets_the_failures_it_deserves() {
         "#,
     )
     .expect("toml");
-    let mut profile = Profile::demo(&base);
-    profile.tokens.clear();
-    profile.ssp = Some(ssp);
-    // A pure SSP provider: no Parley manifest, so the Parley pre-flight is skipped.
+    let mut profile = demo_profile(&base);
+    profile.sections.remove("tokens");
+    profile
+        .sections
+        .insert("ssp".into(), toml::Value::Table(ssp));
+    // A pure SSP provider: no Parley manifest, so only the SSP pre-flight runs.
     let target = Arc::new(
-        Target::connect_ssp_only(profile, None)
+        conform::registry::connect(profile, &ConnectOptions::default(), &["ssp"])
             .await
             .expect("connect"),
     );
@@ -279,9 +283,12 @@ async fn broken_provider_gets_the_failures_it_deserves() {
 fn example_profile_matches_reference_demo() {
     let path = FsPath::new(env!("CARGO_MANIFEST_DIR"))
         .join("../vectors/ssp/provider/reference-demo.profile.toml");
-    let profile = Profile::load(&path).expect("profile loads");
+    let profile = Profile::load(&path, &conform::registry::protocols()).expect("profile loads");
     let ssp = conform::ssp::provider::profile::SspProfile::from_table(
-        profile.ssp.as_ref().expect("[ssp] table"),
+        profile
+            .section("ssp")
+            .and_then(toml::Value::as_table)
+            .expect("[ssp] table"),
     )
     .expect("[ssp] parses");
     assert_eq!(
@@ -296,9 +303,9 @@ async fn unreachable_provider_fails_preflight() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     drop(listener); // nothing listens there any more: connections are refused
-    let mut profile = Profile::demo(&base);
-    profile.tokens.clear();
-    let err = Target::connect_ssp_only(profile, None)
+    let mut profile = demo_profile(&base);
+    profile.sections.remove("tokens");
+    let err = conform::registry::connect(profile, &ConnectOptions::default(), &["ssp"])
         .await
         .expect_err("an unreachable provider must fail pre-flight");
     assert!(err.to_string().contains("pre-flight"), "{err}");

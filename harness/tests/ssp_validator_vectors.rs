@@ -22,7 +22,7 @@ fn root() -> PathBuf {
 }
 
 fn catalogue_ids() -> BTreeSet<String> {
-    let cat = conform::requirements::Catalogue::load(&root().join("requirements/ssp.toml"))
+    let cat = conform::engine::requirements::Catalogue::load(&root().join("requirements/ssp.toml"))
         .expect("ssp.toml loads");
     cat.requirements.iter().map(|r| r.id.clone()).collect()
 }

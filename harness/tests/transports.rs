@@ -12,9 +12,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use conform::parley::vectors::model::RawMcp;
 use conform::transport::mcp::McpTransport;
 use conform::transport::{Auth, McpRevision, Transport};
-use conform::vectors::model::RawMcp;
 use serde_json::{Value, json};
 
 #[derive(Default)]

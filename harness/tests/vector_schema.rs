@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use conform::requirements::Catalogue;
-use conform::vectors::loader::{SchemaValidator, parse_file};
+use conform::engine::requirements::Catalogue;
+use conform::parley::vectors::loader::{SchemaValidator, parse_file};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 fn json_files(dir: &Path) -> Vec<PathBuf> {

@@ -5,11 +5,11 @@
 //! Wiring (for `suite::load_suite` when `name == "ssp"`):
 //! `checks.extend(conform::ssp::suite::checks(vectors_dir, &catalogue)?)`.
 
-use crate::requirements::Catalogue;
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::requirements::Catalogue;
+use crate::engine::verdict::{Verdict, Violation};
 use crate::ssp::validator::SspValidator;
 use crate::ssp::vectors::{LoadedVector, VectorError, check, load_dir};
-use crate::suite::{Bindings, Check, CheckCtx, CheckOutcome};
-use crate::verdict::{Verdict, Violation};
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};

@@ -383,7 +383,7 @@ fn issue(
 
 /// JSON type name of a value, as JSON Schema spells it.
 pub fn json_type(v: &Value) -> &'static str {
-    crate::vectors::matcher::type_name(v)
+    crate::json::type_name(v)
 }
 
 impl SspValidator {
@@ -449,7 +449,7 @@ fn map_error(
                 .map(str::to_owned)
                 .unwrap_or_else(|| property.to_string());
             vec![issue(
-                &format!("{path}/{}", crate::vectors::matcher::pointer_token(&name)),
+                &format!("{path}/{}", crate::json::pointer_token(&name)),
                 format!("must have required property '{name}'"),
                 json!("present"),
                 json!("absent"),
@@ -459,7 +459,7 @@ fn map_error(
             .iter()
             .map(|name| {
                 issue(
-                    &format!("{path}/{}", crate::vectors::matcher::pointer_token(name)),
+                    &format!("{path}/{}", crate::json::pointer_token(name)),
                     "must NOT have additional properties",
                     json!("absent"),
                     inst.get(name).cloned().unwrap_or(Value::Null),
@@ -541,7 +541,7 @@ fn not_issue(path: &str, inst: &Value, schema: &Value) -> Vec<ValidationIssue> {
                     None => "must NOT be present".to_owned(),
                 };
                 issue(
-                    &format!("{path}/{}", crate::vectors::matcher::pointer_token(name)),
+                    &format!("{path}/{}", crate::json::pointer_token(name)),
                     message,
                     json!("absent"),
                     inst.get(name).cloned().unwrap_or(Value::Null),
@@ -736,17 +736,17 @@ pub fn field_to_pointer(field: &str) -> String {
         let mut rest = part;
         if let Some(b) = rest.find('[') {
             out.push('/');
-            out.push_str(&crate::vectors::matcher::pointer_token(&rest[..b]));
+            out.push_str(&crate::json::pointer_token(&rest[..b]));
             rest = &rest[b..];
             while let Some(stripped) = rest.strip_prefix('[') {
                 let Some(end) = stripped.find(']') else { break };
                 out.push('/');
-                out.push_str(&crate::vectors::matcher::pointer_token(&stripped[..end]));
+                out.push_str(&crate::json::pointer_token(&stripped[..end]));
                 rest = &stripped[end + 1..];
             }
         } else {
             out.push('/');
-            out.push_str(&crate::vectors::matcher::pointer_token(rest));
+            out.push_str(&crate::json::pointer_token(rest));
         }
     }
     out

@@ -1,4 +1,5 @@
-//! The HTTP binding: operations mapped onto routes (`parley-v1.md` §1 or the target's manifest).
+//! HTTP: an operation-based API mapped onto routes (the protocol supplies the route table),
+//! plus raw requests for malformed input.
 
 use std::collections::BTreeMap;
 
@@ -6,8 +7,8 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::raw::{RawHttp, RawMcp};
 use super::{Auth, Prepared, Reply, Transport, TransportError, TransportKind, send_recorded};
-use crate::vectors::model::{RawHttp, RawMcp};
 
 /// One HTTP route: method and path template (`/v1/threads/{thread}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,37 +20,9 @@ pub struct Route {
 }
 
 /// Operation name → route; `None` = the target does not offer the operation over HTTP.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The protocol fills it (its default binding, then what the target declares).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Routes(pub BTreeMap<String, Option<Route>>);
-
-impl Default for Routes {
-    /// The reference binding's routes (`parley-v1.md` §1), used when the manifest is silent.
-    fn default() -> Self {
-        let r = |m: &str, p: &str| {
-            Some(Route {
-                method: m.into(),
-                path: p.into(),
-            })
-        };
-        Routes(BTreeMap::from([
-            ("get_manifest".to_string(), r("GET", "/v1/manifest")),
-            ("whoami".to_string(), r("GET", "/v1/whoami")),
-            ("post".to_string(), r("POST", "/v1/messages")),
-            ("read_thread".to_string(), r("GET", "/v1/threads/{thread}")),
-            (
-                "list_events".to_string(),
-                r("GET", "/v1/threads/{thread}/events"),
-            ),
-            ("inbox".to_string(), r("GET", "/v1/inbox")),
-            ("mark".to_string(), r("POST", "/v1/threads/{thread}/state")),
-            (
-                "reopen".to_string(),
-                r("POST", "/v1/threads/{thread}/reopen"),
-            ),
-            ("read_claim".to_string(), r("GET", "/v1/claims/{claim}")),
-        ]))
-    }
-}
 
 /// Percent-encodes a path segment (RFC 3986 unreserved characters stay).
 pub fn encode_segment(s: &str) -> String {
@@ -270,8 +243,19 @@ mod tests {
 
     #[test]
     fn maps_arguments() {
-        let routes = Routes::default();
-        let get = |op: &str| routes.0[op].clone().unwrap();
+        let get = |op: &str| {
+            let (method, path) = match op {
+                "read_thread" => ("GET", "/v1/threads/{thread}"),
+                "inbox" => ("GET", "/v1/inbox"),
+                "reopen" => ("POST", "/v1/threads/{thread}/reopen"),
+                "mark" => ("POST", "/v1/threads/{thread}/state"),
+                _ => ("POST", "/v1/messages"),
+            };
+            Route {
+                method: method.into(),
+                path: path.into(),
+            }
+        };
         let (m, p, b) = build_request(&get("read_thread"), &json!({"thread": "th_1"})).unwrap();
         assert_eq!(
             (m.as_str(), p.as_str(), b),

@@ -15,11 +15,11 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
+use super::raw::{RawHttp, RawMcp};
 use super::{
     Auth, Exchange, McpRevision, Prepared, Reply, Transport, TransportError, TransportKind,
     send_recorded,
 };
-use crate::vectors::model::{RawHttp, RawMcp};
 
 /// `_meta` key carrying the protocol version (2026-07-28).
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

@@ -5,6 +5,7 @@
 
 pub mod http;
 pub mod mcp;
+pub mod raw;
 
 use std::fmt;
 use std::time::Duration;
@@ -13,13 +14,13 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vectors::model::{RawHttp, RawMcp};
+use raw::{RawHttp, RawMcp};
 
 /// Which binding a check ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
-    /// The HTTP routes of `parley-v1.md` §1.
+    /// Plain HTTP routes.
     Http,
     /// MCP tools over Streamable HTTP.
     Mcp,
@@ -194,7 +195,7 @@ impl TransportError {
     }
 }
 
-/// A Parley binding the harness can drive.
+/// An operation-based binding the harness can drive (HTTP routes or MCP tools).
 pub trait Transport: Send + Sync {
     /// Which binding this is.
     fn kind(&self) -> TransportKind;

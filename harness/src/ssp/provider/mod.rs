@@ -10,9 +10,9 @@ pub mod checks;
 pub mod env;
 pub mod profile;
 
-use crate::requirements::Catalogue;
-use crate::suite::{Bindings, Check, CheckCtx, CheckOutcome};
-use crate::verdict::{Verdict, Violation};
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::requirements::Catalogue;
+use crate::engine::verdict::{Verdict, Violation};
 use env::{Env, Severity};
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
@@ -51,7 +51,12 @@ pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
 /// The SSP profile of a target: its `[ssp]` table, else the reference demo profile when
 /// the reference server was spawned, else `None` (every check is then `Unsupported`).
 pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
-    match &ctx.target.profile.ssp {
+    match ctx
+        .target
+        .profile
+        .section("ssp")
+        .and_then(toml::Value::as_table)
+    {
         Some(t) => SspProfile::from_table(t)
             .map(Some)
             .map_err(|e| e.to_string()),

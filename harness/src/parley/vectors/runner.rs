@@ -14,45 +14,31 @@ use std::sync::LazyLock;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use regex::Regex;
-use serde::{Deserialize, Serialize};
+
 use serde_json::{Value, json};
 
 use super::loader::LoadedVector;
-use super::matcher::{Mismatch, match_value, pointer_token};
 use super::model::{Expect, Role, Step, StepAction};
-use super::placeholders::Env;
-use crate::requirements::Catalogue;
-use crate::suite::{Bindings, Check, CheckCtx, CheckOutcome};
-use crate::target::Target;
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome, StepSignature};
+use crate::engine::requirements::Catalogue;
+use crate::engine::verdict::{Verdict, Violation};
+use crate::json::matcher::{Mismatch, match_value};
+use crate::json::placeholders::Env;
+use crate::json::pointer_token;
+use crate::parley::compare::PV_TR_1;
+use crate::parley::preflight::ParleyTarget;
 use crate::transport::{Auth, Exchange, Reply, TransportError, TransportKind};
-use crate::verdict::{Verdict, Violation};
 
 /// Maximum pages followed by `paginate`.
 pub const MAX_PAGES: usize = 50;
-
-/// The binding-independent outcome of one step, compared across transports (PV-TR-1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepSignature {
-    /// 1-based step number.
-    pub step: usize,
-    /// `success`, `refusal`, `jsonrpc_error`, `no_response`, `other`.
-    pub class: String,
-    /// Refusal status (from `error.status`).
-    #[serde(default)]
-    pub status: Option<u64>,
-    /// Refusal reason.
-    #[serde(default)]
-    pub reason: Option<String>,
-    /// Success body with ids, timestamps and cursors normalised (`None` = not compared).
-    #[serde(default)]
-    pub body: Option<Value>,
-}
 
 /// A golden vector as a [`Check`].
 pub struct VectorCheck {
     lv: LoadedVector,
     required: bool,
     bindings: Vec<TransportKind>,
+    /// `["PV-TR-1"]` when the vector runs on both bindings (its outcomes are compared).
+    derived: Vec<String>,
 }
 
 impl VectorCheck {
@@ -67,14 +53,20 @@ impl VectorCheck {
                 _ => {}
             }
         }
-        let bindings = [(http, TransportKind::Http), (mcp, TransportKind::Mcp)]
+        let bindings: Vec<TransportKind> = [(http, TransportKind::Http), (mcp, TransportKind::Mcp)]
             .into_iter()
             .filter_map(|(on, k)| on.then_some(k))
             .collect();
+        let derived = if bindings.len() == 2 {
+            vec![PV_TR_1.to_string()]
+        } else {
+            Vec::new()
+        };
         Self {
             lv,
             required,
             bindings,
+            derived,
         }
     }
 
@@ -105,6 +97,21 @@ impl Check for VectorCheck {
     }
     fn compare_transports(&self) -> bool {
         self.bindings.len() == 2
+    }
+    fn derived_requirements(&self) -> &[String] {
+        &self.derived
+    }
+    fn describe(&self) -> Option<String> {
+        let v = &self.lv.vector;
+        Some(format!(
+            "vector {} ({}, area {})\n  {}\n  steps: {}, roles: {:?}",
+            v.id,
+            self.lv.file.display(),
+            self.lv.area,
+            v.title,
+            v.steps.len(),
+            v.roles
+        ))
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
@@ -613,7 +620,7 @@ impl RunState<'_> {
 }
 
 /// Builds the environment of built-ins for a target (`$identity.<role>`, `$lock_label.<role>`, `$run`).
-pub fn base_env(target: &Target, run_nonce: &str) -> Env {
+pub fn base_env(target: &ParleyTarget, run_nonce: &str) -> Env {
     let mut env = Env::new();
     env.set("run", json!(run_nonce));
     for (role, id) in &target.identities {
@@ -630,7 +637,7 @@ pub fn base_env(target: &Target, run_nonce: &str) -> Env {
 }
 
 async fn send_once(
-    target: &Target,
+    target: &ParleyTarget,
     kind: TransportKind,
     step: &Step,
     env: &Env,
@@ -687,7 +694,11 @@ pub async fn run_vector(
     ctx: &CheckCtx,
     kind: TransportKind,
 ) -> CheckOutcome {
-    let target = &ctx.target;
+    let Some(target) = ctx.target.part::<ParleyTarget>() else {
+        return CheckOutcome::verdict(Verdict::HarnessError {
+            message: "the Parley pre-flight did not run".into(),
+        });
+    };
     let v = &lv.vector;
     for need in &v.needs {
         // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
@@ -874,7 +885,7 @@ enum StepError {
 }
 
 async fn observe(
-    target: &Target,
+    target: &ParleyTarget,
     kind: TransportKind,
     step: &Step,
     env: &Env,

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::matcher::validate_matcher;
 use super::model::{Expect, Role, StepAction, Vector, VectorFile};
-use super::placeholders::referenced_names;
-use crate::requirements::Catalogue;
+use crate::engine::requirements::Catalogue;
+use crate::json::matcher::validate_matcher;
+use crate::json::placeholders::referenced_names;
 
 /// The operations a vector may name (`parley-v1.md` §1).
 pub const OPERATIONS: &[&str] = &[

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::{BaselineMark, Report, compact};
-use crate::verdict::Verdict;
+use crate::engine::verdict::Verdict;
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::matcher::as_operator;
+use super::as_operator;
 
 /// Generator operators (replaced by a value before sending/matching).
 pub const GENERATORS: &[&str] = &[

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::junit::escape;
 use super::{BaselineMark, Report, anchor, compact};
-use crate::verdict::Verdict;
+use crate::engine::verdict::Verdict;
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 7px;vertical-align:top}\

@@ -13,6 +13,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 use regex::Regex;
 use serde_json::{Value, json};
 
+use super::{as_operator, pointer_token, type_name};
+
 /// Where and how an observed value differs from a matcher.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mismatch {
@@ -42,21 +44,6 @@ impl Mismatch {
     }
 }
 
-/// If `v` is an operator object, its name and argument.
-pub fn as_operator(v: &Value) -> Option<(&str, &Value)> {
-    let obj = v.as_object()?;
-    if obj.len() != 1 {
-        return None;
-    }
-    let (k, a) = obj.iter().next()?;
-    k.starts_with('$').then_some((k.as_str(), a))
-}
-
-/// Escapes one JSON pointer token (RFC 6901).
-pub fn pointer_token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
 static REGEX_CACHE: LazyLock<Mutex<HashMap<String, Arc<Regex>>>> = LazyLock::new(Default::default);
 
 fn regex(pattern: &str) -> Result<Arc<Regex>, String> {
@@ -83,19 +70,6 @@ fn numbers_equal(a: &Value, b: &Value) -> bool {
             }
         }
         _ => false,
-    }
-}
-
-/// JSON type name of a value, as JSON Schema spells it (`integer` for whole numbers).
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }
 

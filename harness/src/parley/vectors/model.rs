@@ -4,10 +4,12 @@
 //! silently ignored expectation.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use crate::parley::role::Role;
+pub use crate::transport::raw::{RawHttp, RawMcp};
 
 /// A vector file (`vectors/<suite>/<area>.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,72 +45,6 @@ pub struct Vector {
     pub exclusive: bool,
     /// Steps, in order.
     pub steps: Vec<Step>,
-}
-
-/// A participant class of Parley, mapped to a token by the target profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// An ordinary model participant (read + write).
-    AgentA,
-    /// A second, distinct model participant (read + write).
-    AgentB,
-    /// A lock holder (read + write + lock).
-    Moderator,
-    /// Holder of the dialectic `verify` right.
-    Verifier,
-    /// Read-only token.
-    Reader,
-    /// A `human:` identity (every right, confirmed states).
-    Human,
-    /// A writer with a small per-minute quota.
-    Limited,
-    /// No token at all.
-    Anonymous,
-}
-
-impl Role {
-    /// Every role, in a stable order.
-    pub const ALL: [Role; 8] = [
-        Role::AgentA,
-        Role::AgentB,
-        Role::Moderator,
-        Role::Verifier,
-        Role::Reader,
-        Role::Human,
-        Role::Limited,
-        Role::Anonymous,
-    ];
-
-    /// The snake_case name used in vectors and profiles.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::AgentA => "agent_a",
-            Role::AgentB => "agent_b",
-            Role::Moderator => "moderator",
-            Role::Verifier => "verifier",
-            Role::Reader => "reader",
-            Role::Human => "human",
-            Role::Limited => "limited",
-            Role::Anonymous => "anonymous",
-        }
-    }
-
-    /// Parses the snake_case name.
-    pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-
-    /// Environment variable name used for this role's token in reproduction commands.
-    pub fn token_env(self) -> String {
-        format!("CONFORM_TOKEN_{}", self.as_str().to_ascii_uppercase())
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// One request of a vector and what must come back.
@@ -173,43 +109,6 @@ impl Step {
             _ => None,
         }
     }
-}
-
-/// A raw HTTP request.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawHttp {
-    /// Method (any token, even invalid ones are sent as-is when the HTTP stack allows).
-    pub method: String,
-    /// Path (and query) relative to the target's base URL.
-    pub path: String,
-    /// Extra headers; `authorization` here overrides the role's token.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    /// Literal text body.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// JSON body (placeholders resolved).
-    #[serde(default)]
-    pub body_json: Option<Value>,
-    /// Base64 body (arbitrary bytes).
-    #[serde(default)]
-    pub body_base64: Option<String>,
-}
-
-/// A raw JSON-RPC exchange with the MCP endpoint.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawMcp {
-    /// Literal text body.
-    #[serde(default)]
-    pub body: Option<String>,
-    /// JSON body (placeholders resolved; on 2026-07-28 the era's `_meta` is added to a request's params when missing).
-    #[serde(default)]
-    pub body_json: Option<Value>,
-    /// Extra headers (override the era's).
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
 }
 
 /// An expected outcome.

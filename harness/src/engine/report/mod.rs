@@ -13,10 +13,10 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::requirements::Level;
-use crate::target::TargetInfo;
+use crate::engine::requirements::Level;
+use crate::engine::target::TargetInfo;
+use crate::engine::verdict::Verdict;
 use crate::transport::{Exchange, TransportKind};
-use crate::verdict::Verdict;
 
 /// Version of the report format (bumped on incompatible changes).
 pub const REPORT_FORMAT_VERSION: u32 = 1;

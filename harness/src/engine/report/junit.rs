@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{BaselineMark, CheckResult, Report, compact};
-use crate::verdict::Verdict;
+use crate::engine::verdict::Verdict;
 
 /// Escapes text for XML attributes and content.
 pub fn escape(s: &str) -> String {

@@ -1,0 +1,113 @@
+//! Checks: the one trait every kind of check implements (golden vectors, scripted checks,
+//! state-machine models, fuzz campaigns), and what running one produces.
+//!
+//! A check has a stable id, cites requirement IDs and runs asynchronously against a target,
+//! yielding a [`Verdict`]. The engine plans, executes and judges checks without knowing
+//! which protocol or which kind of check they are.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::target::Target;
+use super::verdict::Verdict;
+use crate::transport::{Exchange, TransportKind};
+
+/// The binding-independent outcome of one step of a check, recorded so that a protocol can
+/// compare the same check across its bindings (Parley's PV-TR-1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSignature {
+    /// 1-based step number.
+    pub step: usize,
+    /// `success`, `refusal`, `jsonrpc_error`, `no_response`, `other`.
+    pub class: String,
+    /// Refusal status (from `error.status`).
+    #[serde(default)]
+    pub status: Option<u64>,
+    /// Refusal reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Success body with ids, timestamps and cursors normalised (`None` = not compared).
+    #[serde(default)]
+    pub body: Option<Value>,
+}
+
+/// Where a check runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bindings {
+    /// Once per listed transport the target offers and the run selects.
+    Each(Vec<TransportKind>),
+    /// Once, independent of transports.
+    Once,
+}
+
+/// Everything a check may use while running.
+#[derive(Clone)]
+pub struct CheckCtx {
+    /// The target.
+    pub target: Arc<Target>,
+    /// The transport of this run of the check (`None` for `Bindings::Once`).
+    pub transport: Option<TransportKind>,
+    /// Unique nonce of this run (`$run`).
+    pub run_nonce: String,
+}
+
+/// What running a check produced.
+#[derive(Debug, Clone)]
+pub struct CheckOutcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Every exchange made.
+    pub exchanges: Vec<Exchange>,
+    /// Per-step outcome signatures (vectors; compared across transports for PV-TR-1).
+    pub steps: Vec<StepSignature>,
+}
+
+impl CheckOutcome {
+    /// An outcome with only a verdict.
+    pub fn verdict(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            exchanges: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+}
+
+/// One check of a suite.
+pub trait Check: Send + Sync {
+    /// Stable id (vector id, `PV-TR-1a/bindings`, …): the `--filter` key and baseline key.
+    fn id(&self) -> &str;
+    /// One line.
+    fn title(&self) -> &str;
+    /// Cited requirement IDs (first = primary).
+    fn requirements(&self) -> &[String];
+    /// Area for grouping (file area for vectors).
+    fn area(&self) -> &str {
+        ""
+    }
+    /// Run alone (no concurrent checks).
+    fn exclusive(&self) -> bool {
+        false
+    }
+    /// Where it runs.
+    fn bindings(&self) -> Bindings;
+    /// Whether its outcomes on the two transports must agree (its protocol judges the
+    /// comparison after the run, e.g. Parley's PV-TR-1).
+    fn compare_transports(&self) -> bool {
+        false
+    }
+    /// Requirement IDs judged from this check's outcomes by a derived check of its protocol
+    /// (the cross-binding comparison): a fault on those IDs is shown by running this check.
+    fn derived_requirements(&self) -> &[String] {
+        &[]
+    }
+    /// A few lines for `conform explain <check id>` (what the check does, where it lives).
+    fn describe(&self) -> Option<String> {
+        None
+    }
+    /// Runs the check. Must not panic; every wait is bounded by the transports' timeouts.
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome>;
+}

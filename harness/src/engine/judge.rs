@@ -1,0 +1,157 @@
+//! Judge: turn finished runs into report rows — one [`CheckResult`] per run with its
+//! reproduction, the protocols' derived checks, baseline marks, and the requirement matrix.
+
+use std::collections::HashMap;
+
+use super::baseline::Baseline;
+use super::execute::Done;
+use super::plan::Job;
+use super::protocol::{Secret, Suite};
+use super::report::{
+    BaselineMark, CheckResult, MatrixStatus, Reproduction, RequirementRow, curl_command,
+    shell_quote,
+};
+use super::target::Target;
+use super::verdict::{Verdict, Violation};
+use crate::transport::TransportKind;
+
+/// How reproductions are written for this run.
+pub struct ReproContext<'a> {
+    /// The target (revision, whether it is the spawned reference).
+    pub target: &'a Target,
+    /// The `conform run …` prefix re-targeting the same server.
+    pub command: &'a str,
+    /// Secrets the transcripts name by variable.
+    pub secrets: &'a [Secret],
+}
+
+/// The report row of one finished job.
+pub fn result(suite: &Suite, job: &Job, d: &Done, repro: &ReproContext<'_>) -> CheckResult {
+    let check = job.check.as_ref();
+    let id = match job.transport {
+        Some(t) => format!("{}@{t}", check.id()),
+        None => check.id().to_string(),
+    };
+    let reproduction = d
+        .outcome
+        .verdict
+        .violation()
+        .map(|v| reproduction(check.id(), job.transport, v, repro));
+    CheckResult {
+        id,
+        check: check.id().to_string(),
+        suite: suite.name.clone(),
+        area: check.area().to_string(),
+        title: check.title().to_string(),
+        transport: job.transport,
+        requirements: check.requirements().to_vec(),
+        required: suite.catalogue.any_required(check.requirements()),
+        verdict: d.outcome.verdict.clone(),
+        baseline: None,
+        duration_ms: d.duration_ms,
+        exchanges: d.outcome.exchanges.len() as u64,
+        reproduction,
+    }
+}
+
+fn reproduction(
+    check: &str,
+    transport: Option<TransportKind>,
+    v: &Violation,
+    repro: &ReproContext<'_>,
+) -> Reproduction {
+    let mut command = format!("{} --filter {}", repro.command, shell_quote(check));
+    if let Some(t) = transport {
+        command.push_str(&format!(" --transport {t}"));
+        if t == TransportKind::Mcp {
+            command.push_str(&format!(
+                " --mcp-revision {}",
+                repro.target.info.mcp_revision
+            ));
+        }
+    }
+    let mut env: Vec<(String, String)> = Vec::new();
+    for ex in &v.transcript {
+        for (_, val) in &ex.request_headers {
+            for s in repro.secrets {
+                if val.contains(&format!("${{{}}}", s.env)) && !env.iter().any(|(k, _)| k == &s.env)
+                {
+                    // The reference's demo tokens are public; a user's own are never printed.
+                    let shown = if repro.target.info.spawned_reference {
+                        s.value.clone()
+                    } else {
+                        format!("<{} from your profile>", s.label)
+                    };
+                    env.push((s.env.clone(), shown));
+                }
+            }
+        }
+    }
+    Reproduction {
+        command,
+        env,
+        curl: v.transcript.iter().map(curl_command).collect(),
+    }
+}
+
+/// Marks baseline-listed results: expected failures and unexpected passes.
+pub fn apply_baseline(baseline: &Baseline, checks: &mut [CheckResult]) {
+    for c in checks {
+        if let Some(e) = baseline.lookup(&c.check, c.transport) {
+            c.baseline = match &c.verdict {
+                Verdict::Pass => Some(BaselineMark::UnexpectedPass {
+                    reason: e.reason.clone(),
+                }),
+                Verdict::Fail(_) | Verdict::Warn(_) => Some(BaselineMark::ExpectedFailure {
+                    reason: e.reason.clone(),
+                }),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// Builds the requirement matrix of the selected suites from the results.
+pub fn matrix(suites: &[Suite], checks: &[CheckResult]) -> Vec<RequirementRow> {
+    let mut by_req: HashMap<&str, Vec<&CheckResult>> = HashMap::new();
+    for c in checks {
+        for r in &c.requirements {
+            by_req.entry(r.as_str()).or_default().push(c);
+        }
+    }
+    let mut rows = Vec::new();
+    for s in suites {
+        for r in &s.catalogue.requirements {
+            let cs = by_req.get(r.id.as_str()).cloned().unwrap_or_default();
+            let count = |f: fn(&Verdict) -> bool| cs.iter().filter(|c| f(&c.verdict)).count();
+            let passed = count(Verdict::is_pass);
+            let failed = count(|v| matches!(v, Verdict::Fail(_) | Verdict::HarnessError { .. }));
+            let warned = count(|v| matches!(v, Verdict::Warn(_)));
+            let status = if cs.is_empty() {
+                MatrixStatus::Untested
+            } else if failed > 0 {
+                MatrixStatus::Fail
+            } else if warned > 0 {
+                MatrixStatus::Warn
+            } else if passed > 0 {
+                MatrixStatus::Pass
+            } else {
+                MatrixStatus::NotApplicable
+            };
+            rows.push(RequirementRow {
+                id: r.id.clone(),
+                suite: s.name.clone(),
+                level: r.level,
+                area: r.area.clone(),
+                rule: r.rule.clone(),
+                source: r.source.clone(),
+                status,
+                checks: cs.iter().map(|c| c.id.clone()).collect(),
+                passed,
+                failed,
+                warned,
+            });
+        }
+    }
+    rows
+}

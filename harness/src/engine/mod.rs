@@ -1,0 +1,18 @@
+//! The protocol-free engine: plan → execute → judge → report.
+//!
+//! It knows checks ([`check::Check`]), suites and the [`protocol::Protocol`] trait through
+//! which each protocol wing plugs in, targets and their profiles, verdicts, requirement
+//! catalogues, baselines, and the report with its renderers. It imports no protocol module:
+//! a new protocol or a new kind of check (vector, model, fuzz, history) needs no change here.
+
+pub mod baseline;
+pub mod check;
+pub mod execute;
+pub mod judge;
+pub mod plan;
+pub mod protocol;
+pub mod report;
+pub mod requirements;
+pub mod run;
+pub mod target;
+pub mod verdict;

@@ -1,0 +1,156 @@
+//! The one trait a protocol implements to plug into the engine, and the suite it loads.
+//!
+//! Adding a protocol = one folder implementing [`Protocol`] + one line in
+//! [`crate::registry`]. The engine asks the protocol for its catalogue and checks, runs its
+//! pre-flight, lets it judge across bindings after execution (derived checks), and delegates
+//! profile sections, secrets in reproductions and extra CLI commands to it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+
+use super::check::{Check, CheckOutcome};
+use super::report::CheckResult;
+use super::requirements::{Catalogue, CatalogueError};
+use super::target::{ConnectOptions, Profile, Target, TargetError};
+use crate::transport::TransportKind;
+
+/// A suite: one protocol's catalogue and checks, as loaded for a run.
+#[derive(Clone)]
+pub struct Suite {
+    /// Name (the protocol's).
+    pub name: String,
+    /// The protocol that loaded it.
+    pub protocol: Arc<dyn Protocol>,
+    /// Requirement catalogue.
+    pub catalogue: Catalogue,
+    /// Checks.
+    pub checks: Vec<Arc<dyn Check>>,
+}
+
+impl Suite {
+    /// The same suite with only the checks `keep` accepts.
+    pub fn retain(&self, keep: impl Fn(&dyn Check) -> bool) -> Self {
+        Self {
+            checks: self
+                .checks
+                .iter()
+                .filter(|c| keep(c.as_ref()))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+}
+
+/// Why a suite could not be loaded (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// Catalogue problem.
+    #[error(transparent)]
+    Catalogue(#[from] CatalogueError),
+    /// A check could not be built from its data (vector file, profile, fixture).
+    #[error("{suite} suite: {message}")]
+    Checks {
+        /// Suite name.
+        suite: String,
+        /// What is wrong, with the file.
+        message: String,
+    },
+    /// Unknown suite name.
+    #[error("unknown suite {name:?} (known: {known})")]
+    Unknown {
+        /// Asked for.
+        name: String,
+        /// Registered names.
+        known: String,
+    },
+}
+
+/// One finished run of a check, as a protocol sees it when judging across bindings.
+pub struct CheckRun<'a> {
+    /// The check.
+    pub check: &'a Arc<dyn Check>,
+    /// Transport it ran on (`None` for checks run once).
+    pub transport: Option<TransportKind>,
+    /// What it produced.
+    pub outcome: &'a CheckOutcome,
+}
+
+/// A secret a reproduction must not print literally: the variable that stands for it.
+#[derive(Debug, Clone)]
+pub struct Secret {
+    /// Environment variable (`CONFORM_TOKEN_AGENT_A`), as it appears in transcripts.
+    pub env: String,
+    /// The value (printed only for a spawned reference, whose tokens are public).
+    pub value: String,
+    /// What to tell a user of their own target (`agent_a token`).
+    pub label: String,
+}
+
+/// A protocol wing, registered in [`crate::registry`].
+pub trait Protocol: Send + Sync {
+    /// Suite name (`--suite NAME`, report `suite`).
+    fn name(&self) -> &'static str;
+    /// Top-level profile keys this protocol owns.
+    fn profile_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Validates the protocol's own profile sections.
+    fn check_profile(&self, _profile: &Profile) -> Result<(), String> {
+        Ok(())
+    }
+    /// Fills the protocol's sections of the bundled reference's demo profile.
+    fn reference_profile(&self, _profile: &mut Profile) {}
+    /// Loads the catalogue and builds the checks from `vectors_dir`.
+    fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError>;
+    /// Verifies the target can be tested and stores what the checks need as a part of it.
+    fn preflight<'a>(
+        &'a self,
+        target: &'a mut Target,
+        opts: &'a ConnectOptions,
+    ) -> BoxFuture<'a, Result<(), TargetError>>;
+    /// Whether the target offers this protocol on a transport (checks bound to a transport
+    /// run only where some selected protocol offers it).
+    fn offers(&self, _target: &Target, _kind: TransportKind) -> bool {
+        false
+    }
+    /// Ids of the derived checks [`Protocol::judge_across`] may produce for `suite` (so a
+    /// baseline entry naming one is not stale).
+    fn derived_ids(&self, _suite: &Suite) -> Vec<String> {
+        Vec::new()
+    }
+    /// Derived checks judged from finished runs (e.g. the same check on two bindings).
+    fn judge_across(&self, _suite: &Suite, _runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
+        Vec::new()
+    }
+    /// Secrets that transcripts name by variable.
+    fn secrets(&self, _target: &Target) -> Vec<Secret> {
+        Vec::new()
+    }
+    /// Extra `conform` subcommands this protocol adds (e.g. SSP's `validate`).
+    fn commands(&self) -> Vec<clap::Command> {
+        Vec::new()
+    }
+    /// Runs one of [`Protocol::commands`]: the process exit code, or why it could not run.
+    fn run_command(&self, _name: &str, _args: &clap::ArgMatches) -> Result<u8, CommandError> {
+        Err(CommandError("no such command".into()))
+    }
+}
+
+/// Why a protocol's subcommand could not run (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CommandError(pub String);
+
+/// Default `vectors/` directory: `./vectors` when present, else the source tree's.
+pub fn default_vectors_dir() -> PathBuf {
+    let local = PathBuf::from("vectors");
+    if local.join("requirements").is_dir() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("vectors")
+}

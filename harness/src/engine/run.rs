@@ -1,0 +1,192 @@
+//! The run: plan → execute → judge → [`Report`], for any mix of protocols and kinds of check.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::baseline::{Baseline, BaselineError};
+use super::execute::execute;
+use super::judge::{self, ReproContext};
+use super::plan::{Filter, offered, plan};
+use super::protocol::{CheckRun, Suite};
+use super::report::{BaselineInfo, CheckResult, REPORT_FORMAT_VERSION, Report, ToolInfo};
+use super::target::{Target, TargetError};
+use crate::transport::TransportKind;
+
+/// Progress callback: (finished result, done, total).
+pub type ProgressFn = Arc<dyn Fn(&CheckResult, usize, usize) + Send + Sync>;
+
+/// Options of one run.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Glob over check ids and requirement IDs (`envelope/*`, `PV-ST-4`).
+    pub filter: Option<String>,
+    /// Transports to run (those the target offers).
+    pub transports: Vec<TransportKind>,
+    /// Concurrent checks.
+    pub jobs: usize,
+    /// Expected failures.
+    pub baseline: Option<Baseline>,
+    /// The `conform run …` prefix that re-targets the same server (for reproductions).
+    pub command: String,
+    /// Called after each check completes: (result, done, total).
+    pub progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("filter", &self.filter)
+            .field("transports", &self.transports)
+            .field("jobs", &self.jobs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            filter: None,
+            transports: vec![TransportKind::Http, TransportKind::Mcp],
+            jobs: 8,
+            baseline: None,
+            command: "conform run --spawn-reference".into(),
+            progress: None,
+        }
+    }
+}
+
+/// Why a run could not produce a report (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad filter glob.
+    #[error("invalid --filter: {0}")]
+    Filter(String),
+    /// Baseline problem.
+    #[error(transparent)]
+    Baseline(#[from] BaselineError),
+    /// Target pre-flight.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// Nothing selected.
+    #[error("no check matches the selection{0}")]
+    Empty(String),
+}
+
+/// Refuses a baseline entry that names no check of the selected suites (nor a derived one).
+fn check_baseline(b: &Baseline, suites: &[Suite]) -> Result<(), RunError> {
+    let mut all: Vec<String> = Vec::new();
+    for s in suites {
+        all.extend(s.checks.iter().map(|c| c.id().to_string()));
+        all.extend(s.protocol.derived_ids(s));
+    }
+    let stale = b.stale(all.iter().map(String::as_str));
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(BaselineError::Stale(stale).into())
+    }
+}
+
+/// Runs the selected checks of `suites` against `target`.
+pub async fn run(
+    target: Arc<Target>,
+    suites: &[Suite],
+    opts: &RunOptions,
+) -> Result<Report, RunError> {
+    let filter = Filter::new(opts.filter.as_deref()).map_err(RunError::Filter)?;
+    let offered = offered(&target, suites, &opts.transports);
+    if let Some(b) = &opts.baseline {
+        check_baseline(b, suites)?;
+    }
+    let jobs = plan(suites, &filter, &offered);
+    if jobs.is_empty() {
+        let f = opts.filter.as_ref();
+        return Err(RunError::Empty(
+            f.map(|f| format!(" (--filter {f})")).unwrap_or_default(),
+        ));
+    }
+    let secrets: Vec<_> = suites
+        .iter()
+        .flat_map(|s| s.protocol.secrets(&target))
+        .collect();
+    let repro = ReproContext {
+        target: &target,
+        command: &opts.command,
+        secrets: &secrets,
+    };
+    let run_nonce = format!("r{:x}", chrono::Utc::now().timestamp_micros());
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let started = Instant::now();
+    let (total, mut done_count) = (jobs.len(), 0usize);
+    let done = execute(&target, &jobs, opts.jobs, &run_nonce, |d| {
+        done_count += 1;
+        if let Some(p) = &opts.progress {
+            let j = &jobs[d.order];
+            p(
+                &judge::result(&suites[j.suite], j, d, &repro),
+                done_count,
+                total,
+            );
+        }
+    })
+    .await;
+    let wall = started.elapsed();
+
+    let mut checks: Vec<CheckResult> = jobs
+        .iter()
+        .zip(&done)
+        .map(|(j, d)| judge::result(&suites[j.suite], j, d, &repro))
+        .collect();
+    for (si, s) in suites.iter().enumerate() {
+        let runs: Vec<CheckRun<'_>> = jobs
+            .iter()
+            .zip(&done)
+            .filter(|(j, _)| j.suite == si)
+            .map(|(j, d)| CheckRun {
+                check: &j.check,
+                transport: j.transport,
+                outcome: &d.outcome,
+            })
+            .collect();
+        checks.extend(s.protocol.judge_across(s, &runs));
+    }
+    if let Some(b) = &opts.baseline {
+        judge::apply_baseline(b, &mut checks);
+    }
+    // The MCP handshake (initialize + initialized) is made once per run, outside any check.
+    let handshake = if offered.contains(&TransportKind::Mcp) {
+        2
+    } else {
+        0
+    };
+    let exchanges: u64 = done
+        .iter()
+        .map(|d| d.outcome.exchanges.len() as u64)
+        .sum::<u64>()
+        + handshake;
+    let secs = wall.as_secs_f64().max(1e-9);
+    let mut report = Report {
+        format_version: REPORT_FORMAT_VERSION,
+        tool: ToolInfo::default(),
+        target: target.info.clone(),
+        started_at,
+        wall_time_ms: wall.as_millis() as u64,
+        exchanges,
+        exchanges_per_second: (exchanges as f64 / secs * 10.0).round() / 10.0,
+        suites: suites.iter().map(|s| s.name.clone()).collect(),
+        transports: offered,
+        filter: opts.filter.clone(),
+        jobs: opts.jobs.max(1),
+        summary: Default::default(),
+        requirements: Vec::new(),
+        checks,
+        baseline: opts.baseline.as_ref().map(|b| BaselineInfo {
+            path: b.path.clone(),
+            entries: b.entries.len(),
+        }),
+        suite_power: None,
+    };
+    report.requirements = judge::matrix(suites, &report.checks);
+    report.recount();
+    Ok(report)
+}

@@ -1,0 +1,298 @@
+//! Target profiles and the prepared target.
+//!
+//! A profile says where the target is and how to reach it; the keys the engine knows are
+//! transport-level (`base_url`, MCP endpoint and revision, timeout, concurrency). Every other
+//! top-level key belongs to a protocol (`[tokens]` to Parley, `[ssp]` to SSP) and is kept
+//! raw for it: the engine only checks that some registered protocol claims it, so a typo is
+//! still a load error. Each protocol's pre-flight then stores what it learnt from the target
+//! (manifest, identities, bindings) as a typed *part* of the [`Target`].
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::protocol::Protocol;
+use crate::transport::{McpRevision, TransportKind};
+
+/// The TOML target profile (`--target FILE`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    /// Must be 1.
+    pub format_version: u32,
+    /// Display name of the target.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Origin the HTTP routes are relative to (`http://127.0.0.1:8080`).
+    pub base_url: String,
+    /// MCP endpoint path or URL; default: what the target declares, else `/mcp`.
+    #[serde(default)]
+    pub mcp_endpoint: Option<String>,
+    /// MCP revision to speak (default 2025-11-25).
+    #[serde(default)]
+    pub mcp_revision: Option<McpRevision>,
+    /// Per-request timeout in milliseconds (default 10000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Concurrent checks (default 8).
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    /// Protocol sections (`tokens`, `ssp`, …), read by the protocol that claims each key.
+    #[serde(flatten)]
+    pub sections: toml::Table,
+}
+
+/// Why a target could not be prepared (all map to exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// Profile unreadable or invalid.
+    #[error("profile {path}: {message}")]
+    Profile {
+        /// File.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The reference server did not start.
+    #[error("spawning the reference server: {0}")]
+    Spawn(String),
+    /// Pre-flight found problems with the profile against the target.
+    #[error("pre-flight failed against {base_url}:\n  - {}", .problems.join("\n  - "))]
+    Preflight {
+        /// Target.
+        base_url: String,
+        /// Every problem found.
+        problems: Vec<String>,
+    },
+    /// Transport could not be built.
+    #[error("{0}")]
+    Transport(String),
+}
+
+impl Profile {
+    /// A profile with only the engine's keys set.
+    pub fn new(base_url: &str) -> Self {
+        Self {
+            format_version: 1,
+            name: None,
+            base_url: base_url.to_string(),
+            mcp_endpoint: None,
+            mcp_revision: None,
+            timeout_ms: None,
+            concurrency: None,
+            sections: toml::Table::new(),
+        }
+    }
+
+    /// Reads and validates a profile file; each protocol validates the sections it owns.
+    pub fn load(path: &Path, protocols: &[Arc<dyn Protocol>]) -> Result<Self, TargetError> {
+        let err = |message: String| TargetError::Profile {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let p = Self::parse(&text, protocols).map_err(err)?;
+        Ok(p)
+    }
+
+    /// Parses and validates profile text (see [`Profile::load`]).
+    pub fn parse(text: &str, protocols: &[Arc<dyn Protocol>]) -> Result<Self, String> {
+        let p: Profile = toml::from_str(text).map_err(|e| e.to_string())?;
+        if p.format_version != 1 {
+            return Err(format!(
+                "format_version {} is not supported (expected 1)",
+                p.format_version
+            ));
+        }
+        if url::Url::parse(&p.base_url).is_err() {
+            return Err(format!("base_url {:?} is not an absolute URL", p.base_url));
+        }
+        for key in p.sections.keys() {
+            if !protocols
+                .iter()
+                .any(|pr| pr.profile_keys().contains(&key.as_str()))
+            {
+                let known: Vec<&str> = protocols
+                    .iter()
+                    .flat_map(|pr| pr.profile_keys().iter().copied())
+                    .collect();
+                return Err(format!(
+                    "unknown field `{key}` (engine keys: format_version, name, base_url, \
+                     mcp_endpoint, mcp_revision, timeout_ms, concurrency; protocol keys: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        for pr in protocols {
+            pr.check_profile(&p)?;
+        }
+        Ok(p)
+    }
+
+    /// A protocol section by key (`tokens`, `ssp`).
+    pub fn section(&self, key: &str) -> Option<&toml::Value> {
+        self.sections.get(key)
+    }
+}
+
+/// Target information recorded in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetInfo {
+    /// Display name.
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// MCP endpoint URL.
+    pub mcp_url: String,
+    /// MCP revision spoken.
+    pub mcp_revision: McpRevision,
+    /// Server version the target declares.
+    #[serde(default)]
+    pub server_version: Option<String>,
+    /// Profiles the target enables.
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// Whether the reference server was spawned in process.
+    pub spawned_reference: bool,
+    /// Profile file used (for reproduction commands).
+    #[serde(default)]
+    pub profile_path: Option<String>,
+}
+
+/// How to connect: overrides from the command line and what the run will use.
+#[derive(Debug, Clone)]
+pub struct ConnectOptions {
+    /// `--mcp-revision` (overrides the profile).
+    pub revision_override: Option<McpRevision>,
+    /// Profile file (for reproduction commands).
+    pub profile_path: Option<String>,
+    /// Transports the run selects (a protocol pre-flights only those).
+    pub transports: Vec<TransportKind>,
+}
+
+impl Default for ConnectOptions {
+    /// No overrides; both transports selected.
+    fn default() -> Self {
+        Self {
+            revision_override: None,
+            profile_path: None,
+            transports: vec![TransportKind::Http, TransportKind::Mcp],
+        }
+    }
+}
+
+impl ConnectOptions {
+    /// Default options speaking MCP `revision`.
+    pub fn revision(revision: McpRevision) -> Self {
+        Self {
+            revision_override: Some(revision),
+            ..Self::default()
+        }
+    }
+}
+
+/// A prepared target: profile, shared HTTP client, and one typed part per protocol filled
+/// by its pre-flight. Keeps a spawned server alive for as long as it lives.
+pub struct Target {
+    /// Report information.
+    pub info: TargetInfo,
+    /// The profile.
+    pub profile: Profile,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// HTTP client shared by every transport (connection pool).
+    pub client: reqwest::Client,
+    parts: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    keep_alive: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Target {
+    /// An empty target for `profile` (no pre-flight yet).
+    pub fn new(profile: Profile, opts: &ConnectOptions) -> Result<Self, TargetError> {
+        let timeout = Duration::from_millis(profile.timeout_ms.unwrap_or(10_000));
+        let client =
+            crate::transport::client(timeout).map_err(|e| TargetError::Transport(e.to_string()))?;
+        let base = profile.base_url.trim_end_matches('/').to_string();
+        let revision = opts
+            .revision_override
+            .or(profile.mcp_revision)
+            .unwrap_or_default();
+        let info = TargetInfo {
+            name: profile.name.clone().unwrap_or_else(|| base.clone()),
+            mcp_url: format!("{base}/mcp"),
+            base_url: base,
+            mcp_revision: revision,
+            server_version: None,
+            profiles: Vec::new(),
+            spawned_reference: false,
+            profile_path: opts.profile_path.clone(),
+        };
+        Ok(Self {
+            info,
+            profile,
+            timeout,
+            client,
+            parts: HashMap::new(),
+            keep_alive: None,
+        })
+    }
+
+    /// Prepares `profile`: every protocol of `protocols` runs its pre-flight, in order.
+    pub async fn connect(
+        profile: Profile,
+        opts: &ConnectOptions,
+        protocols: &[Arc<dyn Protocol>],
+    ) -> Result<Self, TargetError> {
+        let mut target = Self::new(profile, opts)?;
+        for p in protocols {
+            p.preflight(&mut target, opts).await?;
+        }
+        Ok(target)
+    }
+
+    /// Keeps `value` (a spawned server) alive as long as the target.
+    pub fn keep_alive(&mut self, value: Box<dyn Any + Send + Sync>) {
+        self.keep_alive = Some(value);
+    }
+
+    /// The part a protocol's pre-flight stored (`None` when that protocol did not run).
+    pub fn part<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.parts
+            .get(&TypeId::of::<T>())
+            .and_then(|p| p.downcast_ref::<T>())
+    }
+
+    /// Stores a protocol's part (replacing one of the same type).
+    pub fn insert_part<T: Any + Send + Sync>(&mut self, part: T) {
+        self.parts.insert(TypeId::of::<T>(), Arc::new(part));
+    }
+
+    /// A message for an error found before any check ran.
+    pub fn preflight_error(&self, problems: Vec<String>) -> TargetError {
+        TargetError::Preflight {
+            base_url: self.info.base_url.clone(),
+            problems,
+        }
+    }
+}
+
+/// Shortens `s` to `n` characters for a message.
+pub fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}

@@ -1,0 +1,184 @@
+//! PV-TR-1, "two bindings, one decision": every vector that ran on both HTTP and MCP is
+//! compared step by step (outcome class, refusal status and reason, success bodies modulo
+//! ids, timestamps and cursors) as a derived check `PV-TR-1/<vector id>`.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::json;
+
+use crate::engine::check::StepSignature;
+use crate::engine::protocol::{CheckRun, Suite};
+use crate::engine::report::CheckResult;
+use crate::engine::verdict::{Verdict, Violation};
+use crate::transport::TransportKind;
+
+/// The requirement the comparison checks.
+pub const PV_TR_1: &str = "PV-TR-1";
+
+/// Id of the derived check comparing the two bindings' runs of `check`.
+pub fn derived_id(check: &str) -> String {
+    format!("{PV_TR_1}/{check}")
+}
+
+/// One derived result per check that ran on both bindings, in plan order.
+pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
+    if suite.catalogue.get(PV_TR_1).is_none() {
+        return Vec::new();
+    }
+    let mut sigs: HashMap<(&str, TransportKind), &[StepSignature]> = HashMap::new();
+    for r in runs.iter().filter(|r| r.check.compare_transports()) {
+        if let Some(t) = r.transport {
+            sigs.insert((r.check.id(), t), &r.outcome.steps);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for r in runs {
+        let id = r.check.id();
+        if !r.check.compare_transports() || !seen.insert(id) {
+            continue;
+        }
+        let (Some(h), Some(m)) = (
+            sigs.get(&(id, TransportKind::Http)),
+            sigs.get(&(id, TransportKind::Mcp)),
+        ) else {
+            continue;
+        };
+        out.push(CheckResult {
+            id: derived_id(id),
+            check: derived_id(id),
+            suite: suite.name.clone(),
+            area: "transport".into(),
+            title: format!("HTTP and MCP agree on {id}"),
+            transport: None,
+            requirements: vec![PV_TR_1.into()],
+            required: suite.catalogue.any_required(&[PV_TR_1]),
+            verdict: compare(id, h, m),
+            baseline: None,
+            duration_ms: 0,
+            exchanges: 0,
+            reproduction: None,
+        });
+    }
+    out
+}
+
+/// Compares the step signatures of one vector on HTTP and MCP (PV-TR-1).
+pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdict {
+    let n = http.len().min(mcp.len());
+    for i in 0..n {
+        let (h, m) = (&http[i], &mcp[i]);
+        let same = h.class == m.class
+            && h.reason == m.reason
+            && (h.class != "refusal" || h.status == m.status)
+            && (h.body.is_none() || m.body.is_none() || h.body == m.body);
+        if !same {
+            let (hv, mv) = (
+                serde_json::to_value(h).unwrap_or_default(),
+                serde_json::to_value(m).unwrap_or_default(),
+            );
+            let pointer = if h.class == m.class && h.body != m.body {
+                "/body"
+            } else {
+                ""
+            };
+            return Verdict::Fail(Violation {
+                check: format!("PV-TR-1/{id}"),
+                requirements: vec!["PV-TR-1".into()],
+                step: Some(h.step),
+                pointer: pointer.into(),
+                expected: json!({"http": hv}),
+                observed: json!({"mcp": mv}),
+                message: format!(
+                    "step {}: the MCP outcome differs from the HTTP outcome",
+                    h.step
+                ),
+                transcript: Vec::new(),
+            });
+        }
+    }
+    if http.len() != mcp.len() {
+        return Verdict::Fail(Violation {
+            check: format!("PV-TR-1/{id}"),
+            requirements: vec!["PV-TR-1".into()],
+            step: Some(n + 1),
+            pointer: String::new(),
+            expected: json!({"http_steps": http.len()}),
+            observed: json!({"mcp_steps": mcp.len()}),
+            message: "the vector stopped at a different step on each binding".into(),
+            transcript: Vec::new(),
+        });
+    }
+    Verdict::Pass
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parley::vectors::runner::normalise;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    fn sig(
+        step: usize,
+        class: &str,
+        reason: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> StepSignature {
+        StepSignature {
+            step,
+            class: class.into(),
+            status: reason.map(|_| 409),
+            reason: reason.map(str::to_string),
+            body,
+        }
+    }
+
+    #[test]
+    fn pv_tr_1_comparison() {
+        let mut ids_h = HashMap::new();
+        let mut ids_m = HashMap::new();
+        let h_body = normalise(
+            &json!({"thread": {"id": "th_3", "created_at": "2026-11-30T04:00:00Z"}}),
+            &mut ids_h,
+        );
+        let m_body = normalise(
+            &json!({"thread": {"id": "th_91", "created_at": "2026-11-30T04:00:07Z"}}),
+            &mut ids_m,
+        );
+        let h = vec![
+            sig(1, "success", None, Some(h_body.clone())),
+            sig(2, "refusal", Some("thread_locked"), None),
+        ];
+        let m = vec![
+            sig(1, "success", None, Some(m_body)),
+            sig(2, "refusal", Some("thread_locked"), None),
+        ];
+        assert_eq!(
+            compare("v", &h, &m),
+            Verdict::Pass,
+            "ids and times are normalised"
+        );
+        let m2 = vec![
+            sig(1, "success", None, Some(h_body.clone())),
+            sig(2, "refusal", Some("invalid_transition"), None),
+        ];
+        let Verdict::Fail(v) = compare("v", &h, &m2) else {
+            panic!("a different reason must fail PV-TR-1")
+        };
+        assert_eq!(
+            (v.step, v.requirements),
+            (Some(2), vec!["PV-TR-1".to_string()])
+        );
+        let m3 = vec![sig(
+            1,
+            "success",
+            None,
+            Some(json!({"thread": {"id": "<th#1>", "created_at": "<time>", "x": 1}})),
+        )];
+        let Verdict::Fail(v) = compare("v", &h[..1], &m3) else {
+            panic!("a different body must fail PV-TR-1")
+        };
+        assert_eq!(v.pointer, "/body");
+    }
+}

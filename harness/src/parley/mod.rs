@@ -1,0 +1,144 @@
+//! Parley v1 — everything the harness knows about it: roles and the profile's `[tokens]`,
+//! the manifest, the pre-flight, the golden vectors (typed model, loader, runner), the
+//! PV-TR-1 cross-binding comparison and the PV-TR-1a bindings check. It registers itself
+//! with the engine as [`Parley`].
+//!
+//! Next kinds of check get their own folders here: `model/` (proptest-state-machine models
+//! of threads, authority, inbox and claims) and `fuzz/` (mutators and oracles).
+
+pub mod bindings_offered;
+pub mod compare;
+pub mod manifest;
+pub mod preflight;
+pub mod role;
+pub mod vectors;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+
+use crate::engine::check::Check;
+use crate::engine::protocol::{CheckRun, Protocol, Secret, Suite, SuiteError};
+use crate::engine::report::CheckResult;
+use crate::engine::requirements::Catalogue;
+use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
+use crate::transport::TransportKind;
+use bindings_offered::BindingsOffered;
+use preflight::ParleyTarget;
+use role::Role;
+use vectors::loader::{SchemaValidator, load_dir};
+use vectors::runner::VectorCheck;
+
+/// The Parley v1 wing.
+#[derive(Debug, Default)]
+pub struct Parley;
+
+/// The tokens of the reference server's demo configuration, per role.
+const DEMO_TOKENS: [(Role, &str); 7] = [
+    (Role::AgentA, "demo-agent-a"),
+    (Role::AgentB, "demo-agent-b"),
+    (Role::Moderator, "demo-moderator"),
+    (Role::Verifier, "demo-verifier"),
+    (Role::Reader, "demo-reader"),
+    (Role::Human, "demo-human"),
+    (Role::Limited, "demo-limited"),
+];
+
+impl Protocol for Parley {
+    fn name(&self) -> &'static str {
+        "parley"
+    }
+
+    fn profile_keys(&self) -> &'static [&'static str] {
+        &["tokens"]
+    }
+
+    fn check_profile(&self, profile: &Profile) -> Result<(), String> {
+        preflight::check_profile_tokens(profile)
+    }
+
+    fn reference_profile(&self, profile: &mut Profile) {
+        let tokens: toml::Table = DEMO_TOKENS
+            .iter()
+            .map(|(r, t)| (r.as_str().to_string(), toml::Value::from(*t)))
+            .collect();
+        profile
+            .sections
+            .insert("tokens".into(), toml::Value::Table(tokens));
+    }
+
+    fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError> {
+        let catalogue = Catalogue::load(&vectors_dir.join("requirements/parley.toml"))?;
+        let schema = SchemaValidator::load(&vectors_dir.join("schemas/vector.schema.json"))
+            .map_err(|e| checks_error(e.to_string()))?;
+        let vectors = load_dir(&vectors_dir.join("parley"), Some(&schema), Some(&catalogue))
+            .map_err(|e| checks_error(e.to_string()))?;
+        let mut checks: Vec<Arc<dyn Check>> = vectors
+            .into_iter()
+            .map(|lv| Arc::new(VectorCheck::new(lv, &catalogue)) as Arc<dyn Check>)
+            .collect();
+        if catalogue.get("PV-TR-1a").is_some() {
+            checks.push(Arc::new(BindingsOffered {
+                requirements: vec!["PV-TR-1a".into()],
+            }));
+        }
+        Ok(Suite {
+            name: self.name().into(),
+            protocol: self,
+            catalogue,
+            checks,
+        })
+    }
+
+    fn preflight<'a>(
+        &'a self,
+        target: &'a mut Target,
+        opts: &'a ConnectOptions,
+    ) -> BoxFuture<'a, Result<(), TargetError>> {
+        preflight::preflight(target, opts).boxed()
+    }
+
+    fn offers(&self, target: &Target, kind: TransportKind) -> bool {
+        target
+            .part::<ParleyTarget>()
+            .is_some_and(|p| p.manifest.offers(kind))
+    }
+
+    fn derived_ids(&self, suite: &Suite) -> Vec<String> {
+        suite
+            .checks
+            .iter()
+            .filter(|c| c.compare_transports())
+            .map(|c| compare::derived_id(c.id()))
+            .collect()
+    }
+
+    fn judge_across(&self, suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
+        compare::judge_across(suite, runs)
+    }
+
+    fn secrets(&self, target: &Target) -> Vec<Secret> {
+        let Some(p) = target.part::<ParleyTarget>() else {
+            return Vec::new();
+        };
+        Role::ALL
+            .into_iter()
+            .filter_map(|role| {
+                p.tokens.get(&role).map(|t| Secret {
+                    env: role.token_env(),
+                    value: t.clone(),
+                    label: format!("{role} token"),
+                })
+            })
+            .collect()
+    }
+}
+
+fn checks_error(message: String) -> SuiteError {
+    SuiteError::Checks {
+        suite: "parley".into(),
+        message,
+    }
+}

@@ -1,0 +1,306 @@
+//! Parley's pre-flight: fetch the manifest, build the two bindings from what it declares,
+//! call `whoami` for every token and check each role holds the rights the vectors assume,
+//! and (when MCP is selected) verify the MCP endpoint answers a tool call. A wrong token
+//! yields one clear message before the run, not hundreds of false failures.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::manifest::{Identity, Manifest, default_routes};
+use super::role::Role;
+use crate::engine::target::{ConnectOptions, Target, TargetError, truncate};
+use crate::transport::http::HttpTransport;
+use crate::transport::mcp::McpTransport;
+use crate::transport::{Auth, Transport, TransportKind};
+
+/// What the Parley checks need of a target: its manifest, identities and bindings.
+pub struct ParleyTarget {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// `whoami` per role.
+    pub identities: BTreeMap<Role, Identity>,
+    /// Bearer token per role (the profile's `[tokens]`).
+    pub tokens: BTreeMap<Role, String>,
+    /// HTTP binding.
+    pub http: Arc<dyn Transport>,
+    /// MCP binding.
+    pub mcp: Arc<dyn Transport>,
+}
+
+impl std::fmt::Debug for ParleyTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParleyTarget")
+            .field("identities", &self.identities)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParleyTarget {
+    /// Auth for a role (`anonymous` = none), or `None` when the profile lacks the role.
+    pub fn auth(&self, role: Role) -> Option<Auth> {
+        if role == Role::Anonymous {
+            return Some(Auth::None);
+        }
+        self.tokens.get(&role).map(|t| Auth::Bearer {
+            token: t.clone(),
+            env: Some(role.token_env()),
+        })
+    }
+
+    /// The binding of a kind.
+    pub fn transport(&self, kind: TransportKind) -> &Arc<dyn Transport> {
+        match kind {
+            TransportKind::Http => &self.http,
+            TransportKind::Mcp => &self.mcp,
+        }
+    }
+
+    /// Whether the manifest enables a profile/feature (`dialectic`).
+    pub fn has_feature(&self, f: &str) -> bool {
+        self.manifest.profiles.iter().any(|p| p == f)
+    }
+}
+
+/// The profile's `[tokens]` table, typed.
+pub fn tokens(profile: &crate::engine::target::Profile) -> Result<BTreeMap<Role, String>, String> {
+    match profile.section("tokens") {
+        None => Ok(BTreeMap::new()),
+        Some(v) => v.clone().try_into().map_err(|e| format!("[tokens]: {e}")),
+    }
+}
+
+/// Runs the whole Parley pre-flight and stores a [`ParleyTarget`] in `target`.
+pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(), TargetError> {
+    let tokens = tokens(&target.profile).map_err(|m| target.preflight_error(vec![m]))?;
+    let manifest = fetch_manifest(target).await?;
+    let base = target.info.base_url.clone();
+    let endpoint = (target.profile.mcp_endpoint.clone())
+        .or(manifest.mcp_endpoint.clone())
+        .unwrap_or_else(|| "/mcp".into());
+    let mcp_url = if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+        endpoint
+    } else {
+        format!("{base}{endpoint}")
+    };
+    let http: Arc<dyn Transport> = Arc::new(HttpTransport::new(
+        target.client.clone(),
+        &base,
+        manifest.routes.clone(),
+    ));
+    let init_auth = Role::ALL
+        .into_iter()
+        .find_map(|r| tokens.get(&r).map(|t| (r, t)))
+        .map(|(r, t)| Auth::Bearer {
+            token: t.clone(),
+            env: Some(r.token_env()),
+        })
+        .unwrap_or(Auth::None);
+    let mcp: Arc<dyn Transport> = Arc::new(McpTransport::new(
+        target.client.clone(),
+        &mcp_url,
+        target.info.mcp_revision,
+        manifest.tools.clone(),
+        init_auth,
+    ));
+    let (identities, mut problems) = whoami_all(http.as_ref(), &tokens).await;
+    problems.extend(check_roles(&identities));
+    if !problems.is_empty() {
+        return Err(target.preflight_error(problems));
+    }
+    target.info.mcp_url = mcp_url;
+    target.info.server_version = manifest.version.clone();
+    target.info.profiles = manifest.profiles.clone();
+    let part = ParleyTarget {
+        manifest,
+        identities,
+        tokens,
+        http,
+        mcp,
+    };
+    let mcp_selected = opts.transports.contains(&TransportKind::Mcp);
+    if mcp_selected && part.manifest.offers(TransportKind::Mcp) {
+        preflight_mcp(&part, target).await?;
+    }
+    target.insert_part(part);
+    Ok(())
+}
+
+/// `GET` the manifest on the default route (the manifest may then override routes).
+async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
+    let base = &target.info.base_url;
+    let default_http = HttpTransport::new(target.client.clone(), base, default_routes());
+    let reply = default_http
+        .call("get_manifest", &json!({}), &Auth::None)
+        .await
+        .map_err(|e| {
+            target.preflight_error(vec![format!(
+                "target unreachable: GET {base}/v1/manifest: {e}"
+            )])
+        })?;
+    match (reply.http_status, reply.json) {
+        (200, Some(v)) if v.is_object() => Ok(Manifest::from_value(v)),
+        (s, _) => Err(target.preflight_error(vec![format!(
+            "GET {base}/v1/manifest answered HTTP {s} without a JSON object manifest: {}",
+            truncate(&reply.text, 200)
+        )])),
+    }
+}
+
+/// `whoami` for every token: the identities, and a problem per token that did not answer.
+async fn whoami_all(
+    http: &dyn Transport,
+    tokens: &BTreeMap<Role, String>,
+) -> (BTreeMap<Role, Identity>, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut identities = BTreeMap::new();
+    for (role, token) in tokens {
+        let auth = Auth::Bearer {
+            token: token.clone(),
+            env: Some(role.token_env()),
+        };
+        match http.call("whoami", &json!({}), &auth).await {
+            Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
+                Some(Ok(id)) => {
+                    identities.insert(*role, id);
+                }
+                _ => problems.push(format!(
+                    "role {role}: whoami returned no identity: {}",
+                    truncate(&r.text, 200)
+                )),
+            },
+            Ok(r) => problems.push(format!(
+                "role {role}: token rejected by whoami (HTTP {}): {}",
+                r.http_status,
+                truncate(&r.text, 200)
+            )),
+            Err(e) => problems.push(format!("role {role}: whoami failed: {e}")),
+        }
+    }
+    (identities, problems)
+}
+
+/// Verifies the MCP endpoint answers a tool call (pre-flight for MCP runs).
+pub async fn preflight_mcp(part: &ParleyTarget, target: &Target) -> Result<(), TargetError> {
+    let role = Role::ALL
+        .into_iter()
+        .find(|r| *r != Role::Anonymous && part.auth(*r).is_some());
+    let auth = role.and_then(|r| part.auth(r)).unwrap_or(Auth::None);
+    let fail = |m: String| TargetError::Preflight {
+        base_url: target.info.mcp_url.clone(),
+        problems: vec![m],
+    };
+    let reply = part
+        .mcp
+        .call("whoami", &json!({}), &auth)
+        .await
+        .map_err(|e| fail(format!("MCP whoami: {e}")))?;
+    let result = reply.json.as_ref().and_then(|m| m.get("result"));
+    // A tool result: `isError: false`, or no `isError` at all (it defaults to false).
+    let ok = result.is_some_and(|r| match r.get("isError") {
+        None => true,
+        Some(e) => e.as_bool() == Some(false),
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(fail(format!(
+            "MCP {} whoami did not return a tool result (HTTP {}): {}",
+            target.info.mcp_revision,
+            reply.http_status,
+            truncate(&reply.text, 300)
+        )))
+    }
+}
+
+/// Validates the profile's `[tokens]` section.
+pub fn check_profile_tokens(profile: &crate::engine::target::Profile) -> Result<(), String> {
+    let tokens = tokens(profile)?;
+    if tokens.contains_key(&Role::Anonymous) {
+        return Err("role anonymous has no token by definition".into());
+    }
+    Ok(())
+}
+
+/// The rights each role must (or must not) hold for the vectors' expectations to make sense.
+pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let has = |r: Role, right: &str| {
+        ids.get(&r)
+            .is_some_and(|i| i.rights.iter().any(|x| x == right))
+    };
+    let human = |r: Role| {
+        ids.get(&r).is_some_and(|i| {
+            i.author_kind.as_deref() == Some("human") || i.identity.starts_with("human:")
+        })
+    };
+    for (role, need) in [
+        (Role::AgentA, &["read", "write"][..]),
+        (Role::AgentB, &["read", "write"][..]),
+        (Role::Moderator, &["read", "write", "lock"][..]),
+        (Role::Verifier, &["read", "write", "verify"][..]),
+        (Role::Reader, &["read"][..]),
+        (Role::Limited, &["read", "write"][..]),
+    ] {
+        if !ids.contains_key(&role) {
+            continue;
+        }
+        for right in need {
+            if !has(role, right) {
+                problems.push(format!(
+                    "role {role} must hold the `{right}` right (whoami lists {:?})",
+                    ids[&role].rights
+                ));
+            }
+        }
+    }
+    for (role, forbidden) in [
+        (Role::AgentA, &["lock", "verify"][..]),
+        (Role::AgentB, &["lock", "verify"][..]),
+        (Role::Verifier, &["lock"][..]),
+        (Role::Reader, &["write", "lock", "verify"][..]),
+        (Role::Limited, &["lock", "verify"][..]),
+    ] {
+        for right in forbidden {
+            if ids.contains_key(&role) && has(role, right) {
+                problems.push(format!(
+                    "role {role} must not hold the `{right}` right: the vectors expect it to be refused"
+                ));
+            }
+        }
+    }
+    if ids.contains_key(&Role::Human) && !human(Role::Human) {
+        problems.push("role human must be a `human:` identity".into());
+    }
+    for r in [
+        Role::AgentA,
+        Role::AgentB,
+        Role::Moderator,
+        Role::Verifier,
+        Role::Reader,
+        Role::Limited,
+    ] {
+        if ids.contains_key(&r) && human(r) {
+            problems.push(format!("role {r} must not be a human identity"));
+        }
+    }
+    if let Some(l) = ids.get(&Role::Limited) {
+        match l.quota_per_minute {
+            Some(q) if q < 50 => {}
+            other => problems.push(format!(
+                "role limited needs a quota below 50 writes/minute so a 50-attempt step can exceed it (whoami says {other:?})"
+            )),
+        }
+    }
+    let mut seen: BTreeMap<&str, Role> = BTreeMap::new();
+    for (r, i) in ids {
+        if let Some(prev) = seen.insert(&i.identity, *r) {
+            problems.push(format!(
+                "roles {prev} and {r} share the identity {}: the vectors need distinct parties",
+                i.identity
+            ));
+        }
+    }
+    problems
+}

@@ -1,0 +1,110 @@
+//! The one list of protocols the harness certifies. Adding a protocol = its folder + one
+//! line here.
+
+use std::sync::Arc;
+
+use crate::engine::protocol::{Protocol, Suite, SuiteError};
+
+/// Every registered protocol, in run and report order.
+pub fn protocols() -> Vec<Arc<dyn Protocol>> {
+    vec![
+        Arc::new(crate::parley::Parley),
+        Arc::new(crate::ssp::protocol::Ssp),
+    ]
+}
+
+/// Registered protocol names.
+pub fn names() -> Vec<&'static str> {
+    protocols().iter().map(|p| p.name()).collect()
+}
+
+/// The protocols named in `names` (`all` = every one), in registry order.
+pub fn select(names: &[String]) -> Result<Vec<Arc<dyn Protocol>>, SuiteError> {
+    let all = protocols();
+    for n in names {
+        if n != "all" && !all.iter().any(|p| p.name() == n) {
+            return Err(SuiteError::Unknown {
+                name: n.clone(),
+                known: self::names().join(", "),
+            });
+        }
+    }
+    let every = names.iter().any(|n| n == "all");
+    Ok(all
+        .into_iter()
+        .filter(|p| every || names.iter().any(|n| n == p.name()))
+        .collect())
+}
+
+/// Loads the suites of `protocols` from `vectors_dir`.
+pub fn load(
+    protocols: &[Arc<dyn Protocol>],
+    vectors_dir: &std::path::Path,
+) -> Result<Vec<Suite>, SuiteError> {
+    protocols
+        .iter()
+        .map(|p| p.clone().load(vectors_dir))
+        .collect()
+}
+
+/// Loads one registered protocol's suite by name.
+pub fn load_suite(name: &str, vectors_dir: &std::path::Path) -> Result<Suite, SuiteError> {
+    let p = select(&[name.to_string()])?;
+    match p.into_iter().next() {
+        Some(p) if name != "all" => p.load(vectors_dir),
+        _ => Err(SuiteError::Unknown {
+            name: name.into(),
+            known: names().join(", "),
+        }),
+    }
+}
+
+/// Prepares `profile` with the pre-flight of every protocol named in `suites` (`all` = every
+/// registered one).
+pub async fn connect(
+    profile: crate::engine::target::Profile,
+    opts: &crate::engine::target::ConnectOptions,
+    suites: &[&str],
+) -> Result<crate::engine::target::Target, crate::engine::target::TargetError> {
+    let names: Vec<String> = suites.iter().map(|s| (*s).to_string()).collect();
+    let protocols = select(&names).map_err(|e| crate::engine::target::TargetError::Profile {
+        path: "<suites>".into(),
+        message: e.to_string(),
+    })?;
+    crate::engine::target::Target::connect(profile, opts, &protocols).await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+    use crate::engine::target::Profile;
+    use crate::parley::role::Role;
+    use crate::transport::McpRevision;
+
+    /// Profile sections are validated by the protocol that owns them; unknown keys fail.
+    #[test]
+    fn profile_loads_and_rejects_unknown_fields() {
+        let ps = protocols();
+        let p = Profile::parse(
+            "format_version = 1\nbase_url = \"http://127.0.0.1:8080\"\nmcp_revision = \"2026-07-28\"\n\
+             concurrency = 4\n[tokens]\nagent_a = \"a\"\nreader = \"r\"\n[ssp]\nskills = { agent_a = [\"x\"] }\n",
+            &ps,
+        )
+        .unwrap();
+        assert_eq!(p.mcp_revision, Some(McpRevision::V2026_07_28));
+        let tokens = crate::parley::preflight::tokens(&p).unwrap();
+        assert_eq!(tokens[&Role::Reader], "r");
+        let err = Profile::parse(
+            "format_version = 1\nbase_url = \"http://x\"\ncolour = 1\n",
+            &ps,
+        )
+        .unwrap_err();
+        assert!(err.contains("colour"), "{err}");
+        let anon = "format_version = 1\nbase_url = \"http://x\"\n[tokens]\nanonymous = \"t\"\n";
+        assert!(Profile::parse(anon, &ps).is_err());
+        let bad_role = "format_version = 1\nbase_url = \"http://x\"\n[tokens]\nagent_z = \"t\"\n";
+        assert!(Profile::parse(bad_role, &ps).is_err());
+        assert!(Profile::parse("format_version = 2\nbase_url = \"http://x\"\n", &ps).is_err());
+    }
+}

@@ -1,0 +1,93 @@
+//! SSP's registration with the engine: catalogue, checks, the `[ssp]` profile section and a
+//! pre-flight that only requires the provider to answer its well-known URI.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+
+use clap::{Args as _, FromArgMatches as _};
+
+use super::cli::ValidateArgs;
+use crate::engine::protocol::{CommandError, Protocol, Suite, SuiteError};
+use crate::engine::requirements::Catalogue;
+use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
+
+/// The Skill Sharing Protocol 1.0 wing.
+#[derive(Debug, Default)]
+pub struct Ssp;
+
+impl Protocol for Ssp {
+    fn name(&self) -> &'static str {
+        "ssp"
+    }
+
+    fn profile_keys(&self) -> &'static [&'static str] {
+        &["ssp"]
+    }
+
+    fn check_profile(&self, profile: &Profile) -> Result<(), String> {
+        match profile.section("ssp") {
+            None | Some(toml::Value::Table(_)) => Ok(()),
+            Some(_) => Err("[ssp] must be a table".into()),
+        }
+    }
+
+    fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError> {
+        let catalogue = Catalogue::load(&vectors_dir.join("requirements/ssp.toml"))?;
+        let checks =
+            super::suite::checks(vectors_dir, &catalogue).map_err(|e| SuiteError::Checks {
+                suite: "ssp".into(),
+                message: format!("{}: {}", e.file, e.message),
+            })?;
+        Ok(Suite {
+            name: self.name().into(),
+            protocol: self,
+            catalogue,
+            checks,
+        })
+    }
+
+    /// The provider must at least answer its well-known URI (any HTTP status: judging the
+    /// answer is the checks' job); an unreachable provider is one clear message.
+    fn preflight<'a>(
+        &'a self,
+        target: &'a mut Target,
+        _opts: &'a ConnectOptions,
+    ) -> BoxFuture<'a, Result<(), TargetError>> {
+        async move {
+            let url = format!("{}/.well-known/skill-sharing", target.info.base_url);
+            match target.client.get(&url).send().await {
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    Err(target
+                        .preflight_error(vec![format!("provider unreachable: GET {url}: {e}")]))
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn commands(&self) -> Vec<clap::Command> {
+        vec![ValidateArgs::augment_args(clap::Command::new("validate").about(
+            "Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid)",
+        ))]
+    }
+
+    fn run_command(&self, name: &str, args: &clap::ArgMatches) -> Result<u8, CommandError> {
+        if name != "validate" {
+            return Err(CommandError(format!("ssp has no command {name:?}")));
+        }
+        let args = ValidateArgs::from_arg_matches(args).map_err(|e| CommandError(e.to_string()))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
+        let code = rt
+            .block_on(super::cli::run(&args, &mut std::io::stdout()))
+            .map_err(|e| CommandError(e.to_string()))?;
+        // `run` returns EXIT_VALID (0) or EXIT_INVALID (1).
+        Ok(u8::try_from(code).unwrap_or(2))
+    }
+}
