@@ -16,7 +16,9 @@ sdk_version=2.3.0
 
 if ! "$venv/bin/python" -c "import mcp, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$sdk_version')" 2>/dev/null; then
     echo "interop: installing mcp==$sdk_version into $venv" >&2
-    python3 -m venv "$venv"
+    # --clear: a venv that fails the check may be half-installed or point at a Python that is
+    # gone (venv keeps an existing, dangling bin/python link); rebuild it from nothing instead.
+    python3 -m venv --clear "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$sdk_version"
 fi
 

@@ -1,16 +1,35 @@
-import os
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-# Generates /work/main/vectors/requirements/parley.toml (every PV- ID of parley-v1.md).
-import json
+"""Writes vectors/requirements/parley.toml: one row per PV- ID of shared/design/parley-v1.md.
 
-SEED = open(os.path.join(ROOT, '..', 'shared', 'seeds', '000_8e40a4ff834ea012.txt'), encoding='utf-8').read()
+A row's seed_text is built from verbatim seed sentences committed in seed_quotes.toml (never
+from the seed itself, which lies outside the repository): see seed_quotes.py.
+"""
+import json
+import os
+import re
+import sys
+
+import seed_quotes
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
+QUOTES = seed_quotes.load()
+
+
+class SeedText(str):
+    """A seed_text: the quotes joined by a space, remembering them and the seed sections they come from."""
+    parts = ()
+    sections = frozenset()
 
 
 def s(*parts):
-    """Seed sentences, verbatim (asserted to be in the seed)."""
+    """Seed sentences, verbatim: each part must be one quote of seed_quotes.toml."""
     for p in parts:
-        assert p in SEED, p
-    return " ".join(parts)
+        if p not in QUOTES.section_of:
+            sys.exit(f"catalogue.py: not a quote of {seed_quotes.QUOTES_FILE.name} (add it there, "
+                     f"then run `seed_quotes.py verify` against the seed): {p!r}")
+    text = SeedText(" ".join(parts))
+    text.parts = parts
+    text.sections = frozenset(QUOTES.section_of[p] for p in parts)
+    return text
 
 
 TR_SEED = s("Le transport de référence est MCP (JSON-RPC 2.0, sans état).",
@@ -206,11 +225,29 @@ REQS = [
 ]
 
 
+SECTION = re.compile(r"« ([^»]+) »")
+
+
+def check_seed_citation(req_id, source, seed):
+    """The seed sections a row's source cites exist, and its quotes come from those sections."""
+    cited = set(SECTION.findall(source))
+    unknown = sorted(cited - set(QUOTES.names))
+    if unknown:
+        sys.exit(f"catalogue.py: {req_id} cites seed sections not in {seed_quotes.QUOTES_FILE.name}: {unknown}")
+    if seed is not None:
+        if not isinstance(seed, SeedText):
+            sys.exit(f"catalogue.py: {req_id}: seed_text must be built with s(...)")
+        uncited = sorted(seed.sections - cited)
+        if uncited:
+            sys.exit(f"catalogue.py: {req_id} quotes seed sections its source does not cite: {uncited}")
+
+
 def toml_str(v):
     return json.dumps(v, ensure_ascii=False)
 
 
-def main():
+def main(out_root=ROOT):
+    """Writes <out_root>/vectors/requirements/parley.toml; returns the set of IDs."""
     out = ["# Requirement catalogue — Parley v1.",
            "#",
            "# One `[[requirement]]` row per `PV-` ID of `shared/design/parley-v1.md` (the binding), with the",
@@ -229,6 +266,7 @@ def main():
     for (i, level, area, rule, source, seed, checks) in REQS:
         assert i not in ids
         ids.add(i)
+        check_seed_citation(i, source, seed)
         out.append("[[requirement]]")
         out.append(f"id = {toml_str(i)}")
         out.append(f"level = {toml_str(level)}")
@@ -240,7 +278,13 @@ def main():
         if checks:
             out.append(f"checks = {toml_str(checks)}")
         out.append("")
-    open(os.path.join(ROOT, 'vectors', 'requirements', 'parley.toml'), 'w', encoding='utf-8').write("\n".join(out))
+    # A quote no row cites would keep an unchecked claim about the seed in the repository.
+    cited = {q for row in REQS if row[5] is not None for q in row[5].parts}
+    unused = [q for q in QUOTES.section_of if q not in cited]
+    if unused:
+        sys.exit(f"catalogue.py: quotes of {seed_quotes.QUOTES_FILE.name} no row cites (remove them): {unused}")
+    with open(os.path.join(out_root, 'vectors', 'requirements', 'parley.toml'), 'w', encoding='utf-8') as f:
+        f.write("\n".join(out))
     return ids
 
 

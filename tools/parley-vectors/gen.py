@@ -1,14 +1,27 @@
-import json, re, sys, tomllib
+"""Writes vectors/parley/<area>.json and vectors/requirements/parley.toml, checks coverage.
+
+    python3 tools/parley-vectors/gen.py                      # into this checkout
+    python3 tools/parley-vectors/gen.py --out-root DIR       # into DIR/vectors/... (check.sh)
+
+Reads nothing outside tools/parley-vectors/ (seed sentences come from seed_quotes.toml), so it
+runs from a clean clone and its output depends on nothing but the committed sources.
+"""
+import argparse
+import os
+import re
+
 import dsl
-import gen_transport, gen_envelope, gen_kinds, gen_state, gen_authority, gen_identity, gen_reading, gen_dialectic, gen_shapes, gen_matrix  # noqa
+import gen_transport, gen_envelope, gen_kinds, gen_state, gen_authority, gen_identity, gen_reading, gen_dialectic, gen_shapes, gen_matrix  # noqa: F401 (each registers its area in dsl.AREAS)
 import catalogue
 
-import os as _os
-ROOT = _os.path.normpath(_os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", ".."))
-OUT = _os.path.join(ROOT, "vectors", "parley")
-ids = catalogue.main()
-import os
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("--out-root", default=catalogue.ROOT,
+                help="write under DIR/vectors/ instead of this checkout (default: the checkout)")
+args = ap.parse_args()
+OUT = os.path.join(args.out_root, "vectors", "parley")
 os.makedirs(OUT, exist_ok=True)
+os.makedirs(os.path.join(args.out_root, "vectors", "requirements"), exist_ok=True)
+ids = catalogue.main(args.out_root)
 # sanity: captures defined before use, requirement ids exist
 PH = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_.\-]*)$")
 INNER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.\-]*)\}")
