@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use conform::engine::baseline::Baseline;
-use conform::engine::protocol::{Protocol, Suite, default_vectors_dir};
+use conform::engine::protocol::{Protocol, Suite, connect, default_vectors_dir, load_profile};
 use conform::engine::report::{self, Report};
 use conform::engine::run::{RunOptions, run};
 use conform::engine::target::{ConnectOptions, Profile, Target};
@@ -199,7 +199,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     };
     let registered = registry::protocols();
     let profile = (args.target.as_deref())
-        .map(|p| Profile::load(p, &registered))
+        .map(|p| load_profile(p, &registered))
         .transpose()?;
     let command = match &args.target {
         Some(p) => format!(
@@ -249,7 +249,7 @@ async fn connect_target(
     protocols: &[Arc<dyn Protocol>],
 ) -> anyhow::Result<Target> {
     match profile {
-        Some(p) => Ok(Target::connect(p, opts, protocols).await?),
+        Some(p) => Ok(connect(p, opts, protocols).await?),
         #[cfg(feature = "reference")]
         None => Ok(conform::reference::spawn(opts, protocols).await?),
         #[cfg(not(feature = "reference"))]

@@ -71,14 +71,13 @@ pub async fn connect(
         path: "<suites>".into(),
         message: e.to_string(),
     })?;
-    crate::engine::target::Target::connect(profile, opts, &protocols).await
+    crate::engine::protocol::connect(profile, opts, &protocols).await
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
-    use crate::engine::target::Profile;
     use crate::parley::role::Role;
     use crate::transport::McpRevision;
 
@@ -86,7 +85,7 @@ mod tests {
     #[test]
     fn profile_loads_and_rejects_unknown_fields() {
         let ps = protocols();
-        let p = Profile::parse(
+        let p = crate::engine::protocol::parse_profile(
             "format_version = 1\nbase_url = \"http://127.0.0.1:8080\"\nmcp_revision = \"2026-07-28\"\n\
              concurrency = 4\n[tokens]\nagent_a = \"a\"\nreader = \"r\"\n[ssp]\nskills = { agent_a = [\"x\"] }\n",
             &ps,
@@ -95,16 +94,22 @@ mod tests {
         assert_eq!(p.mcp_revision, Some(McpRevision::V2026_07_28));
         let tokens = crate::parley::preflight::tokens(&p).unwrap();
         assert_eq!(tokens[&Role::Reader], "r");
-        let err = Profile::parse(
+        let err = crate::engine::protocol::parse_profile(
             "format_version = 1\nbase_url = \"http://x\"\ncolour = 1\n",
             &ps,
         )
         .unwrap_err();
         assert!(err.contains("colour"), "{err}");
         let anon = "format_version = 1\nbase_url = \"http://x\"\n[tokens]\nanonymous = \"t\"\n";
-        assert!(Profile::parse(anon, &ps).is_err());
+        assert!(crate::engine::protocol::parse_profile(anon, &ps).is_err());
         let bad_role = "format_version = 1\nbase_url = \"http://x\"\n[tokens]\nagent_z = \"t\"\n";
-        assert!(Profile::parse(bad_role, &ps).is_err());
-        assert!(Profile::parse("format_version = 2\nbase_url = \"http://x\"\n", &ps).is_err());
+        assert!(crate::engine::protocol::parse_profile(bad_role, &ps).is_err());
+        assert!(
+            crate::engine::protocol::parse_profile(
+                "format_version = 2\nbase_url = \"http://x\"\n",
+                &ps
+            )
+            .is_err()
+        );
     }
 }

@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use conform::engine::check::CheckCtx;
 use conform::engine::requirements::Catalogue;
 use conform::engine::target::ConnectOptions;
-use conform::engine::target::{Profile, Target};
+use conform::engine::target::Target;
 use conform::engine::verdict::Verdict;
 use conform::reference::demo_profile;
 use serde_json::{Value, json};
@@ -283,7 +283,8 @@ async fn broken_provider_gets_the_failures_it_deserves() {
 fn example_profile_matches_reference_demo() {
     let path = FsPath::new(env!("CARGO_MANIFEST_DIR"))
         .join("../vectors/ssp/provider/reference-demo.profile.toml");
-    let profile = Profile::load(&path, &conform::registry::protocols()).expect("profile loads");
+    let profile = conform::engine::protocol::load_profile(&path, &conform::registry::protocols())
+        .expect("profile loads");
     let ssp = conform::ssp::provider::profile::SspProfile::from_table(
         profile
             .section("ssp")

@@ -154,3 +154,49 @@ pub fn default_vectors_dir() -> PathBuf {
         .join("..")
         .join("vectors")
 }
+
+/// Reads a profile file; the engine checks its own keys, every other top-level key must be
+/// claimed by one of `protocols`, which validates it.
+pub fn load_profile(path: &Path, protocols: &[Arc<dyn Protocol>]) -> Result<Profile, TargetError> {
+    Profile::load(path, |p| check_sections(p, protocols))
+}
+
+/// Parses profile text like [`load_profile`].
+pub fn parse_profile(text: &str, protocols: &[Arc<dyn Protocol>]) -> Result<Profile, String> {
+    let p = Profile::parse(text)?;
+    check_sections(&p, protocols)?;
+    Ok(p)
+}
+
+fn check_sections(p: &Profile, protocols: &[Arc<dyn Protocol>]) -> Result<(), String> {
+    for key in p.sections.keys() {
+        if !protocols
+            .iter()
+            .any(|pr| pr.profile_keys().contains(&key.as_str()))
+        {
+            let known: Vec<&str> = protocols
+                .iter()
+                .flat_map(|pr| pr.profile_keys().iter().copied())
+                .collect();
+            return Err(format!(
+                "unknown field `{key}` (engine keys: format_version, name, base_url, \
+                 mcp_endpoint, mcp_revision, timeout_ms, concurrency; protocol keys: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    protocols.iter().try_for_each(|pr| pr.check_profile(p))
+}
+
+/// Prepares `profile`: every protocol of `protocols` runs its pre-flight, in order.
+pub async fn connect(
+    profile: Profile,
+    opts: &ConnectOptions,
+    protocols: &[Arc<dyn Protocol>],
+) -> Result<Target, TargetError> {
+    let mut target = Target::new(profile, opts)?;
+    for p in protocols {
+        p.preflight(&mut target, opts).await?;
+    }
+    Ok(target)
+}

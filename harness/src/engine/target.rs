@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::protocol::Protocol;
+use super::report::TargetInfo;
 use crate::transport::{McpRevision, TransportKind};
 
 /// The TOML target profile (`--target FILE`).
@@ -87,19 +87,27 @@ impl Profile {
         }
     }
 
-    /// Reads and validates a profile file; each protocol validates the sections it owns.
-    pub fn load(path: &Path, protocols: &[Arc<dyn Protocol>]) -> Result<Self, TargetError> {
+    /// Reads a profile file; `validate` checks the protocol sections (see
+    /// [`crate::engine::protocol::load_profile`]).
+    pub fn load(
+        path: &Path,
+        validate: impl Fn(&Profile) -> Result<(), String>,
+    ) -> Result<Self, TargetError> {
         let err = |message: String| TargetError::Profile {
             path: path.display().to_string(),
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let p = Self::parse(&text, protocols).map_err(err)?;
+        let p = Self::parse(&text).map_err(err)?;
+        validate(&p).map_err(|m| TargetError::Profile {
+            path: path.display().to_string(),
+            message: m,
+        })?;
         Ok(p)
     }
 
-    /// Parses and validates profile text (see [`Profile::load`]).
-    pub fn parse(text: &str, protocols: &[Arc<dyn Protocol>]) -> Result<Self, String> {
+    /// Parses profile text and checks the engine's own keys (protocol sections are kept raw).
+    pub fn parse(text: &str) -> Result<Self, String> {
         let p: Profile = toml::from_str(text).map_err(|e| e.to_string())?;
         if p.format_version != 1 {
             return Err(format!(
@@ -110,25 +118,6 @@ impl Profile {
         if url::Url::parse(&p.base_url).is_err() {
             return Err(format!("base_url {:?} is not an absolute URL", p.base_url));
         }
-        for key in p.sections.keys() {
-            if !protocols
-                .iter()
-                .any(|pr| pr.profile_keys().contains(&key.as_str()))
-            {
-                let known: Vec<&str> = protocols
-                    .iter()
-                    .flat_map(|pr| pr.profile_keys().iter().copied())
-                    .collect();
-                return Err(format!(
-                    "unknown field `{key}` (engine keys: format_version, name, base_url, \
-                     mcp_endpoint, mcp_revision, timeout_ms, concurrency; protocol keys: {})",
-                    known.join(", ")
-                ));
-            }
-        }
-        for pr in protocols {
-            pr.check_profile(&p)?;
-        }
         Ok(p)
     }
 
@@ -136,31 +125,6 @@ impl Profile {
     pub fn section(&self, key: &str) -> Option<&toml::Value> {
         self.sections.get(key)
     }
-}
-
-/// Target information recorded in the report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetInfo {
-    /// Display name.
-    pub name: String,
-    /// Base URL.
-    pub base_url: String,
-    /// MCP endpoint URL.
-    pub mcp_url: String,
-    /// MCP revision spoken.
-    pub mcp_revision: McpRevision,
-    /// Server version the target declares.
-    #[serde(default)]
-    pub server_version: Option<String>,
-    /// Profiles the target enables.
-    #[serde(default)]
-    pub profiles: Vec<String>,
-    /// Whether the reference server was spawned in process.
-    pub spawned_reference: bool,
-    /// Profile file used (for reproduction commands).
-    #[serde(default)]
-    pub profile_path: Option<String>,
 }
 
 /// How to connect: overrides from the command line and what the run will use.
@@ -247,19 +211,6 @@ impl Target {
             parts: HashMap::new(),
             keep_alive: None,
         })
-    }
-
-    /// Prepares `profile`: every protocol of `protocols` runs its pre-flight, in order.
-    pub async fn connect(
-        profile: Profile,
-        opts: &ConnectOptions,
-        protocols: &[Arc<dyn Protocol>],
-    ) -> Result<Self, TargetError> {
-        let mut target = Self::new(profile, opts)?;
-        for p in protocols {
-            p.preflight(&mut target, opts).await?;
-        }
-        Ok(target)
     }
 
     /// Keeps `value` (a spawned server) alive as long as the target.

@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::requirements::Level;
-use crate::engine::target::TargetInfo;
 use crate::engine::verdict::Verdict;
+use crate::transport::McpRevision;
 use crate::transport::{Exchange, TransportKind};
 
 /// Version of the report format (bumped on incompatible changes).
@@ -455,4 +455,29 @@ pub fn curl_command(ex: &Exchange) -> String {
         }
     }
     cmd
+}
+
+/// Target information recorded in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetInfo {
+    /// Display name.
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// MCP endpoint URL.
+    pub mcp_url: String,
+    /// MCP revision spoken.
+    pub mcp_revision: McpRevision,
+    /// Server version the target declares.
+    #[serde(default)]
+    pub server_version: Option<String>,
+    /// Profiles the target enables.
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// Whether the reference server was spawned in process.
+    pub spawned_reference: bool,
+    /// Profile file used (for reproduction commands).
+    #[serde(default)]
+    pub profile_path: Option<String>,
 }
