@@ -21,8 +21,8 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
-use crate::config::{Right, TokenRow};
-use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal};
+use crate::config::TokenRow;
+use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal, Right};
 use crate::faults::{Fault, Faults};
 use crate::store::{Db, StoreError};
 
@@ -238,7 +238,7 @@ impl ParleyService {
         };
         match self.inner.tokens.get(token) {
             Some(row) => Ok(Caller {
-                actor: Actor::from_row(row),
+                actor: row.actor(),
                 token: token.clone(),
                 quota_per_minute: row
                     .quota_per_minute

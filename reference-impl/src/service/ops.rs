@@ -6,11 +6,10 @@ use serde_json::{Value, json};
 use super::args::{self, format_cursor};
 use super::post::{apply_outcome, confirms_states, render_claim};
 use super::{Caller, Fail, Inner, Now, refused, render};
-use crate::config::Right;
 use crate::domain::parley::awaiting::inbox_visible;
 use crate::domain::parley::ids::IdKind;
 use crate::domain::parley::state::{decide_mark, decide_reopen};
-use crate::domain::parley::{Actor, MarkOutcome, Party, Reason, StateView, ThreadState};
+use crate::domain::parley::{Actor, MarkOutcome, Party, Reason, Right, StateView, ThreadState};
 use crate::faults::Fault;
 use crate::store::parley::{self as store, ThreadRow};
 
