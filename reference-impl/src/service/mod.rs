@@ -7,7 +7,7 @@ mod args;
 mod ops;
 mod post;
 mod quota;
-mod render;
+pub(crate) mod render;
 mod types;
 
 #[cfg(test)]
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::config::TokenRow;
 use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal, Right};
-use crate::faults::{Fault, Faults};
+use crate::faults::{Faults, hooks};
 use crate::store::{Db, StoreError};
 
 /// Why an operation did not succeed: a protocol refusal, or a storage fault (500).
@@ -149,14 +149,7 @@ impl ParleyService {
         match self.dispatch(req, &Now::read()) {
             Ok(resp) => resp,
             Err(Fail::Refused(mut r, mut retry_after)) => {
-                let faults = self.inner.faults;
-                if faults.is_on(Fault::UnstableThreadNotFound) && r.reason == Reason::ThreadNotFound
-                {
-                    r.reason = Reason::NotFound;
-                }
-                if faults.is_on(Fault::RateLimitWithoutRetryAfter) {
-                    retry_after = None;
-                }
+                hooks::request::refusal(self.inner.faults, &mut r, &mut retry_after);
                 tracing::debug!(
                     op = op.tool_name(),
                     reason = r.reason.as_str(),
@@ -181,26 +174,7 @@ impl ParleyService {
             &self.inner.limits,
             self.inner.dialectic,
         );
-        let faults = self.inner.faults;
-        if faults.is_on(Fault::ManifestMissesKind)
-            && let Some(Value::Array(kinds)) = manifest.get_mut("kinds")
-        {
-            kinds.retain(|k| k.get("name").or(Some(k)).and_then(Value::as_str) != Some("agree"));
-        }
-        if faults.is_on(Fault::ManifestDropsMcpBinding)
-            && let Some(Value::Array(ops)) = manifest.get_mut("operations")
-        {
-            for op in ops.iter_mut() {
-                if op.get("name").and_then(Value::as_str) == Some("inbox") {
-                    op["mcp"] = Value::Null;
-                }
-            }
-        }
-        if faults.is_on(Fault::ManifestBodyLimitMismatch)
-            && let Some(limit) = manifest.pointer_mut("/limits/body_max_chars")
-        {
-            *limit = Value::from(280);
-        }
+        hooks::request::manifest(self.inner.faults, &mut manifest);
         manifest
     }
 
@@ -244,10 +218,10 @@ impl ParleyService {
                     .quota_per_minute
                     .unwrap_or(self.inner.limits.writes_per_minute),
             }),
-            None if self.inner.faults.is_on(Fault::UnknownTokenAsMissing) => {
-                refused(Reason::TokenMissing, "unknown token")
-            }
-            None => refused(Reason::TokenInvalid, "unknown token"),
+            None => refused(
+                hooks::request::unknown_token(self.inner.faults),
+                "unknown token",
+            ),
         }
     }
 
@@ -260,28 +234,20 @@ impl ParleyService {
             _ => Some(self.authenticate(req.auth.as_ref())?),
         };
         let faults = inner.faults;
-        if faults.is_on(Fault::BodyCheckedBeforeRight)
-            && req.op == Operation::Post
-            && caller.is_some()
-        {
-            match &req.args {
-                Args::Json(v) => {
-                    crate::domain::parley::envelope::parse_envelope(
-                        v,
-                        &inner.limits,
-                        inner.dialectic,
-                        now.time,
-                    )?;
-                }
-                Args::Malformed(why) => {
-                    return refused(Reason::InvalidBody, format!("malformed JSON: {why}"));
-                }
-            }
-        }
+        let enforced = hooks::request::enforced(faults);
         if let Some(caller) = &caller {
+            hooks::request::before_rights(
+                faults,
+                req.op,
+                &req.args,
+                &inner.limits,
+                inner.dialectic,
+                now.time,
+            )?;
             // 403 token_right_missing: the operation's right (PV-AU-1); a `verify` post also
             // needs `verify` — the kind is read for this (PV-DI-4, PV-AU-6).
-            for right in required_rights(req.op, &req.args, inner.dialectic, faults) {
+            let rights = required_rights(req.op, &req.args, inner.dialectic);
+            for right in hooks::request::rights(faults, req.op, rights) {
                 if !caller.actor.has_right(right) {
                     return refused(
                         Reason::TokenRightMissing,
@@ -291,7 +257,7 @@ impl ParleyService {
             }
             // 429: every write attempt that got this far counts (PV-TR-5).
             if req.op.is_write()
-                && !faults.is_on(Fault::QuotaNotEnforced)
+                && enforced.quota
                 && let Err(retry_after) = inner.quota.admit(&caller.token, caller.quota_per_minute)
             {
                 return Err(Fail::Refused(
@@ -304,18 +270,14 @@ impl ParleyService {
             }
         }
         // 413
-        if req.body_len > inner.limits.request_max_bytes
-            && !faults.is_on(Fault::PayloadLimitNotEnforced)
-        {
+        if req.body_len > inner.limits.request_max_bytes && enforced.payload_limit {
             return refused(
                 Reason::PayloadTooLarge,
                 format!("request over {} bytes", inner.limits.request_max_bytes),
             );
         }
         // 415 (PV-RS-4)
-        if req.content_type == ContentType::NotJson
-            && !faults.is_on(Fault::NonJsonContentTypeAccepted)
-        {
+        if req.content_type == ContentType::NotJson && enforced.json_content_type {
             return refused(
                 Reason::UnsupportedMediaType,
                 "the request body must be application/json",
@@ -337,23 +299,16 @@ impl ParleyService {
                 "Authorization: Bearer <token> is required",
             ),
             (Operation::Whoami, Some(c)) => ok(ops::whoami(inner, &c, &args)?),
-            (Operation::Post, Some(c)) => {
-                let status = if faults.is_on(Fault::PostReturns200) {
-                    200
-                } else {
-                    201
-                };
-                Ok(Response::ok(
-                    status,
-                    post::post(inner, &c.actor, &args, now)?,
-                ))
-            }
+            (Operation::Post, Some(c)) => Ok(Response::ok(
+                hooks::post::created_status(faults),
+                post::post(inner, &c.actor, &args, now)?,
+            )),
             (Operation::ReadThread, Some(_)) => ok(ops::read_thread(inner, &args)?),
             (Operation::ListEvents, Some(_)) => ok(ops::list_events(inner, &args)?),
             (Operation::Inbox, Some(c)) => ok(ops::inbox(inner, &c.actor, &args)?),
             (Operation::Mark, Some(c)) => {
                 // Seeded fault only: the MCP binding skips the thread authority of mark.
-                let skip_authority = self.via_mcp && faults.is_on(Fault::McpMarkSkipsAuthority);
+                let skip_authority = hooks::threads::mark_skips_authority(faults, self.via_mcp);
                 ok(ops::mark(inner, &c.actor, &args, now, skip_authority)?)
             }
             (Operation::Reopen, Some(c)) => ok(ops::reopen(inner, &c.actor, &args, now)?),
@@ -363,7 +318,7 @@ impl ParleyService {
 }
 
 /// Rights an operation needs (PV-AU-1, PV-AU-3, PV-DI-4). `whoami` needs only a valid token.
-fn required_rights(op: Operation, args: &Args, dialectic: bool, faults: Faults) -> Vec<Right> {
+fn required_rights(op: Operation, args: &Args, dialectic: bool) -> Vec<Right> {
     match op {
         Operation::GetManifest | Operation::Whoami => vec![],
         Operation::ReadThread | Operation::ListEvents | Operation::Inbox | Operation::ReadClaim => {
@@ -372,9 +327,7 @@ fn required_rights(op: Operation, args: &Args, dialectic: bool, faults: Faults) 
         Operation::Mark | Operation::Reopen => vec![Right::Write],
         Operation::Post => {
             let is_verify = matches!(args, Args::Json(v) if v.get("kind").and_then(Value::as_str) == Some("verify"));
-            if faults.is_on(Fault::ReaderCanPost) {
-                vec![Right::Read]
-            } else if is_verify && dialectic && !faults.is_on(Fault::VerifyWithoutRight) {
+            if is_verify && dialectic {
                 vec![Right::Write, Right::Verify]
             } else {
                 vec![Right::Write]
