@@ -115,15 +115,17 @@ async fn index(
     reply(state.index(&headers, &filters(q.as_deref())))
 }
 
-/// A path segment axum could not decode (not UTF-8 after percent-decoding): the service's
-/// 404, never axum's plain-text rejection.
-fn segment(
+/// Answers with `f` of the decoded path segment; a segment axum could not decode (not
+/// UTF-8 after percent-decoding) gets the service's 404, never axum's plain-text rejection.
+fn with_segment(
     uri: &Uri,
     segment: Result<Path<String>, PathRejection>,
-) -> Result<String, Box<Response>> {
-    segment
-        .map(|Path(s)| s)
-        .map_err(|_| Box::new(refusal(Refusal::bad_path(uri.path()))))
+    f: impl FnOnce(String) -> Response,
+) -> Response {
+    match segment {
+        Ok(Path(s)) => f(s),
+        Err(_) => refusal(Refusal::bad_path(uri.path())),
+    }
 }
 
 async fn descriptor(
@@ -132,10 +134,7 @@ async fn descriptor(
     headers: HeaderMap,
     file: Result<Path<String>, PathRejection>,
 ) -> Response {
-    match segment(&uri, file) {
-        Ok(file) => reply(state.descriptor(&headers, &file)),
-        Err(r) => *r,
-    }
+    with_segment(&uri, file, |file| reply(state.descriptor(&headers, &file)))
 }
 
 /// The schema file byte for byte (embedded at build time; no per-request serialization).
@@ -155,13 +154,11 @@ async fn invoke(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match segment(&uri, slug) {
-        Ok(slug) => {
-            let json = super::is_json_media_type(&headers);
-            reply(state.invoke(&slug, &headers, body, json).await)
-        }
-        Err(r) => *r,
-    }
+    let Ok(Path(slug)) = slug else {
+        return refusal(Refusal::bad_path(uri.path()));
+    };
+    let json = super::is_json_media_type(&headers);
+    reply(state.invoke(&slug, &headers, body, json).await)
 }
 
 async fn status(
@@ -170,10 +167,7 @@ async fn status(
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    match segment(&uri, id) {
-        Ok(id) => reply(state.status(&id, &headers)),
-        Err(r) => *r,
-    }
+    with_segment(&uri, id, |id| reply(state.status(&id, &headers)))
 }
 
 async fn result(
@@ -182,8 +176,5 @@ async fn result(
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    match segment(&uri, id) {
-        Ok(id) => reply(state.result(&id, &headers)),
-        Err(r) => *r,
-    }
+    with_segment(&uri, id, |id| reply(state.result(&id, &headers)))
 }
