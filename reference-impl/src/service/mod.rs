@@ -233,41 +233,9 @@ impl ParleyService {
             Operation::GetManifest => None,
             _ => Some(self.authenticate(req.auth.as_ref())?),
         };
-        let faults = inner.faults;
-        let enforced = hooks::request::enforced(faults);
+        let enforced = hooks::request::enforced(inner.faults);
         if let Some(caller) = &caller {
-            hooks::request::before_rights(
-                faults,
-                req.op,
-                &req.args,
-                &inner.limits,
-                inner.dialectic,
-                now.time,
-            )?;
-            // 403 token_right_missing: the operation's right (PV-AU-1); a `verify` post also
-            // needs `verify` — the kind is read for this (PV-DI-4, PV-AU-6).
-            let rights = required_rights(req.op, &req.args, inner.dialectic);
-            for right in hooks::request::rights(faults, req.op, rights) {
-                if !caller.actor.has_right(right) {
-                    return refused(
-                        Reason::TokenRightMissing,
-                        format!("{} needs the {right:?} right", req.op.tool_name()).to_lowercase(),
-                    );
-                }
-            }
-            // 429: every write attempt that got this far counts (PV-TR-5).
-            if req.op.is_write()
-                && enforced.quota
-                && let Err(retry_after) = inner.quota.admit(&caller.token, caller.quota_per_minute)
-            {
-                return Err(Fail::Refused(
-                    Refusal::new(
-                        Reason::RateLimited,
-                        format!("more than {} writes per minute", caller.quota_per_minute),
-                    ),
-                    Some(retry_after),
-                ));
-            }
+            self.admit(caller, &req, enforced, now)?;
         }
         // 413
         if req.body_len > inner.limits.request_max_bytes && enforced.payload_limit {
@@ -291,28 +259,89 @@ impl ParleyService {
                 return refused(Reason::InvalidBody, format!("malformed JSON: {why}"));
             }
         };
-        let ok = |body| Ok(Response::ok(200, body));
-        match (req.op, caller) {
-            (Operation::GetManifest, _) => ok(self.manifest()),
-            (_, None) => refused(
+        match caller {
+            None if req.op == Operation::GetManifest => Ok(Response::ok(200, self.manifest())),
+            None => refused(
                 Reason::TokenMissing,
                 "Authorization: Bearer <token> is required",
             ),
-            (Operation::Whoami, Some(c)) => ok(ops::whoami(inner, &c, &args)?),
-            (Operation::Post, Some(c)) => Ok(Response::ok(
+            Some(c) => self.operate(req.op, &c, &args, now),
+        }
+    }
+
+    /// 403 token_right_missing, then 429 (PV-AU-6) for an authenticated caller.
+    fn admit(
+        &self,
+        caller: &Caller,
+        req: &Request,
+        enforced: hooks::request::Enforced,
+        now: &Now,
+    ) -> Result<(), Fail> {
+        let inner = &self.inner;
+        let faults = inner.faults;
+        hooks::request::before_rights(
+            faults,
+            req.op,
+            &req.args,
+            &inner.limits,
+            inner.dialectic,
+            now.time,
+        )?;
+        // 403 token_right_missing: the operation's right (PV-AU-1); a `verify` post also
+        // needs `verify` — the kind is read for this (PV-DI-4, PV-AU-6).
+        let rights = required_rights(req.op, &req.args, inner.dialectic);
+        for right in hooks::request::rights(faults, req.op, rights) {
+            if !caller.actor.has_right(right) {
+                return refused(
+                    Reason::TokenRightMissing,
+                    format!("{} needs the {right:?} right", req.op.tool_name()).to_lowercase(),
+                );
+            }
+        }
+        // 429: every write attempt that got this far counts (PV-TR-5).
+        if req.op.is_write()
+            && enforced.quota
+            && let Err(retry_after) = inner.quota.admit(&caller.token, caller.quota_per_minute)
+        {
+            return Err(Fail::Refused(
+                Refusal::new(
+                    Reason::RateLimited,
+                    format!("more than {} writes per minute", caller.quota_per_minute),
+                ),
+                Some(retry_after),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The operation itself, for an admitted caller (its own 400 → 404 → 403 → 409).
+    fn operate(
+        &self,
+        op: Operation,
+        c: &Caller,
+        args: &Value,
+        now: &Now,
+    ) -> Result<Response, Fail> {
+        let inner = &self.inner;
+        let faults = inner.faults;
+        let ok = |body| Ok(Response::ok(200, body));
+        match op {
+            Operation::GetManifest => ok(self.manifest()),
+            Operation::Whoami => ok(ops::whoami(inner, c, args)?),
+            Operation::Post => Ok(Response::ok(
                 hooks::post::created_status(faults),
-                post::post(inner, &c.actor, &args, now)?,
+                post::post(inner, &c.actor, args, now)?,
             )),
-            (Operation::ReadThread, Some(_)) => ok(ops::read_thread(inner, &args)?),
-            (Operation::ListEvents, Some(_)) => ok(ops::list_events(inner, &args)?),
-            (Operation::Inbox, Some(c)) => ok(ops::inbox(inner, &c.actor, &args)?),
-            (Operation::Mark, Some(c)) => {
+            Operation::ReadThread => ok(ops::read_thread(inner, args)?),
+            Operation::ListEvents => ok(ops::list_events(inner, args)?),
+            Operation::Inbox => ok(ops::inbox(inner, &c.actor, args)?),
+            Operation::Mark => {
                 // Seeded fault only: the MCP binding skips the thread authority of mark.
                 let skip_authority = hooks::threads::mark_skips_authority(faults, self.via_mcp);
-                ok(ops::mark(inner, &c.actor, &args, now, skip_authority)?)
+                ok(ops::mark(inner, &c.actor, args, now, skip_authority)?)
             }
-            (Operation::Reopen, Some(c)) => ok(ops::reopen(inner, &c.actor, &args, now)?),
-            (Operation::ReadClaim, Some(_)) => ok(ops::read_claim(inner, &args, now)?),
+            Operation::Reopen => ok(ops::reopen(inner, &c.actor, args, now)?),
+            Operation::ReadClaim => ok(ops::read_claim(inner, args, now)?),
         }
     }
 }

@@ -29,6 +29,14 @@ struct Resolved {
     superseded: Vec<ClaimRow>,
 }
 
+/// A looked-up row, or the 404 `reason` with `message`.
+fn found<T>(row: Option<T>, reason: Reason, message: impl FnOnce() -> String) -> Result<T, Fail> {
+    match row {
+        Some(row) => Ok(row),
+        None => refused(reason, message()),
+    }
+}
+
 /// PV-EN-5, PV-EN-6: find thread and parent (404s; `parent` outside `thread` is a 400).
 fn resolve(
     conn: &Connection,
@@ -37,27 +45,19 @@ fn resolve(
     faults: Faults,
 ) -> Result<Resolved, Fail> {
     let thread = match env.thread {
-        Some(id) => match store::get_thread(conn, id)? {
-            Some(t) => Some(t),
-            None => {
-                return refused(
-                    Reason::ThreadNotFound,
-                    format!("thread th_{id} does not exist"),
-                );
-            }
-        },
+        Some(id) => Some(found(
+            store::get_thread(conn, id)?,
+            Reason::ThreadNotFound,
+            || format!("thread th_{id} does not exist"),
+        )?),
         None => None,
     };
     let explicit_parent = match env.parent {
-        Some(id) => match store::get_message(conn, id)? {
-            Some(m) => Some(m),
-            None => {
-                return refused(
-                    Reason::MessageNotFound,
-                    format!("message msg_{id} does not exist"),
-                );
-            }
-        },
+        Some(id) => Some(found(
+            store::get_message(conn, id)?,
+            Reason::MessageNotFound,
+            || format!("message msg_{id} does not exist"),
+        )?),
         None => None,
     };
     let (thread, parent) = match (thread, explicit_parent) {
@@ -86,30 +86,26 @@ fn resolve(
         }
         (None, None) => (None, None),
     };
+    let claim_404 = |id: i64| move || format!("claim cl_{id} does not exist");
     let claim = match env.claim {
-        Some(id) => match store::get_claim(conn, id)? {
-            Some(c) => Some(c),
-            None => {
-                return refused(
-                    Reason::ClaimNotFound,
-                    format!("claim cl_{id} does not exist"),
-                );
-            }
-        },
+        Some(id) => Some(found(
+            store::get_claim(conn, id)?,
+            Reason::ClaimNotFound,
+            claim_404(id),
+        )?),
         None => None,
     };
-    let mut superseded = Vec::with_capacity(env.supersedes.len());
-    for id in &env.supersedes {
-        match store::get_claim(conn, *id)? {
-            Some(c) => superseded.push(c),
-            None => {
-                return refused(
-                    Reason::ClaimNotFound,
-                    format!("claim cl_{id} does not exist"),
-                );
-            }
-        }
-    }
+    let superseded = env
+        .supersedes
+        .iter()
+        .map(|id| {
+            found(
+                store::get_claim(conn, *id)?,
+                Reason::ClaimNotFound,
+                claim_404(*id),
+            )
+        })
+        .collect::<Result<Vec<_>, Fail>>()?;
     // Reference limit `reply_depth_max` (declared in the manifest; see `Limits`).
     if let Some(p) = &parent
         && p.depth >= max_depth
@@ -127,15 +123,15 @@ fn resolve(
     })
 }
 
-/// The 403 and 409 steps (PV-AU-2, PV-DI-3/4/6; PV-ST-4, PV-ST-1..3, PV-DI-3..5, PV-ID-2).
-/// Returns the state outcome and the claim effect to apply.
-fn decide(
+/// The 403 step: thread authority (PV-AU-2), supersede authority (PV-DI-6), self-attest
+/// (PV-DI-3, PV-DI-4).
+fn authorize(
     actor: &Actor,
     author: &Party,
     env: &Envelope,
     r: &Resolved,
     faults: Faults,
-) -> Result<(MarkOutcome, Option<ClaimEffect>), Fail> {
+) -> Result<(), Fail> {
     // 403 thread_authority_missing (decide/close, PV-AU-2).
     if env.kind.needs_authority()
         && let Some(t) = &r.thread
@@ -170,6 +166,19 @@ fn decide(
     {
         return refused(Reason::SelfAttest, format!("cl_{} is your own claim", c.id));
     }
+    Ok(())
+}
+
+/// The 403 then 409 steps (PV-ST-4, PV-ST-1..3, PV-DI-3..5, PV-ID-2). Returns the state
+/// outcome and the claim effect to apply.
+fn decide(
+    actor: &Actor,
+    author: &Party,
+    env: &Envelope,
+    r: &Resolved,
+    faults: Faults,
+) -> Result<(MarkOutcome, Option<ClaimEffect>), Fail> {
+    authorize(actor, author, env, r, faults)?;
     // 409 thread_locked (PV-ST-4), then transitions.
     let mut outcome = MarkOutcome::Unchanged;
     if let Some(t) = &r.thread {
@@ -258,41 +267,190 @@ pub(crate) fn apply_outcome(
     Ok(Some(event))
 }
 
-/// A claim status change is an event too (PV-DI-7), with subject `claim`.
-#[allow(clippy::too_many_arguments)] // one event's worth of facts, plus the seeded faults
-fn claim_event(
-    conn: &Connection,
-    claim: &ClaimRow,
-    from: Option<ClaimStatus>,
-    to: ClaimStatus,
-    actor: &Actor,
-    party: &Party,
-    now: &Now,
+/// The post's writes, inside its transaction: who writes, as whom, when.
+struct Writer<'a> {
+    tx: &'a Connection,
+    actor: &'a Actor,
+    author: &'a Party,
+    now: &'a Now,
     faults: Faults,
-) -> Result<(), Fail> {
-    if !hooks::post::records_claim_event(faults, from) {
-        return Ok(());
-    }
-    store::insert_event(
-        conn,
-        &NewEvent {
-            subject: "claim",
-            thread_id: claim.thread_id,
-            claim_id: Some(claim.id),
-            from_state: from.map(ClaimStatus::as_str),
-            to_state: to.as_str(),
-            origin: actor.origin(),
-            label: &state_label(faults, actor),
-            actor: party,
-            at: &now.text,
-            // Claim changes are facts, not proposals.
-            confirmed_at: Some(&now.text),
-        },
-    )?;
-    Ok(())
 }
 
-/// The `post` operation: 201 `{message, thread}` (+ `claim` for dialectic acts).
+impl Writer<'_> {
+    /// Opens the thread of an opening post (PV-EN-6) as a proposed or confirmed `open`
+    /// (PV-ST-5), with its creation event (PV-ST-7).
+    fn open_thread(&self) -> Result<i64, Fail> {
+        let (actor, now) = (self.actor, self.now);
+        let confirmed_at = confirms_states(self.faults, actor, None).then_some(now.text.as_str());
+        let label = state_label(self.faults, actor);
+        let id = store::insert_thread(
+            self.tx,
+            &NewThread {
+                state: ThreadState::Open,
+                origin: actor.origin(),
+                confirmed_at,
+                label: &label,
+                creator: self.author,
+                at: &now.text,
+            },
+        )?;
+        store::insert_event(
+            self.tx,
+            &NewEvent {
+                subject: "thread",
+                thread_id: id,
+                claim_id: None,
+                from_state: None,
+                to_state: ThreadState::Open.as_str(),
+                origin: actor.origin(),
+                label: &label,
+                actor: self.author,
+                at: &now.text,
+                confirmed_at,
+            },
+        )?;
+        Ok(id)
+    }
+
+    /// Stores the message in `thread_id`, under its (explicit or implicit) parent.
+    fn insert_message(&self, env: &Envelope, r: &Resolved, thread_id: i64) -> Result<i64, Fail> {
+        Ok(store::insert_message(
+            self.tx,
+            &NewMessage {
+                thread_id,
+                parent_id: r.parent.as_ref().map(|p| p.id),
+                kind: env.kind.as_str(),
+                author: self.author,
+                author_kind: self.actor.author_kind(),
+                body: &env.body,
+                provenance: env.provenance.as_ref(),
+                evidence: env.kind.is_dialectic().then_some(env.evidence.as_slice()),
+                claim_id: env.claim,
+                at: &self.now.text,
+                depth: r.parent.as_ref().map_or(0, |p| p.depth + 1),
+            },
+        )?)
+    }
+
+    /// An `assert` creates a claim (PV-DI-2) and supersedes the listed ones (PV-DI-6).
+    fn assert_claim(
+        &self,
+        env: &Envelope,
+        superseded: &[ClaimRow],
+        thread_id: i64,
+        message_id: i64,
+    ) -> Result<i64, Fail> {
+        let valid_until = env
+            .valid_until
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
+        let id = store::insert_claim(
+            self.tx,
+            &NewClaim {
+                thread_id,
+                message_id,
+                author: self.author,
+                evidence: &env.evidence,
+                supersedes: &env.supersedes,
+                valid_until: valid_until.as_deref(),
+                at: &self.now.text,
+            },
+        )?;
+        store::set_message_claim(self.tx, message_id, id)?;
+        let created = store::get_claim(self.tx, id)?
+            .ok_or_else(|| crate::store::StoreError::Corrupt("claim vanished".into()))?;
+        self.claim_event(&created, None, ClaimStatus::Unverified)?;
+        for old in superseded {
+            if let Some(to) = supersede(old.status) {
+                store::set_claim_status(self.tx, old.id, to, Some(id))?;
+                self.claim_event(old, Some(old.status), to)?;
+            }
+        }
+        Ok(id)
+    }
+
+    /// An attest/refute/verify is recorded on its claim and may move it (PV-DI-3..5).
+    fn act_on_claim(
+        &self,
+        claim: &ClaimRow,
+        env: &Envelope,
+        effect: ClaimEffect,
+        message_id: i64,
+    ) -> Result<(), Fail> {
+        store::insert_claim_act(
+            self.tx,
+            claim.id,
+            message_id,
+            env.kind.as_str(),
+            self.author,
+            &env.evidence,
+            &self.now.text,
+        )?;
+        if let ClaimEffect::Moves(to) = effect {
+            store::set_claim_status(self.tx, claim.id, to, None)?;
+            self.claim_event(claim, Some(claim.status), to)?;
+        }
+        Ok(())
+    }
+
+    /// A claim status change is an event too (PV-DI-7), with subject `claim`.
+    fn claim_event(
+        &self,
+        claim: &ClaimRow,
+        from: Option<ClaimStatus>,
+        to: ClaimStatus,
+    ) -> Result<(), Fail> {
+        if !hooks::post::records_claim_event(self.faults, from) {
+            return Ok(());
+        }
+        store::insert_event(
+            self.tx,
+            &NewEvent {
+                subject: "claim",
+                thread_id: claim.thread_id,
+                claim_id: Some(claim.id),
+                from_state: from.map(ClaimStatus::as_str),
+                to_state: to.as_str(),
+                origin: self.actor.origin(),
+                label: &state_label(self.faults, self.actor),
+                actor: self.author,
+                at: &self.now.text,
+                // Claim changes are facts, not proposals.
+                confirmed_at: Some(&self.now.text),
+            },
+        )?;
+        Ok(())
+    }
+
+    /// The 201 body: `{message, thread}` (+ `claim` for dialectic acts), as stored.
+    fn respond(
+        &self,
+        message_id: i64,
+        thread_id: i64,
+        claim_id: Option<i64>,
+    ) -> Result<Value, Fail> {
+        let corrupt = |what: &str| crate::store::StoreError::Corrupt(format!("{what} vanished"));
+        let message = store::get_message(self.tx, message_id)?.ok_or_else(|| corrupt("message"))?;
+        let thread = store::get_thread(self.tx, thread_id)?.ok_or_else(|| corrupt("thread"))?;
+        let mut body = serde_json::Map::new();
+        let mut rendered = render::message(&message);
+        hooks::reads::message(self.faults, &mut rendered);
+        body.insert("message".into(), rendered);
+        body.insert("thread".into(), render::thread(&thread));
+        if let Some(id) = claim_id {
+            let claim = store::get_claim(self.tx, id)?.ok_or_else(|| corrupt("claim"))?;
+            let acts = store::claim_acts(self.tx, id)?;
+            body.insert(
+                "claim".into(),
+                render_claim(&claim, &acts, self.now, self.faults),
+            );
+        }
+        Ok(Value::Object(body))
+    }
+}
+
+/// The `post` operation: validate (400), resolve (404), decide (403, 409), persist the
+/// message with its thread, awaiting, state and claim effects in one transaction, and
+/// answer 201 `{message, thread}` (+ `claim` for dialectic acts).
 pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Result<Value, Fail> {
     let faults = inner.faults;
     let env = hooks::post::parse_envelope(faults, args, &inner.limits, inner.dialectic, now.time)?;
@@ -301,60 +459,18 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
     inner.db.write(|tx| {
         let resolved = resolve(tx, &env, inner.limits.reply_depth_max as i64, faults)?;
         let (outcome, effect) = decide(actor, &author, &env, &resolved, faults)?;
-
-        // The thread: existing, or opened by this post (PV-EN-6) as a proposed or
-        // confirmed `open` (PV-ST-5) with its creation event (PV-ST-7).
+        let w = Writer {
+            tx,
+            actor,
+            author: &author,
+            now,
+            faults,
+        };
         let thread_id = match &resolved.thread {
             Some(t) => t.id,
-            None => {
-                let confirmed_at =
-                    confirms_states(faults, actor, None).then_some(now.text.as_str());
-                let label = state_label(faults, actor);
-                let id = store::insert_thread(
-                    tx,
-                    &NewThread {
-                        state: ThreadState::Open,
-                        origin: actor.origin(),
-                        confirmed_at,
-                        label: &label,
-                        creator: &author,
-                        at: &now.text,
-                    },
-                )?;
-                store::insert_event(
-                    tx,
-                    &NewEvent {
-                        subject: "thread",
-                        thread_id: id,
-                        claim_id: None,
-                        from_state: None,
-                        to_state: ThreadState::Open.as_str(),
-                        origin: actor.origin(),
-                        label: &label,
-                        actor: &author,
-                        at: &now.text,
-                        confirmed_at,
-                    },
-                )?;
-                id
-            }
+            None => w.open_thread()?,
         };
-        let message_id = store::insert_message(
-            tx,
-            &NewMessage {
-                thread_id,
-                parent_id: resolved.parent.as_ref().map(|p| p.id),
-                kind: env.kind.as_str(),
-                author: &author,
-                author_kind: actor.author_kind(),
-                body: &env.body,
-                provenance: env.provenance.as_ref(),
-                evidence: env.kind.is_dialectic().then_some(env.evidence.as_slice()),
-                claim_id: env.claim,
-                at: &now.text,
-                depth: resolved.parent.as_ref().map_or(0, |p| p.depth + 1),
-            },
-        )?;
+        let message_id = w.insert_message(&env, &resolved, thread_id)?;
         // PV-KD-2: awaiting from this (now last) message.
         let awaiting = hooks::post::awaiting(
             faults,
@@ -367,79 +483,16 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
         if let Some(t) = &resolved.thread {
             apply_outcome(tx, t, outcome, actor, &author, now, faults)?;
         }
-
         // Dialectic effects (PV-DI-2..6).
         let mut claim_id = None;
         if env.kind == Kind::Assert {
-            let valid_until = env
-                .valid_until
-                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true));
-            let id = store::insert_claim(
-                tx,
-                &NewClaim {
-                    thread_id,
-                    message_id,
-                    author: &author,
-                    evidence: &env.evidence,
-                    supersedes: &env.supersedes,
-                    valid_until: valid_until.as_deref(),
-                    at: &now.text,
-                },
-            )?;
-            store::set_message_claim(tx, message_id, id)?;
-            let created = store::get_claim(tx, id)?
-                .ok_or_else(|| crate::store::StoreError::Corrupt("claim vanished".into()))?;
-            claim_event(
-                tx,
-                &created,
-                None,
-                ClaimStatus::Unverified,
-                actor,
-                &author,
-                now,
-                faults,
-            )?;
-            for old in &resolved.superseded {
-                if let Some(to) = supersede(old.status) {
-                    store::set_claim_status(tx, old.id, to, Some(id))?;
-                    claim_event(tx, old, Some(old.status), to, actor, &author, now, faults)?;
-                }
-            }
-            claim_id = Some(id);
+            claim_id = Some(w.assert_claim(&env, &resolved.superseded, thread_id, message_id)?);
         }
         if let (Some(c), Some(effect)) = (&resolved.claim, effect) {
-            store::insert_claim_act(
-                tx,
-                c.id,
-                message_id,
-                env.kind.as_str(),
-                &author,
-                &env.evidence,
-                &now.text,
-            )?;
-            if let ClaimEffect::Moves(to) = effect {
-                store::set_claim_status(tx, c.id, to, None)?;
-                claim_event(tx, c, Some(c.status), to, actor, &author, now, faults)?;
-            }
+            w.act_on_claim(c, &env, effect, message_id)?;
             claim_id = Some(c.id);
         }
-
-        let message = store::get_message(tx, message_id)?
-            .ok_or_else(|| crate::store::StoreError::Corrupt("message vanished".into()))?;
-        let thread = store::get_thread(tx, thread_id)?
-            .ok_or_else(|| crate::store::StoreError::Corrupt("thread vanished".into()))?;
-        let mut body = serde_json::Map::new();
-        let mut rendered = render::message(&message);
-        hooks::reads::message(faults, &mut rendered);
-        body.insert("message".into(), rendered);
-        body.insert("thread".into(), render::thread(&thread));
-        if let Some(id) = claim_id {
-            let claim = store::get_claim(tx, id)?
-                .ok_or_else(|| crate::store::StoreError::Corrupt("claim vanished".into()))?;
-            let acts = store::claim_acts(tx, id)?;
-            body.insert("claim".into(), render_claim(&claim, &acts, now, faults));
-        }
-        Ok(Value::Object(body))
+        w.respond(message_id, thread_id, claim_id)
     })
 }
 
