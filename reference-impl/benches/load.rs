@@ -9,12 +9,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: failing loudly is the point
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::ffi::OsStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::binary::Server;
+use support::http::{json as get_json, percentile};
 
 const CLIENTS: usize = 32;
 
@@ -23,14 +27,6 @@ fn env_usize(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[idx.min(sorted.len() - 1)]
 }
 
 fn ms(d: Duration) -> String {
@@ -80,21 +76,15 @@ async fn run() {
         ));
     }
     std::fs::write(dir.path().join("tokens.toml"), tokens).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--tokens"])
-        .arg(dir.path().join("tokens.toml"))
-        .arg("--db")
-        .arg(dir.path().join("bench.db"))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base: Arc<str> = line.trim().strip_prefix("listening on ").unwrap().into();
-    let pid = child.id();
+    let (tokens, db) = (dir.path().join("tokens.toml"), dir.path().join("bench.db"));
+    let server = Server::serve(&[
+        OsStr::new("--tokens"),
+        tokens.as_os_str(),
+        OsStr::new("--db"),
+        db.as_os_str(),
+    ]);
+    let base: Arc<str> = server.base.as_str().into();
+    let pid = server.child.id();
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(CLIENTS)
         .build()
@@ -183,15 +173,7 @@ async fn run() {
         t.await.unwrap();
     }
     let url = format!("{base}/v1/threads/{thread}");
-    let tree: Value = http
-        .get(&url)
-        .bearer_auth("bench-0")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tree = get_json(http.get(&url).bearer_auth("bench-0")).await;
     let count = 1 + tree["messages"][0]["replies"]
         .as_array()
         .map(Vec::len)
@@ -251,8 +233,5 @@ async fn run() {
 
     let (hwm, rss) = proc_status(pid);
     println!("server memory: VmHWM {hwm}, VmRSS {rss}");
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status();
-    let _ = child.wait();
+    assert!(server.terminate(), "clean exit on SIGTERM");
 }

@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark binary: a panic is the report
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -13,6 +16,7 @@ use std::time::{Duration, Instant};
 use reference_impl::config::Config;
 use reference_impl::ssp::SspState;
 use reference_impl::store::Db;
+use support::http::percentile;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -111,11 +115,7 @@ fn main() {
         (all.len(), completed, all)
     });
     lat.sort();
-    let pct = |p: f64| {
-        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
-            .copied()
-            .unwrap_or_default()
-    };
+    let pct = |p: f64| percentile(&lat, p);
     println!(
         "ssp_echo: {clients} clients, {secs}s: {count} invocations (POST + status poll), {:.0} invocations/s; \
          poll saw completed: {completed} ({:.1}%); latency p50 {:?} p99 {:?} max {:?}",

@@ -5,19 +5,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-/// A Parley right held by a token row (PV-AU-1..5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Right {
-    /// Read threads, events, inbox, claims.
-    Read,
-    /// Post messages, mark, reopen.
-    Write,
-    /// Moderation: authority over every thread, confirmed states.
-    Lock,
-    /// Dialectic `verify`.
-    Verify,
-}
+use crate::domain::parley::Actor;
+/// The Parley rights are a domain notion; re-exported here because token rows name them.
+pub use crate::domain::parley::Right;
 
 /// One row of the token table: the identity and rights a bearer token stands for.
 #[derive(Debug, Clone, Deserialize)]
@@ -42,6 +32,15 @@ impl TokenRow {
     /// True for `human:<name>` identities.
     pub fn is_human(&self) -> bool {
         self.identity.starts_with("human:")
+    }
+
+    /// The actor this row stands for (PV-AU-5: rights belong to the row).
+    pub fn actor(&self) -> Actor {
+        Actor {
+            identity: self.identity.clone(),
+            rights: self.rights.clone(),
+            lock_label: self.lock_label.clone(),
+        }
     }
 }
 

@@ -11,6 +11,11 @@
 //! zero-sized type whose [`Faults::is_on`] is a constant `false` and whose
 //! [`Faults::from_names`] rejects every name, so the hooks in the server need no `#[cfg]`
 //! and a default build carries no fault at all (the optimiser removes the dead branches).
+//!
+//! Where each fault acts: the Parley service calls the named hook points of `hooks`
+//! (one module per stage: request pipeline, post, thread state, reads); the faults that
+//! change what goes on the wire (MCP refusal shape, SSP provider) live in the `wire`
+//! middleware. A fault's variant name occurs in the catalogue and in one of those files.
 
 /// Declares the catalogue: variant, kebab-case name, violated requirement IDs, description.
 macro_rules! catalogue {
@@ -256,6 +261,7 @@ pub enum FaultError {
     NotBuilt(String),
 }
 
+pub(crate) mod hooks;
 #[cfg(feature = "faults")]
 mod wire;
 

@@ -4,8 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "common/binary.rs"]
-mod binary;
+mod support;
+
+use std::ffi::OsStr;
+
+use support::binary;
+use support::http::json;
 
 use serde_json::{Value, json};
 
@@ -15,14 +19,7 @@ async fn serve_demo_over_a_real_socket_and_stop_on_sigterm() {
     let server = binary::Server::start(&dir.path().join("smoke.db"));
     let http = reqwest::Client::new();
 
-    let manifest: Value = http
-        .get(format!("{}/v1/manifest", server.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let manifest = json(http.get(format!("{}/v1/manifest", server.base))).await;
     assert_eq!(manifest["parley"], "1");
 
     let resp = http
@@ -101,41 +98,19 @@ async fn tokens_file_is_loaded() {
         "[[token]]\ntoken = \"t-ops\"\nidentity = \"ainotes:ops\"\nrights = [\"read\", \"write\", \"lock\"]\nlock_label = \"ops\"\n",
     )
     .unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--db",
-            ":memory:",
-            "--tokens",
-        ])
-        .arg(&tokens)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
+    let server = binary::Server::serve(&[
+        OsStr::new("--db"),
+        OsStr::new(":memory:"),
+        OsStr::new("--tokens"),
+        tokens.as_os_str(),
+    ]);
+    let who = json(
+        reqwest::Client::new()
+            .get(format!("{}/v1/whoami", server.base))
+            .bearer_auth("t-ops"),
     )
-    .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    let who: Value = reqwest::Client::new()
-        .get(format!("{base}/v1/whoami"))
-        .bearer_auth("t-ops")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    .await;
+    server.kill9();
     assert_eq!(who["identity"], "ainotes:ops", "{who}");
     assert_eq!(who["lock_label"], "ops");
 }

@@ -3,8 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "common/binary.rs"]
-mod binary;
+mod support;
+
+use support::binary;
 
 use std::collections::BTreeSet;
 

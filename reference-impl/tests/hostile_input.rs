@@ -4,12 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
 use axum::body::Body;
 use axum::http::{Request, header};
-use common::{App, Era};
 use serde_json::{Value, json};
+use support::app::{App, Era};
 
 fn post_raw(path: &str, token: &str, content_type: Option<&str>, body: Vec<u8>) -> Request<Body> {
     let mut req = Request::builder()
@@ -278,7 +278,7 @@ async fn garbage_query_values_are_refused_not_crashed() {
     }
 }
 
-fn jsonrpc_code(r: &common::Reply) -> i64 {
+fn jsonrpc_code(r: &support::app::Reply) -> i64 {
     r.body["error"]["code"].as_i64().unwrap_or(0)
 }
 

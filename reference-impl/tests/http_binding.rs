@@ -3,10 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::App;
 use serde_json::json;
+use support::app::App;
 
 #[tokio::test]
 async fn every_route_of_the_operation_table() {

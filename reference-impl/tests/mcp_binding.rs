@@ -4,10 +4,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{App, Era};
 use serde_json::json;
+use support::app::{App, Era};
 
 const TOOLS: [&str; 9] = [
     "get_manifest",

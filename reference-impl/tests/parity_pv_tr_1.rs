@@ -7,10 +7,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+mod support;
 
-use common::{App, Era, redact};
 use serde_json::{Value, json};
+use support::app::{App, Era, redact};
 
 const A: &str = "demo-agent-a";
 const B: &str = "demo-agent-b";
@@ -206,7 +206,7 @@ fn scenario() -> Vec<Step> {
 }
 
 /// The HTTP request for a tool call (routes of parley-v1.md §1).
-async fn over_http(app: &App, step: &Step) -> common::Reply {
+async fn over_http(app: &App, step: &Step) -> support::app::Reply {
     let mut args = step.args.as_object().cloned().unwrap_or_default();
     let mut take = |k: &str| {
         args.remove(k)

@@ -5,10 +5,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
-mod ssp_common;
+mod support;
 
 use serde_json::{Value, json};
-use ssp_common::{Client, request, signature};
+use support::ssp::{Client, request, signature};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Cell {

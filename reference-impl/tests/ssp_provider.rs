@@ -4,13 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
-mod ssp_common;
+mod support;
 
 use std::time::Duration;
 
 use reference_impl::service::{Args, BearerToken, ContentType, Operation, Request};
 use serde_json::{Value, json};
-use ssp_common::{Client, Lifecycle, request, settle, signature};
+use support::ssp::{Client, Lifecycle, request, settle, signature};
 
 const KEY: (&str, &str) = ("x-api-key", "demo-ssp-key");
 const BEARER: (&str, &str) = ("authorization", "Bearer demo-oauth-full");
@@ -331,7 +331,7 @@ fn post_parley(svc: &reference_impl::service::ParleyService, token: &str, body: 
 async fn forum_digest_summarises_a_real_parley_thread() {
     let db = reference_impl::store::Db::open(std::path::Path::new(":memory:")).unwrap();
     let c = Client::over(db.clone(), Some("http://127.0.0.1:9".into()));
-    let svc = ssp_common::parley(&db);
+    let svc = support::ssp::parley(&db);
     let opened = post_parley(
         &svc,
         "demo-agent-a",
@@ -793,14 +793,14 @@ fn an_invalid_descriptor_refuses_startup() {
     let mut config = reference_impl::config::Config::demo_in_memory();
     config.base_url = Some("not a url".into());
     let threads: std::sync::Arc<dyn reference_impl::ssp::ThreadReader> =
-        std::sync::Arc::new(ssp_common::parley(&db));
+        std::sync::Arc::new(support::ssp::parley(&db));
     let err =
         reference_impl::ssp::SspState::with_threads(db.clone(), &config, threads).unwrap_err();
     assert!(
         matches!(err, reference_impl::ssp::SspInitError::Descriptor { .. }),
         "{err}"
     );
-    let parley = ssp_common::parley(&db);
+    let parley = support::ssp::parley(&db);
     let err = reference_impl::ssp::SspState::new(db, &config, parley).unwrap_err();
     assert!(err.contains("invalid"), "{err}");
 }

@@ -3,10 +3,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
-mod ssp_common;
+mod support;
 
 use serde_json::json;
-use ssp_common::{Client, Lifecycle, request, settle};
+use support::ssp::{Client, Lifecycle, request, settle};
 
 #[test]
 fn executions_survive_a_restart_and_interrupted_ones_fail() {

@@ -4,11 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
+mod support;
+
 use std::time::Duration;
 
 use reference_impl::config::Config;
 use reference_impl::ssp::schema::Schemas;
 use serde_json::{Value, json};
+use support::http::json as get_json;
 
 #[tokio::test]
 async fn discovery_invoke_poll_over_a_real_socket() {
@@ -23,14 +26,7 @@ async fn discovery_invoke_poll_over_a_real_socket() {
     let base = server.base_url();
     let http = reqwest::Client::new();
 
-    let index: Value = http
-        .get(format!("{base}/.well-known/skill-sharing"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let index = get_json(http.get(format!("{base}/.well-known/skill-sharing"))).await;
     valid("SkillIndex", &index);
     let echo = index["skills"]
         .as_array()
@@ -43,14 +39,7 @@ async fn discovery_invoke_poll_over_a_real_socket() {
         descriptor_url.starts_with(&base),
         "{descriptor_url} uses the bound address"
     );
-    let d: Value = http
-        .get(descriptor_url)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let d = get_json(http.get(descriptor_url)).await;
     valid("SkillDescriptor", &d);
 
     let r = http
@@ -74,14 +63,7 @@ async fn discovery_invoke_poll_over_a_real_socket() {
         .replace("{execution_id}", id);
     let done = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            let s: Value = http
-                .get(&status_url)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
+            let s = get_json(http.get(&status_url)).await;
             valid("InvocationResponse", &s);
             if s["status"] == "completed" {
                 break s;

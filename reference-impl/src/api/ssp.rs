@@ -11,23 +11,21 @@
 //!
 //! Every error — also unknown routes (404), wrong methods (405), huge bodies (413) and
 //! non-JSON bodies (415) under `/ssp` and `/.well-known` — is the unified error object of
-//! seed §8.2 (SSP-ERR-1).
+//! seed §8.2 (SSP-ERR-1). This module is a thin adapter: it extracts what the request
+//! carries, calls one operation of the SSP service ([`SspState`]) and writes its
+//! [`Answer`] or [`Refusal`] to the wire; it builds no error of its own.
 
 use axum::Router;
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use http_body_util::BodyExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::domain::ssp::{ErrorObject, codes};
-use crate::ssp::{Answer, FALLBACK_BASE, Refusal, SspState};
-
-/// Largest accepted invocation body (64 KiB); larger → 413 with the unified error.
-pub const MAX_INVOCATION_BODY: usize = 64 * 1024;
+pub use crate::ssp::MAX_INVOCATION_BODY;
+use crate::ssp::{Answer, Refusal, SspState};
 
 /// The provider's router, to be merged at the root of the server.
 pub fn routes(state: SspState) -> Router {
@@ -89,82 +87,19 @@ fn reply(r: Result<Answer, Refusal>) -> Response {
     r.map_or_else(refusal, answer)
 }
 
-/// The 405 answer. Seed §8.2 says `error.code` is one of the seven protocol codes: a method
-/// the resource does not accept makes the request invalid → `VALIDATION_ERROR`, with the
-/// seed §8.3.1 details array (SSP-ERR-3 would allow any code; the seed is stricter).
+/// 405 with the `Allow` header.
 fn method_not_allowed(method: Method, allow: &'static str) -> Response {
-    let mut r = refusal(Refusal::new(
-        405,
-        crate::domain::ssp::validation_error(
-            &format!("Method {method} not allowed here; allowed: {allow}"),
-            vec![crate::domain::ssp::ValidationDetail {
-                path: String::new(),
-                message: "HTTP method not allowed for this resource".into(),
-                expected: json!(allow.split(", ").collect::<Vec<_>>()),
-                actual: json!(method.as_str()),
-            }],
-        ),
-    ));
+    let mut r = refusal(Refusal::method_not_allowed(method.as_str(), allow));
     r.headers_mut()
         .insert(header::ALLOW, HeaderValue::from_static(allow));
     r
 }
 
-async fn not_found(uri: axum::http::Uri) -> Response {
-    refusal(Refusal::new(
-        404,
-        ErrorObject::new(
-            codes::SKILL_NOT_FOUND,
-            format!("No SSP resource at {}", uri.path()),
-        )
-        .with_details(json!({ "path": uri.path() })),
-    ))
+async fn not_found(uri: Uri) -> Response {
+    refusal(Refusal::no_resource(uri.path()))
 }
 
-/// The base URL for URLs in documents: configured, else `http://<Host>` (only a
-/// well-formed host), else `http://127.0.0.1`.
-fn base_url(state: &SspState, headers: &HeaderMap) -> String {
-    if let Some(b) = state.base_url() {
-        return b.to_string();
-    }
-    headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| well_formed_host(h))
-        .map(|h| format!("http://{h}"))
-        .unwrap_or_else(|| FALLBACK_BASE.to_string())
-}
-
-/// `host[:port]` with a DNS name / IPv4 address or a bracketed IPv6 address: anything else
-/// could make the served URLs invalid (or inject text into them).
-fn well_formed_host(h: &str) -> bool {
-    let port_ok = |p: &str| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
-    let (host, port) = if let Some(rest) = h.strip_prefix('[') {
-        let Some((v6, after)) = rest.split_once(']') else {
-            return false;
-        };
-        if v6.is_empty()
-            || !v6
-                .bytes()
-                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
-        {
-            return false;
-        }
-        return after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
-    } else {
-        match h.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (h, None),
-        }
-    };
-    !host.is_empty()
-        && host.len() <= 253
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
-        && port.is_none_or(port_ok)
-}
-
+/// The `capability_type` / `type` query values.
 fn filters(query: Option<&str>) -> Vec<String> {
     url::form_urlencoded::parse(query.unwrap_or("").as_bytes())
         .filter(|(k, _)| k == "capability_type" || k == "type")
@@ -177,35 +112,29 @@ async fn index(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    let authenticated = !state.valid_credentials(&headers, b"").is_empty();
-    reply(state.index(
-        &base_url(&state, &headers),
-        authenticated,
-        &filters(q.as_deref()),
-    ))
+    reply(state.index(&headers, &filters(q.as_deref())))
 }
 
-/// A path segment that is not valid UTF-8 after percent-decoding: a 404 like any unknown
-/// resource, in the unified shape (never axum's plain-text rejection).
-fn bad_path(uri: &axum::http::Uri) -> Response {
-    refusal(Refusal::new(
-        404,
-        ErrorObject::new(codes::SKILL_NOT_FOUND, "No SSP resource at this path")
-            .with_details(json!({ "path": uri.path() })),
-    ))
+/// Answers with `f` of the decoded path segment; a segment axum could not decode (not
+/// UTF-8 after percent-decoding) gets the service's 404, never axum's plain-text rejection.
+fn with_segment(
+    uri: &Uri,
+    segment: Result<Path<String>, PathRejection>,
+    f: impl FnOnce(String) -> Response,
+) -> Response {
+    match segment {
+        Ok(Path(s)) => f(s),
+        Err(_) => refusal(Refusal::bad_path(uri.path())),
+    }
 }
 
 async fn descriptor(
     State(state): State<SspState>,
-    uri: axum::http::Uri,
+    uri: Uri,
     headers: HeaderMap,
     file: Result<Path<String>, PathRejection>,
 ) -> Response {
-    let Ok(Path(file)) = file else {
-        return bad_path(&uri);
-    };
-    let authenticated = !state.valid_credentials(&headers, b"").is_empty();
-    reply(state.descriptor(&base_url(&state, &headers), &file, authenticated))
+    with_segment(&uri, file, |file| reply(state.descriptor(&headers, &file)))
 }
 
 /// The schema file byte for byte (embedded at build time; no per-request serialization).
@@ -220,107 +149,32 @@ async fn schema() -> Response {
 
 async fn invoke(
     State(state): State<SspState>,
-    uri: axum::http::Uri,
+    uri: Uri,
     slug: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     let Ok(Path(slug)) = slug else {
-        return bad_path(&uri);
+        return refusal(Refusal::bad_path(uri.path()));
     };
-    let base = base_url(&state, &headers);
-    if state.skill_by_slug(&slug).is_none() {
-        return refusal(Refusal::skill_not_found(&slug));
-    }
-    // 413 / 415 use VALIDATION_ERROR: the seed's §8.2 restricts error.code to its seven
-    // codes, and an oversized or non-JSON body is an invalid request.
-    let too_large = || {
-        refusal(Refusal::new(
-            413,
-            crate::domain::ssp::validation_error(
-                &format!("Request body exceeds {MAX_INVOCATION_BODY} bytes"),
-                vec![crate::domain::ssp::ValidationDetail {
-                    path: String::new(),
-                    message: "request body too large".into(),
-                    expected: json!({ "max_bytes": MAX_INVOCATION_BODY }),
-                    actual: json!("larger body"),
-                }],
-            ),
-        ))
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_INVOCATION_BODY as u64) {
-        return too_large();
-    }
-    let bytes = match http_body_util::Limited::new(body, MAX_INVOCATION_BODY)
-        .collect()
-        .await
-    {
-        Ok(c) => c.to_bytes(),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return too_large();
-        }
-        Err(e) => {
-            return refusal(Refusal::new(
-                400,
-                crate::domain::ssp::validation_error(
-                    "Request body could not be read",
-                    vec![crate::domain::ssp::ValidationDetail {
-                        path: String::new(),
-                        message: e.to_string(),
-                        expected: json!("a complete request body"),
-                        actual: json!("unreadable body"),
-                    }],
-                ),
-            ));
-        }
-    };
-    if !super::is_json_media_type(&headers) {
-        let ct = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok());
-        return refusal(Refusal::new(
-            415,
-            crate::domain::ssp::validation_error(
-                "Content-Type must be application/json",
-                vec![crate::domain::ssp::ValidationDetail {
-                    path: String::new(),
-                    message: "unsupported media type".into(),
-                    expected: json!("application/json"),
-                    actual: json!(ct),
-                }],
-            ),
-        ));
-    }
-    reply(state.invoke(&base, &slug, &headers, &bytes))
+    let json = super::is_json_media_type(&headers);
+    reply(state.invoke(&slug, &headers, body, json).await)
 }
 
 async fn status(
     State(state): State<SspState>,
-    uri: axum::http::Uri,
+    uri: Uri,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let Ok(Path(id)) = id else {
-        return bad_path(&uri);
-    };
-    reply(state.status(&id, &headers))
+    with_segment(&uri, id, |id| reply(state.status(&id, &headers)))
 }
 
 async fn result(
     State(state): State<SspState>,
-    uri: axum::http::Uri,
+    uri: Uri,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let Ok(Path(id)) = id else {
-        return bad_path(&uri);
-    };
-    reply(state.result(&id, &headers))
+    with_segment(&uri, id, |id| reply(state.result(&id, &headers)))
 }

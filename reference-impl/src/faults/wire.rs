@@ -160,6 +160,8 @@ fn credentials(headers: &HeaderMap) -> Vec<(HeaderName, HeaderValue)> {
         .collect()
 }
 
+/// The middleware: the request hook, the router, the response hook — for the routes a
+/// switched-on fault concerns; any other request passes untouched.
 async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Response {
     let f = w.faults;
     let r = route(req.method(), req.uri().path());
@@ -178,41 +180,72 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
         return next.run(req).await;
     }
     if r == Route::ParleyHttp {
-        // The JSON error body is right; the header announcing it is not.
-        let mut resp = next.run(req).await;
-        if resp.status().is_client_error() || resp.status().is_server_error() {
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; charset=utf-8"),
-            );
-        }
-        return resp;
+        return parley_http_response(next.run(req).await);
     }
-    let (mut parts, body) = req.into_parts();
+    let (parts, body) = match request(&w, &r, req).await {
+        Ok(req) => req,
+        Err(refused) => return refused,
+    };
+    let creator = credentials(&parts.headers);
+    let resp = next.run(Request::from_parts(parts, body)).await;
+    response(&w, &r, creator, resp).await
+}
 
-    // ---- request side
-    if r == Route::Index {
-        if f.is_on(Fault::SspFilterIgnored) && parts.uri.query().is_some() {
-            // The filter is never read: the query string might as well not exist.
-            if let Ok(uri) = parts.uri.path().parse() {
-                parts.uri = uri;
-            }
-        }
-        if f.is_on(Fault::SspPrivateVisibleAnonymously)
-            && credentials(&parts.headers).is_empty()
-            && let Some(key) = w
-                .api_key
-                .as_deref()
-                .and_then(|k| HeaderValue::from_str(k).ok())
-        {
-            // Visibility decided as if every caller were authenticated.
-            parts
-                .headers
-                .insert(HeaderName::from_static(API_KEY_HEADER), key);
+/// `http-refusal-not-json`: the JSON error body is right; the header announcing it is not.
+fn parley_http_response(mut resp: Response) -> Response {
+    if resp.status().is_client_error() || resp.status().is_server_error() {
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+    }
+    resp
+}
+
+// ---- request hook ----------------------------------------------------------------------
+
+/// The request as the faulty provider reads it, or the answer it gives without routing.
+async fn request(
+    w: &Wire,
+    r: &Route,
+    req: Request,
+) -> Result<(axum::http::request::Parts, Body), Response> {
+    let (mut parts, body) = req.into_parts();
+    match r {
+        Route::Index => index_request(w, &mut parts),
+        Route::Status(id) | Route::Result(id) => poll_request(w, id, &mut parts),
+        Route::Invoke(slug) => return invoke_request(w, slug, parts, body).await,
+        Route::Mcp | Route::ParleyHttp | Route::Other => {}
+    }
+    Ok((parts, body))
+}
+
+/// `ssp-filter-ignored`, `ssp-private-visible-anonymously`.
+fn index_request(w: &Wire, parts: &mut axum::http::request::Parts) {
+    let f = w.faults;
+    if f.is_on(Fault::SspFilterIgnored) && parts.uri.query().is_some() {
+        // The filter is never read: the query string might as well not exist.
+        if let Ok(uri) = parts.uri.path().parse() {
+            parts.uri = uri;
         }
     }
-    if let Route::Status(id) | Route::Result(id) = &r
-        && f.is_on(Fault::SspExecutionReadableByOthers)
+    if f.is_on(Fault::SspPrivateVisibleAnonymously)
+        && credentials(&parts.headers).is_empty()
+        && let Some(key) = w
+            .api_key
+            .as_deref()
+            .and_then(|k| HeaderValue::from_str(k).ok())
+    {
+        // Visibility decided as if every caller were authenticated.
+        parts
+            .headers
+            .insert(HeaderName::from_static(API_KEY_HEADER), key);
+    }
+}
+
+/// `ssp-execution-readable-by-others`.
+fn poll_request(w: &Wire, id: &str, parts: &mut axum::http::request::Parts) {
+    if w.faults.is_on(Fault::SspExecutionReadableByOthers)
         && let Some(creator) = lock(&w.creators).get(id).cloned()
     {
         // Access decided on "some valid credential", not on the creating one.
@@ -223,70 +256,89 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
             parts.headers.insert(n, v);
         }
     }
-    let mut body = body;
-    if let Route::Invoke(slug) = &r {
-        if f.is_on(Fault::SspPublicNeedsCredentials) && credentials(&parts.headers).is_empty() {
-            let err = json!({"error": {
-                "code": "AUTH_REQUIRED",
-                "message": "Authentication is required to invoke this skill",
-                "details": {"required_auth_type": "api_key", "header": "X-API-Key"},
-                "retry": {"suggested_delay_ms": 0, "max_attempts": 1}
-            }});
-            let mut h = HeaderMap::new();
-            h.insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("ApiKey realm=\"ssp\", header=\"X-API-Key\""),
-            );
-            return json_response(StatusCode::UNAUTHORIZED, h, &err);
-        }
-        if f.is_on(Fault::SspApiKeyAnyHeader) && !parts.headers.contains_key(API_KEY_HEADER) {
-            let found = parts.headers.iter().find_map(|(_, v)| {
-                v.to_str()
-                    .ok()
-                    .filter(|s| w.api_keys.iter().any(|k| k == s))
-                    .map(|_| v.clone())
-            });
-            if let Some(v) = found {
-                parts
-                    .headers
-                    .insert(HeaderName::from_static(API_KEY_HEADER), v);
-            }
-        }
-        if f.is_on(Fault::SspWrongSkillExecuted) || f.is_on(Fault::SspContextTimeoutIgnored) {
-            let Some(bytes) = collect(body).await else {
-                return too_large();
-            };
-            let mut rewritten = None;
-            if let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) {
-                let own = format!("conform/{slug}");
-                if f.is_on(Fault::SspWrongSkillExecuted)
-                    && v.get("skill_id")
-                        .is_some_and(|s| s.is_string() && s.as_str() != Some(own.as_str()))
-                {
-                    // The endpoint runs its own skill whatever skill_id says.
-                    v["skill_id"] = Value::from(own);
-                    rewritten = Some(v.clone());
-                }
-                if f.is_on(Fault::SspContextTimeoutIgnored)
-                    && let Some(ctx) = v.get_mut("context").and_then(Value::as_object_mut)
-                    && ctx.remove("timeout_ms").is_some()
-                {
-                    rewritten = Some(v);
-                }
-            }
-            body = match rewritten {
-                Some(v) => {
-                    parts.headers.remove(header::CONTENT_LENGTH);
-                    Body::from(v.to_string())
-                }
-                None => Body::from(bytes),
-            };
+}
+
+/// `ssp-public-needs-credentials`, `ssp-api-key-any-header`, `ssp-wrong-skill-executed`,
+/// `ssp-context-timeout-ignored`.
+async fn invoke_request(
+    w: &Wire,
+    slug: &str,
+    mut parts: axum::http::request::Parts,
+    body: Body,
+) -> Result<(axum::http::request::Parts, Body), Response> {
+    let f = w.faults;
+    if f.is_on(Fault::SspPublicNeedsCredentials) && credentials(&parts.headers).is_empty() {
+        let err = json!({"error": {
+            "code": "AUTH_REQUIRED",
+            "message": "Authentication is required to invoke this skill",
+            "details": {"required_auth_type": "api_key", "header": "X-API-Key"},
+            "retry": {"suggested_delay_ms": 0, "max_attempts": 1}
+        }});
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("ApiKey realm=\"ssp\", header=\"X-API-Key\""),
+        );
+        return Err(json_response(StatusCode::UNAUTHORIZED, h, &err));
+    }
+    if f.is_on(Fault::SspApiKeyAnyHeader) && !parts.headers.contains_key(API_KEY_HEADER) {
+        let found = parts.headers.iter().find_map(|(_, v)| {
+            v.to_str()
+                .ok()
+                .filter(|s| w.api_keys.iter().any(|k| k == s))
+                .map(|_| v.clone())
+        });
+        if let Some(v) = found {
+            parts
+                .headers
+                .insert(HeaderName::from_static(API_KEY_HEADER), v);
         }
     }
-    let creator = credentials(&parts.headers);
-    let resp = next.run(Request::from_parts(parts, body)).await;
+    if !(f.is_on(Fault::SspWrongSkillExecuted) || f.is_on(Fault::SspContextTimeoutIgnored)) {
+        return Ok((parts, body));
+    }
+    let Some(bytes) = collect(body).await else {
+        return Err(too_large());
+    };
+    let mut rewritten = None;
+    if let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) {
+        let own = format!("conform/{slug}");
+        if f.is_on(Fault::SspWrongSkillExecuted)
+            && v.get("skill_id")
+                .is_some_and(|s| s.is_string() && s.as_str() != Some(own.as_str()))
+        {
+            // The endpoint runs its own skill whatever skill_id says.
+            v["skill_id"] = Value::from(own);
+            rewritten = Some(v.clone());
+        }
+        if f.is_on(Fault::SspContextTimeoutIgnored)
+            && let Some(ctx) = v.get_mut("context").and_then(Value::as_object_mut)
+            && ctx.remove("timeout_ms").is_some()
+        {
+            rewritten = Some(v);
+        }
+    }
+    let body = match rewritten {
+        Some(v) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Body::from(v.to_string())
+        }
+        None => Body::from(bytes),
+    };
+    Ok((parts, body))
+}
 
-    // ---- response side
+// ---- response hook ---------------------------------------------------------------------
+
+/// The response as the faulty server sends it. `creator`: the credential headers of the
+/// request (remembered for the executions it creates).
+async fn response(
+    w: &Wire,
+    r: &Route,
+    creator: Vec<(HeaderName, HeaderValue)>,
+    resp: Response,
+) -> Response {
+    let f = w.faults;
     let (mut rparts, rbody) = resp.into_parts();
     let Some(bytes) = collect(rbody).await else {
         return json_response(
@@ -299,38 +351,9 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
         return Response::from_parts(rparts, Body::from(bytes));
     };
     let mut status = rparts.status;
-    match &r {
-        Route::Mcp => {
-            if f.is_on(Fault::McpRefusalAsJsonRpcError)
-                && v.pointer("/result/isError").and_then(Value::as_bool) == Some(true)
-            {
-                // The refusal becomes a JSON-RPC error (PV-TR-2 reserves those for protocol faults).
-                let error = v
-                    .pointer("/result/structuredContent/error")
-                    .cloned()
-                    .unwrap_or(Value::Null);
-                v = json!({
-                    "jsonrpc": "2.0",
-                    "id": v.get("id").cloned().unwrap_or(Value::Null),
-                    "error": {
-                        "code": -32000,
-                        "message": error.get("message").and_then(Value::as_str).unwrap_or("refused"),
-                        "data": error,
-                    }
-                });
-            }
-        }
-        Route::Index => {
-            if f.is_on(Fault::SspDescriptorVersionDrift)
-                && let Some(entries) = v.get_mut("skills").and_then(Value::as_array_mut)
-            {
-                for e in entries {
-                    if let Some(ver) = e.get("version").and_then(Value::as_str) {
-                        e["version"] = Value::from(next_minor(ver));
-                    }
-                }
-            }
-        }
+    match r {
+        Route::Mcp => mcp_response(f, &mut v),
+        Route::Index => index_response(f, &mut v),
         Route::Invoke(_) => {
             if status == StatusCode::ACCEPTED {
                 if let Some(id) = v.get("execution_id").and_then(Value::as_str) {
@@ -341,95 +364,141 @@ async fn boundary(State(w): State<Arc<Wire>>, req: Request, next: Next) -> Respo
                 }
             }
         }
-        Route::Status(id) | Route::Result(id) => {
-            let terminal = matches!(
-                v.get("status").and_then(Value::as_str),
-                Some("completed" | "failed" | "timeout")
-            );
-            if f.is_on(Fault::SspTimeoutAsFailed)
-                && v.get("status").and_then(Value::as_str) == Some("timeout")
-            {
-                v["status"] = Value::from("failed");
-            }
-            if f.is_on(Fault::SspFailedErrorWithoutMessage)
-                && v.get("status").and_then(Value::as_str) == Some("failed")
-                && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
-            {
-                e.remove("message");
-            }
-            if f.is_on(Fault::SspCompletedAtMissing)
-                && let Some(ts) = v.get_mut("timestamps").and_then(Value::as_object_mut)
-            {
-                ts.remove("completed_at");
-            }
-            if f.is_on(Fault::SspResultOutputEarly)
-                && matches!(r, Route::Result(_))
-                && status == StatusCode::ACCEPTED
-                && let Some(o) = v.as_object_mut()
-            {
-                o.entry("output").or_insert(Value::Null);
-            }
-            if f.is_on(Fault::SspStatusGoesBackwards) && terminal && matches!(r, Route::Status(_)) {
-                let reads = {
-                    let mut m = lock(&w.terminal_reads);
-                    let n = m.entry(id.clone()).or_insert(0);
-                    *n += 1;
-                    *n
-                };
-                if reads % 2 == 0
-                    && let Some(o) = v.as_object_mut()
-                {
-                    // A stale replica answers every other read.
-                    o.insert("status".into(), Value::from("running"));
-                    o.remove("output");
-                    o.remove("error");
-                    if let Some(ts) = o.get_mut("timestamps").and_then(Value::as_object_mut) {
-                        ts.remove("completed_at");
-                    }
-                }
-            }
-            if f.is_on(Fault::SspUnstableExecutionNotFound)
-                && status == StatusCode::NOT_FOUND
-                && v.pointer("/error/code").and_then(Value::as_str) == Some("SKILL_NOT_FOUND")
-            {
-                v["error"]["code"] = Value::from("EXECUTION_NOT_FOUND");
-            }
-        }
+        Route::Status(id) | Route::Result(id) => poll_response(w, r, id, status, &mut v),
         Route::ParleyHttp | Route::Other => {}
     }
     if matches!(
         r,
         Route::Index | Route::Invoke(_) | Route::Status(_) | Route::Result(_)
     ) {
-        if f.is_on(Fault::SspValidationDetailsMissing)
-            && v.pointer("/error/code").and_then(Value::as_str) == Some("VALIDATION_ERROR")
-            && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
-        {
-            e.remove("details");
-        }
-        if f.is_on(Fault::SspMissingScopeAs401)
-            && status == StatusCode::FORBIDDEN
-            && v.pointer("/error/code").and_then(Value::as_str) == Some("PERMISSION_DENIED")
-        {
-            status = StatusCode::UNAUTHORIZED;
-            v["error"]["code"] = Value::from("AUTH_REQUIRED");
-        }
-        if f.is_on(Fault::SspUnstableAuthCode)
-            && status == StatusCode::UNAUTHORIZED
-            && v.pointer("/error/code").and_then(Value::as_str) == Some("AUTH_REQUIRED")
-        {
-            v["error"]["code"] = Value::from("UNAUTHENTICATED");
-        }
-        if f.is_on(Fault::Ssp401WithoutWwwAuthenticate) && status == StatusCode::UNAUTHORIZED {
-            rparts.headers.remove(header::WWW_AUTHENTICATE);
-        }
+        ssp_error_response(f, &mut status, &mut rparts.headers, &mut v);
     }
     let mut resp = json_response(status, rparts.headers, &v);
-    if r == Route::Index && f.is_on(Fault::SspIndexNotJson) {
+    if *r == Route::Index && f.is_on(Fault::SspIndexNotJson) {
         resp.headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     }
     resp
+}
+
+/// `mcp-refusal-as-jsonrpc-error`: the refusal becomes a JSON-RPC error (PV-TR-2 reserves
+/// those for protocol faults).
+fn mcp_response(f: Faults, v: &mut Value) {
+    if f.is_on(Fault::McpRefusalAsJsonRpcError)
+        && v.pointer("/result/isError").and_then(Value::as_bool) == Some(true)
+    {
+        let error = v
+            .pointer("/result/structuredContent/error")
+            .cloned()
+            .unwrap_or(Value::Null);
+        *v = json!({
+            "jsonrpc": "2.0",
+            "id": v.get("id").cloned().unwrap_or(Value::Null),
+            "error": {
+                "code": -32000,
+                "message": error.get("message").and_then(Value::as_str).unwrap_or("refused"),
+                "data": error,
+            }
+        });
+    }
+}
+
+/// `ssp-descriptor-version-drift`.
+fn index_response(f: Faults, v: &mut Value) {
+    if f.is_on(Fault::SspDescriptorVersionDrift)
+        && let Some(entries) = v.get_mut("skills").and_then(Value::as_array_mut)
+    {
+        for e in entries {
+            if let Some(ver) = e.get("version").and_then(Value::as_str) {
+                e["version"] = Value::from(next_minor(ver));
+            }
+        }
+    }
+}
+
+/// `ssp-timeout-as-failed`, `ssp-failed-error-without-message`, `ssp-completed-at-missing`,
+/// `ssp-result-output-early`, `ssp-status-goes-backwards`, `ssp-unstable-execution-not-found`.
+fn poll_response(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Value) {
+    let f = w.faults;
+    let terminal = matches!(
+        v.get("status").and_then(Value::as_str),
+        Some("completed" | "failed" | "timeout")
+    );
+    if f.is_on(Fault::SspTimeoutAsFailed)
+        && v.get("status").and_then(Value::as_str) == Some("timeout")
+    {
+        v["status"] = Value::from("failed");
+    }
+    if f.is_on(Fault::SspFailedErrorWithoutMessage)
+        && v.get("status").and_then(Value::as_str) == Some("failed")
+        && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
+    {
+        e.remove("message");
+    }
+    if f.is_on(Fault::SspCompletedAtMissing)
+        && let Some(ts) = v.get_mut("timestamps").and_then(Value::as_object_mut)
+    {
+        ts.remove("completed_at");
+    }
+    if f.is_on(Fault::SspResultOutputEarly)
+        && matches!(r, Route::Result(_))
+        && status == StatusCode::ACCEPTED
+        && let Some(o) = v.as_object_mut()
+    {
+        o.entry("output").or_insert(Value::Null);
+    }
+    if f.is_on(Fault::SspStatusGoesBackwards) && terminal && matches!(r, Route::Status(_)) {
+        let reads = {
+            let mut m = lock(&w.terminal_reads);
+            let n = m.entry(id.to_string()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        if reads % 2 == 0
+            && let Some(o) = v.as_object_mut()
+        {
+            // A stale replica answers every other read.
+            o.insert("status".into(), Value::from("running"));
+            o.remove("output");
+            o.remove("error");
+            if let Some(ts) = o.get_mut("timestamps").and_then(Value::as_object_mut) {
+                ts.remove("completed_at");
+            }
+        }
+    }
+    if f.is_on(Fault::SspUnstableExecutionNotFound)
+        && status == StatusCode::NOT_FOUND
+        && v.pointer("/error/code").and_then(Value::as_str) == Some("SKILL_NOT_FOUND")
+    {
+        v["error"]["code"] = Value::from("EXECUTION_NOT_FOUND");
+    }
+}
+
+/// The SSP error faults: `ssp-validation-details-missing`, `ssp-missing-scope-as-401`,
+/// `ssp-unstable-auth-code`, `ssp-401-without-www-authenticate`.
+fn ssp_error_response(f: Faults, status: &mut StatusCode, headers: &mut HeaderMap, v: &mut Value) {
+    if f.is_on(Fault::SspValidationDetailsMissing)
+        && v.pointer("/error/code").and_then(Value::as_str) == Some("VALIDATION_ERROR")
+        && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
+    {
+        e.remove("details");
+    }
+    if f.is_on(Fault::SspMissingScopeAs401)
+        && *status == StatusCode::FORBIDDEN
+        && v.pointer("/error/code").and_then(Value::as_str) == Some("PERMISSION_DENIED")
+    {
+        *status = StatusCode::UNAUTHORIZED;
+        v["error"]["code"] = Value::from("AUTH_REQUIRED");
+    }
+    if f.is_on(Fault::SspUnstableAuthCode)
+        && *status == StatusCode::UNAUTHORIZED
+        && v.pointer("/error/code").and_then(Value::as_str) == Some("AUTH_REQUIRED")
+    {
+        v["error"]["code"] = Value::from("UNAUTHENTICATED");
+    }
+    if f.is_on(Fault::Ssp401WithoutWwwAuthenticate) && *status == StatusCode::UNAUTHORIZED {
+        headers.remove(header::WWW_AUTHENTICATE);
+    }
 }
 
 /// `1.2.3` → `1.3.0` (any other text gets `-drift`).

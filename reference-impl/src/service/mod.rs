@@ -7,7 +7,7 @@ mod args;
 mod ops;
 mod post;
 mod quota;
-mod render;
+pub(crate) mod render;
 mod types;
 
 #[cfg(test)]
@@ -21,9 +21,9 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
-use crate::config::{Right, TokenRow};
-use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal};
-use crate::faults::{Fault, Faults};
+use crate::config::TokenRow;
+use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal, Right};
+use crate::faults::{Faults, hooks};
 use crate::store::{Db, StoreError};
 
 /// Why an operation did not succeed: a protocol refusal, or a storage fault (500).
@@ -149,14 +149,7 @@ impl ParleyService {
         match self.dispatch(req, &Now::read()) {
             Ok(resp) => resp,
             Err(Fail::Refused(mut r, mut retry_after)) => {
-                let faults = self.inner.faults;
-                if faults.is_on(Fault::UnstableThreadNotFound) && r.reason == Reason::ThreadNotFound
-                {
-                    r.reason = Reason::NotFound;
-                }
-                if faults.is_on(Fault::RateLimitWithoutRetryAfter) {
-                    retry_after = None;
-                }
+                hooks::request::refusal(self.inner.faults, &mut r, &mut retry_after);
                 tracing::debug!(
                     op = op.tool_name(),
                     reason = r.reason.as_str(),
@@ -181,26 +174,7 @@ impl ParleyService {
             &self.inner.limits,
             self.inner.dialectic,
         );
-        let faults = self.inner.faults;
-        if faults.is_on(Fault::ManifestMissesKind)
-            && let Some(Value::Array(kinds)) = manifest.get_mut("kinds")
-        {
-            kinds.retain(|k| k.get("name").or(Some(k)).and_then(Value::as_str) != Some("agree"));
-        }
-        if faults.is_on(Fault::ManifestDropsMcpBinding)
-            && let Some(Value::Array(ops)) = manifest.get_mut("operations")
-        {
-            for op in ops.iter_mut() {
-                if op.get("name").and_then(Value::as_str) == Some("inbox") {
-                    op["mcp"] = Value::Null;
-                }
-            }
-        }
-        if faults.is_on(Fault::ManifestBodyLimitMismatch)
-            && let Some(limit) = manifest.pointer_mut("/limits/body_max_chars")
-        {
-            *limit = Value::from(280);
-        }
+        hooks::request::manifest(self.inner.faults, &mut manifest);
         manifest
     }
 
@@ -238,16 +212,16 @@ impl ParleyService {
         };
         match self.inner.tokens.get(token) {
             Some(row) => Ok(Caller {
-                actor: Actor::from_row(row),
+                actor: row.actor(),
                 token: token.clone(),
                 quota_per_minute: row
                     .quota_per_minute
                     .unwrap_or(self.inner.limits.writes_per_minute),
             }),
-            None if self.inner.faults.is_on(Fault::UnknownTokenAsMissing) => {
-                refused(Reason::TokenMissing, "unknown token")
-            }
-            None => refused(Reason::TokenInvalid, "unknown token"),
+            None => refused(
+                hooks::request::unknown_token(self.inner.faults),
+                "unknown token",
+            ),
         }
     }
 
@@ -259,63 +233,19 @@ impl ParleyService {
             Operation::GetManifest => None,
             _ => Some(self.authenticate(req.auth.as_ref())?),
         };
-        let faults = inner.faults;
-        if faults.is_on(Fault::BodyCheckedBeforeRight)
-            && req.op == Operation::Post
-            && caller.is_some()
-        {
-            match &req.args {
-                Args::Json(v) => {
-                    crate::domain::parley::envelope::parse_envelope(
-                        v,
-                        &inner.limits,
-                        inner.dialectic,
-                        now.time,
-                    )?;
-                }
-                Args::Malformed(why) => {
-                    return refused(Reason::InvalidBody, format!("malformed JSON: {why}"));
-                }
-            }
-        }
+        let enforced = hooks::request::enforced(inner.faults);
         if let Some(caller) = &caller {
-            // 403 token_right_missing: the operation's right (PV-AU-1); a `verify` post also
-            // needs `verify` — the kind is read for this (PV-DI-4, PV-AU-6).
-            for right in required_rights(req.op, &req.args, inner.dialectic, faults) {
-                if !caller.actor.has_right(right) {
-                    return refused(
-                        Reason::TokenRightMissing,
-                        format!("{} needs the {right:?} right", req.op.tool_name()).to_lowercase(),
-                    );
-                }
-            }
-            // 429: every write attempt that got this far counts (PV-TR-5).
-            if req.op.is_write()
-                && !faults.is_on(Fault::QuotaNotEnforced)
-                && let Err(retry_after) = inner.quota.admit(&caller.token, caller.quota_per_minute)
-            {
-                return Err(Fail::Refused(
-                    Refusal::new(
-                        Reason::RateLimited,
-                        format!("more than {} writes per minute", caller.quota_per_minute),
-                    ),
-                    Some(retry_after),
-                ));
-            }
+            self.admit(caller, &req, enforced, now)?;
         }
         // 413
-        if req.body_len > inner.limits.request_max_bytes
-            && !faults.is_on(Fault::PayloadLimitNotEnforced)
-        {
+        if req.body_len > inner.limits.request_max_bytes && enforced.payload_limit {
             return refused(
                 Reason::PayloadTooLarge,
                 format!("request over {} bytes", inner.limits.request_max_bytes),
             );
         }
         // 415 (PV-RS-4)
-        if req.content_type == ContentType::NotJson
-            && !faults.is_on(Fault::NonJsonContentTypeAccepted)
-        {
+        if req.content_type == ContentType::NotJson && enforced.json_content_type {
             return refused(
                 Reason::UnsupportedMediaType,
                 "the request body must be application/json",
@@ -329,41 +259,95 @@ impl ParleyService {
                 return refused(Reason::InvalidBody, format!("malformed JSON: {why}"));
             }
         };
-        let ok = |body| Ok(Response::ok(200, body));
-        match (req.op, caller) {
-            (Operation::GetManifest, _) => ok(self.manifest()),
-            (_, None) => refused(
+        match caller {
+            None if req.op == Operation::GetManifest => Ok(Response::ok(200, self.manifest())),
+            None => refused(
                 Reason::TokenMissing,
                 "Authorization: Bearer <token> is required",
             ),
-            (Operation::Whoami, Some(c)) => ok(ops::whoami(inner, &c, &args)?),
-            (Operation::Post, Some(c)) => {
-                let status = if faults.is_on(Fault::PostReturns200) {
-                    200
-                } else {
-                    201
-                };
-                Ok(Response::ok(
-                    status,
-                    post::post(inner, &c.actor, &args, now)?,
-                ))
+            Some(c) => self.operate(req.op, &c, &args, now),
+        }
+    }
+
+    /// 403 token_right_missing, then 429 (PV-AU-6) for an authenticated caller.
+    fn admit(
+        &self,
+        caller: &Caller,
+        req: &Request,
+        enforced: hooks::request::Enforced,
+        now: &Now,
+    ) -> Result<(), Fail> {
+        let inner = &self.inner;
+        let faults = inner.faults;
+        hooks::request::before_rights(
+            faults,
+            req.op,
+            &req.args,
+            &inner.limits,
+            inner.dialectic,
+            now.time,
+        )?;
+        // 403 token_right_missing: the operation's right (PV-AU-1); a `verify` post also
+        // needs `verify` — the kind is read for this (PV-DI-4, PV-AU-6).
+        let rights = required_rights(req.op, &req.args, inner.dialectic);
+        for right in hooks::request::rights(faults, req.op, rights) {
+            if !caller.actor.has_right(right) {
+                return refused(
+                    Reason::TokenRightMissing,
+                    format!("{} needs the {right:?} right", req.op.tool_name()).to_lowercase(),
+                );
             }
-            (Operation::ReadThread, Some(_)) => ok(ops::read_thread(inner, &args)?),
-            (Operation::ListEvents, Some(_)) => ok(ops::list_events(inner, &args)?),
-            (Operation::Inbox, Some(c)) => ok(ops::inbox(inner, &c.actor, &args)?),
-            (Operation::Mark, Some(c)) => {
+        }
+        // 429: every write attempt that got this far counts (PV-TR-5).
+        if req.op.is_write()
+            && enforced.quota
+            && let Err(retry_after) = inner.quota.admit(&caller.token, caller.quota_per_minute)
+        {
+            return Err(Fail::Refused(
+                Refusal::new(
+                    Reason::RateLimited,
+                    format!("more than {} writes per minute", caller.quota_per_minute),
+                ),
+                Some(retry_after),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The operation itself, for an admitted caller (its own 400 → 404 → 403 → 409).
+    fn operate(
+        &self,
+        op: Operation,
+        c: &Caller,
+        args: &Value,
+        now: &Now,
+    ) -> Result<Response, Fail> {
+        let inner = &self.inner;
+        let faults = inner.faults;
+        let ok = |body| Ok(Response::ok(200, body));
+        match op {
+            Operation::GetManifest => ok(self.manifest()),
+            Operation::Whoami => ok(ops::whoami(inner, c, args)?),
+            Operation::Post => Ok(Response::ok(
+                hooks::post::created_status(faults),
+                post::post(inner, &c.actor, args, now)?,
+            )),
+            Operation::ReadThread => ok(ops::read_thread(inner, args)?),
+            Operation::ListEvents => ok(ops::list_events(inner, args)?),
+            Operation::Inbox => ok(ops::inbox(inner, &c.actor, args)?),
+            Operation::Mark => {
                 // Seeded fault only: the MCP binding skips the thread authority of mark.
-                let skip_authority = self.via_mcp && faults.is_on(Fault::McpMarkSkipsAuthority);
-                ok(ops::mark(inner, &c.actor, &args, now, skip_authority)?)
+                let skip_authority = hooks::threads::mark_skips_authority(faults, self.via_mcp);
+                ok(ops::mark(inner, &c.actor, args, now, skip_authority)?)
             }
-            (Operation::Reopen, Some(c)) => ok(ops::reopen(inner, &c.actor, &args, now)?),
-            (Operation::ReadClaim, Some(_)) => ok(ops::read_claim(inner, &args, now)?),
+            Operation::Reopen => ok(ops::reopen(inner, &c.actor, args, now)?),
+            Operation::ReadClaim => ok(ops::read_claim(inner, args, now)?),
         }
     }
 }
 
 /// Rights an operation needs (PV-AU-1, PV-AU-3, PV-DI-4). `whoami` needs only a valid token.
-fn required_rights(op: Operation, args: &Args, dialectic: bool, faults: Faults) -> Vec<Right> {
+fn required_rights(op: Operation, args: &Args, dialectic: bool) -> Vec<Right> {
     match op {
         Operation::GetManifest | Operation::Whoami => vec![],
         Operation::ReadThread | Operation::ListEvents | Operation::Inbox | Operation::ReadClaim => {
@@ -372,9 +356,7 @@ fn required_rights(op: Operation, args: &Args, dialectic: bool, faults: Faults) 
         Operation::Mark | Operation::Reopen => vec![Right::Write],
         Operation::Post => {
             let is_verify = matches!(args, Args::Json(v) if v.get("kind").and_then(Value::as_str) == Some("verify"));
-            if faults.is_on(Fault::ReaderCanPost) {
-                vec![Right::Read]
-            } else if is_verify && dialectic && !faults.is_on(Fault::VerifyWithoutRight) {
+            if is_verify && dialectic {
                 vec![Right::Write, Right::Verify]
             } else {
                 vec![Right::Write]

@@ -4,14 +4,13 @@
 use serde_json::{Value, json};
 
 use super::args::{self, format_cursor};
-use super::post::{apply_outcome, confirms_states, render_claim};
+use super::post::{apply_outcome, render_claim};
 use super::{Caller, Fail, Inner, Now, refused, render};
-use crate::config::Right;
 use crate::domain::parley::awaiting::inbox_visible;
 use crate::domain::parley::ids::IdKind;
 use crate::domain::parley::state::{decide_mark, decide_reopen};
-use crate::domain::parley::{Actor, MarkOutcome, Party, Reason, StateView, ThreadState};
-use crate::faults::Fault;
+use crate::domain::parley::{Actor, Party, Reason, Right, StateView};
+use crate::faults::hooks::{self, threads::confirms_states};
 use crate::store::parley::{self as store, ThreadRow};
 
 /// `whoami` → `{identity, author_kind, rights, lock_label, quota_per_minute}` (PV-TR-5).
@@ -58,25 +57,10 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
         let messages = store::thread_messages(conn, id)?;
         Ok::<_, Fail>((t, messages))
     })?;
-    let tree = if inner.faults.is_on(Fault::ReadThreadFlat) {
-        messages
-            .iter()
-            .map(|m| {
-                let mut v = render::message(m);
-                v["replies"] = json!([]);
-                v
-            })
-            .collect()
-    } else {
-        render::message_tree(&messages)
-    };
-    let mut tree: Vec<Value> = tree;
-    if inner.faults.is_on(Fault::MessageParentOmittedAtRoot) {
-        for m in tree.iter_mut().filter_map(Value::as_object_mut) {
-            if m.get("parent") == Some(&Value::Null) {
-                m.remove("parent");
-            }
-        }
+    let mut tree = hooks::reads::flat_thread(inner.faults, &messages)
+        .unwrap_or_else(|| render::message_tree(&messages));
+    for m in &mut tree {
+        hooks::reads::message(inner.faults, m);
     }
     Ok(json!({"thread": render::thread(&t), "messages": tree}))
 }
@@ -85,10 +69,7 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
 pub(crate) fn list_events(inner: &Inner, args: &Value) -> Result<Value, Fail> {
     let map = args::object(args, &["thread", "since"])?;
     let id = args::required_id(map, "thread", IdKind::Thread)?;
-    let mut since = args::event_since(map)?;
-    if inner.faults.is_on(Fault::ListEventsIgnoresSince) {
-        since = 0;
-    }
+    let since = hooks::reads::events_since(inner.faults, args::event_since(map)?);
     inner.db.read(|conn| {
         load_thread(conn, id)?;
         let events = store::thread_events(conn, id, since)?;
@@ -109,7 +90,7 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
         let mut items = Vec::new();
         let mut cursor = a.since;
         let mut last_item_seq = None;
-        let include_lateral = faults.is_on(Fault::InboxShowsLateral);
+        let include_lateral = hooks::reads::inbox_shows_lateral(faults);
         store::inbox_candidates(conn, &actor.identity, a.since, include_lateral, |t| {
             let last = store::get_message(conn, t.last_message)?
                 .ok_or_else(|| crate::store::StoreError::Corrupt("last message missing".into()))?;
@@ -118,11 +99,7 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
                 confirmed: t.state_confirmed_at.is_some(),
             }
             .is_locked();
-            let last_author = if faults.is_on(Fault::InboxShowsOwnExtension) {
-                &nobody
-            } else {
-                &last.author
-            };
+            let last_author = hooks::reads::inbox_last_author(faults, &last.author, &nobody);
             if inbox_visible(
                 locked,
                 t.state.is_lateral() && !include_lateral,
@@ -146,13 +123,9 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
                     "last_activity_at": t.last_activity_at,
                 }));
             }
-            Ok(items.len() < a.limit || faults.is_on(Fault::InboxCursorSkips))
+            Ok(hooks::reads::inbox_goes_on(faults, items.len() >= a.limit))
         })?;
-        if faults.is_on(Fault::InboxCursorRepeats)
-            && let Some(seq) = last_item_seq
-        {
-            cursor = seq - 1;
-        }
+        let cursor = hooks::reads::inbox_cursor(faults, cursor, last_item_seq);
         Ok(json!({"items": items, "cursor": format_cursor(cursor)}))
     })
 }
@@ -183,30 +156,17 @@ pub(crate) fn mark(
             state: t.state,
             confirmed: t.state_confirmed_at.is_some(),
         };
-        if faults.is_on(Fault::ProposedClosedLocks) && t.state == ThreadState::Closed {
+        if hooks::threads::proposed_closed_locks(faults, t.state) {
             return refused(Reason::ThreadLocked, "thread is closed; reopen it first");
         }
-        let confirms = confirms_states(actor, Some(&t), faults);
-        let outcome = match decide_mark(view, target, confirms) {
-            Ok(o) => o,
-            Err(r) if r.reason == Reason::InvalidTransition && !view.state.is_lateral() => {
-                let backwards = matches!(
-                    (view.state.forward_rank(), target.forward_rank()),
-                    (Some(from), Some(to)) if to < from && to > 0
-                );
-                if (backwards && faults.is_on(Fault::MarkBackwardsAccepted))
-                    || (target == ThreadState::Open && faults.is_on(Fault::MarkOpenAccepted))
-                {
-                    MarkOutcome::Change {
-                        to: target,
-                        confirmed: confirms,
-                    }
-                } else {
-                    return Err(r.into());
-                }
-            }
-            Err(r) => return Err(r.into()),
-        };
+        let confirms = confirms_states(faults, actor, Some(&t));
+        let outcome = hooks::threads::mark_outcome(
+            faults,
+            view,
+            target,
+            confirms,
+            decide_mark(view, target, confirms),
+        )?;
         let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
         let t = load_thread(tx, id)?;
         Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))
@@ -221,12 +181,9 @@ pub(crate) fn reopen(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> R
     let faults = inner.faults;
     inner.db.write(|tx| {
         let t = load_thread(tx, id)?;
-        let allowed_by_fault = if t.state.is_lateral() {
-            faults.is_on(Fault::CreatorReopensLateral) && t.creator.identity == actor.identity
-        } else {
-            faults.is_on(Fault::ReopenByAnyWriter)
-        };
-        if !actor.may_reopen(&t.creator.identity, t.state) && !allowed_by_fault {
+        if !actor.may_reopen(&t.creator.identity, t.state)
+            && !hooks::threads::reopen_granted(faults, actor, &t)
+        {
             return refused(
                 Reason::ThreadAuthorityMissing,
                 if t.state.is_lateral() {
@@ -240,17 +197,13 @@ pub(crate) fn reopen(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> R
             state: t.state,
             confirmed: t.state_confirmed_at.is_some(),
         };
-        let confirms = confirms_states(actor, Some(&t), faults);
-        let outcome = match decide_reopen(view, confirms) {
-            Ok(o) => o,
-            Err(_) if faults.is_on(Fault::ReopenFromAnyState) && t.state != ThreadState::Open => {
-                MarkOutcome::Change {
-                    to: ThreadState::Open,
-                    confirmed: confirms,
-                }
-            }
-            Err(r) => return Err(r.into()),
-        };
+        let confirms = confirms_states(faults, actor, Some(&t));
+        let outcome = hooks::threads::reopen_outcome(
+            faults,
+            t.state,
+            confirms,
+            decide_reopen(view, confirms),
+        )?;
         let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
         let t = load_thread(tx, id)?;
         Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))

@@ -1,9 +1,13 @@
-//! SSP tables: executions (SSP-INV-3, SSP-INV-6, SSP-INV-7).
+//! SSP storage: the executions (SSP-INV-3, SSP-INV-6, SSP-INV-7), in SQLite and in an
+//! in-memory cache of the live ones ([`Executions`]).
 //!
 //! One row per execution, written when it is accepted and on every status change, so an
 //! execution stays readable after a restart. The status update is guarded in SQL too
 //! (`WHERE status IN ('accepted','running')`): even a buggy caller cannot move a terminal
 //! execution (SSP-INV-3 enforced twice, in the domain and here).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{OptionalExtension, params};
 
@@ -177,4 +181,84 @@ pub fn fail_interrupted(
         )?;
         Ok::<_, StoreError>(n)
     })
+}
+
+/// Terminal executions beyond this many are dropped from the memory cache (they stay in
+/// SQLite and are read from there).
+const CACHE_MAX: usize = 20_000;
+
+/// The executions of one provider: SQLite rows, written through, behind a memory cache
+/// that holds every execution accepted by this process (status polls of live executions
+/// never touch the database).
+#[derive(Debug)]
+pub struct Executions {
+    db: Db,
+    cache: Mutex<HashMap<String, Execution>>,
+}
+
+impl Executions {
+    /// The executions stored in `db`.
+    pub fn new(db: Db) -> Self {
+        Self {
+            db,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock_cache(&self) -> MutexGuard<'_, HashMap<String, Execution>> {
+        // A poisoned lock means a panic elsewhere mid-update; the map itself is still valid.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// [`fail_interrupted`] on this store.
+    pub fn fail_interrupted(
+        &self,
+        error: &ErrorObject,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<usize, StoreError> {
+        fail_interrupted(&self.db, error, now)
+    }
+
+    /// Stores a freshly accepted execution; `false` if its id is taken (nothing stored).
+    pub fn insert(&self, e: &Execution) -> Result<bool, StoreError> {
+        let fresh = insert_execution(&self.db, e)?;
+        if fresh {
+            self.lock_cache().insert(e.id.clone(), e.clone());
+        }
+        Ok(fresh)
+    }
+
+    /// One execution: from memory when live here, else from SQLite.
+    pub fn get(&self, id: &str) -> Result<Option<Execution>, StoreError> {
+        if let Some(e) = self.lock_cache().get(id) {
+            return Ok(Some(e.clone()));
+        }
+        get_execution(&self.db, id)
+    }
+
+    /// Applies `change` to a live execution in memory, then writes it through.
+    /// `Ok(None)`: no live execution `id` here; `Ok(Some(false))`: the stored row was
+    /// already terminal (nothing written). A refused `change` leaves everything as it was.
+    pub fn update<E>(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Execution) -> Result<(), E>,
+    ) -> Result<Option<Result<bool, StoreError>>, E> {
+        let updated = {
+            let mut cache = self.lock_cache();
+            let Some(e) = cache.get_mut(id) else {
+                return Ok(None);
+            };
+            change(e)?;
+            e.clone()
+        };
+        let written = update_execution(&self.db, &updated);
+        if updated.status.is_terminal() {
+            let mut cache = self.lock_cache();
+            if cache.len() > CACHE_MAX {
+                cache.remove(id);
+            }
+        }
+        Ok(Some(written))
+    }
 }

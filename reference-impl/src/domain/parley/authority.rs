@@ -1,10 +1,26 @@
-//! Who may do what (§6, PV-AU; §7 PV-ID): rights of a token row, thread authority, the
-//! human override, proposal vs confirmation, labels.
+//! Who may do what (§6, PV-AU; §7 PV-ID): the rights, thread authority, the human
+//! override, proposal vs confirmation, labels.
+//!
+//! The domain owns [`Right`]; the token file format (`crate::config::TokenRow`) is the
+//! configuration's and turns itself into an [`Actor`], so nothing here reads configuration.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::state::{Origin, ThreadState};
-use crate::config::{Right, TokenRow};
+
+/// A Parley right held by a token row (PV-AU-1..5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Right {
+    /// Read threads, events, inbox, claims.
+    Read,
+    /// Post messages, mark, reopen.
+    Write,
+    /// Moderation: authority over every thread, confirmed states.
+    Lock,
+    /// Dialectic `verify`.
+    Verify,
+}
 
 /// `(identity, extension)`: the unit of authorship, loop protection and awaiting
 /// (PV-ID-2, PV-KD-2). `extension: None` is "the empty extension".
@@ -38,15 +54,6 @@ pub struct Actor {
 }
 
 impl Actor {
-    /// The actor a token row stands for.
-    pub fn from_row(row: &TokenRow) -> Self {
-        Self {
-            identity: row.identity.clone(),
-            rights: row.rights.clone(),
-            lock_label: row.lock_label.clone(),
-        }
-    }
-
     /// `human:<name>` identities (PV-AU-4).
     pub fn is_human(&self) -> bool {
         self.identity.starts_with("human:")

@@ -12,7 +12,7 @@ pub mod manifest;
 pub mod reasons;
 pub mod state;
 
-pub use authority::{Actor, Party};
+pub use authority::{Actor, Party, Right};
 pub use awaiting::Awaiting;
 pub use dialectic::{ClaimStatus, Evidence};
 pub use envelope::{Envelope, Provenance};

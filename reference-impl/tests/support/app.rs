@@ -1,17 +1,12 @@
-//! Shared helpers of the binding tests: in-process requests over both Parley bindings.
+//! The whole server in process: requests over both Parley bindings (the binding tests).
 //!
 //! `App` drives [`reference_impl::app`] with `tower::ServiceExt::oneshot` (no socket);
 //! `Era` picks the MCP revision a call is made in.
 
-#![allow(dead_code)] // each test binary uses a different subset
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a failed unwrap is a failed test
-
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, header};
-use http_body_util::BodyExt;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 /// A response as the tests look at it.
 #[derive(Debug, Clone)]
@@ -71,21 +66,8 @@ impl App {
     }
 
     pub async fn send(&self, req: Request<Body>) -> Reply {
-        let resp = self
-            .router
-            .clone()
-            .oneshot(req)
-            .await
-            .expect("infallible router");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let raw = resp
-            .into_body()
-            .collect()
-            .await
-            .expect("body")
-            .to_bytes()
-            .to_vec();
+        let (status, headers, raw) = super::oneshot(&self.router, req).await;
+        let raw = raw.to_vec();
         let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
         Reply {
             status,

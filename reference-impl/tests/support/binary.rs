@@ -1,8 +1,6 @@
 //! Running the real `reference-server` binary on 127.0.0.1:0 (readiness = its printed line).
 
-#![allow(dead_code)]
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -18,9 +16,15 @@ impl Server {
     /// Starts `reference-server serve --listen 127.0.0.1:0 --demo --db DB` and waits (10 s at
     /// most) for the one `listening on http://ADDR` line.
     pub fn start(db: &Path) -> Self {
+        Self::serve(&[OsStr::new("--demo"), OsStr::new("--db"), db.as_os_str()])
+    }
+
+    /// Starts `reference-server serve --listen 127.0.0.1:0 ARGS…` and waits (10 s at most)
+    /// for the one `listening on http://ADDR` line.
+    pub fn serve(args: &[&OsStr]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--demo", "--db"])
-            .arg(db)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

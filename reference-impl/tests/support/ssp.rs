@@ -1,20 +1,16 @@
-//! Shared helpers for the SSP provider tests: an in-process client over the provider's
-//! router that validates **every** document the server emits against the protocol schema
-//! (issue #3 "Tests"), and lifecycle assertions (SSP-INV-3).
-
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // test helpers: a panic is the report
+//! The SSP provider in process: a client over the provider's router that validates
+//! **every** document the server emits against the protocol schema (issue #3 "Tests"), and
+//! lifecycle assertions (SSP-INV-3).
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request};
-use http_body_util::BodyExt;
 use reference_impl::config::Config;
 use reference_impl::ssp::{SspState, ThreadReader};
 use reference_impl::store::Db;
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 /// The demo HMAC secret (`Config::demo`).
 pub const HMAC_SECRET: &[u8] = b"demo-hmac-secret";
@@ -74,10 +70,7 @@ impl Client {
         let req = b
             .body(body.map(Body::from).unwrap_or_else(Body::empty))
             .unwrap();
-        let resp = self.router.clone().oneshot(req).await.unwrap();
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        let (status, headers, bytes) = super::oneshot(&self.router, req).await;
         let body: Value = if method == "HEAD" {
             Value::Null
         } else {

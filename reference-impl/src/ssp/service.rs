@@ -1,0 +1,508 @@
+//! The SSP service: one function per provider operation, each in the order
+//! authenticate → validate → decide (domain) → persist → respond, and every refusal as an
+//! HTTP status with the unified error object of seed §8.2 (SSP-ERR-1).
+//!
+//! The routes (`crate::api::ssp`) only extract the request and write [`Answer`] /
+//! [`Refusal`] to the wire; they build no error themselves. Decisions are the pure
+//! `crate::domain::ssp`; executions are stored by `crate::store::ssp::Executions`.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, header};
+use http_body_util::BodyExt;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::schema::Schemas;
+use super::{FALLBACK_BASE, Skill, SspState, auth, skills};
+use crate::domain::ssp::{
+    AuthDecision, AuthRequirement, ErrorObject, Execution, ValidationDetail, codes,
+    validation_error,
+};
+
+/// Largest accepted invocation body (64 KiB); larger → 413 with the unified error.
+pub const MAX_INVOCATION_BODY: usize = 64 * 1024;
+
+/// A refused request: HTTP status + unified error (+ challenge for 401s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// HTTP status.
+    pub status: u16,
+    /// The unified error (seed §8.2).
+    pub error: ErrorObject,
+    /// `WWW-Authenticate` for 401s (SSP-AUTH-2).
+    pub www_authenticate: Option<String>,
+}
+
+/// A successful answer: HTTP status + JSON body (+ `Location` for 202 invocations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// HTTP status.
+    pub status: u16,
+    /// JSON body.
+    pub body: Value,
+    /// `Location` header.
+    pub location: Option<String>,
+}
+
+impl Answer {
+    fn ok(status: u16, body: Value) -> Self {
+        Self {
+            status,
+            body,
+            location: None,
+        }
+    }
+}
+
+/// A `VALIDATION_ERROR` with one detail about the request as a whole (path `""`).
+fn whole_request_invalid(
+    status: u16,
+    message: &str,
+    what: &str,
+    expected: Value,
+    actual: Value,
+) -> Refusal {
+    Refusal::new(
+        status,
+        validation_error(
+            message,
+            vec![ValidationDetail {
+                path: String::new(),
+                message: what.into(),
+                expected,
+                actual,
+            }],
+        ),
+    )
+}
+
+impl Refusal {
+    /// A refusal without challenge.
+    pub fn new(status: u16, error: ErrorObject) -> Self {
+        Self {
+            status,
+            error,
+            www_authenticate: None,
+        }
+    }
+
+    /// 404 `SKILL_NOT_FOUND` for an unknown skill / descriptor (seed §8.3.4).
+    pub fn skill_not_found(skill_id: &str) -> Self {
+        Self::new(
+            404,
+            ErrorObject::new(
+                codes::SKILL_NOT_FOUND,
+                format!("Skill '{skill_id}' was not found"),
+            )
+            .with_details(json!({ "skill_id": skill_id })),
+        )
+    }
+
+    /// 404 `SKILL_NOT_FOUND` for an unknown (or unreadable, SSP-INV-6) execution (SSP-INV-4).
+    pub fn execution_not_found(execution_id: &str) -> Self {
+        Self::new(
+            404,
+            ErrorObject::new(
+                codes::SKILL_NOT_FOUND,
+                format!("Execution '{execution_id}' was not found"),
+            )
+            .with_details(json!({ "execution_id": execution_id })),
+        )
+    }
+
+    /// 404 for a path under `/ssp` or `/.well-known` that names no resource.
+    pub fn no_resource(path: &str) -> Self {
+        Self::new(
+            404,
+            ErrorObject::new(codes::SKILL_NOT_FOUND, format!("No SSP resource at {path}"))
+                .with_details(json!({ "path": path })),
+        )
+    }
+
+    /// 404 for a path segment that is not valid UTF-8 after percent-decoding: like any
+    /// unknown resource, in the unified shape.
+    pub fn bad_path(path: &str) -> Self {
+        Self::new(
+            404,
+            ErrorObject::new(codes::SKILL_NOT_FOUND, "No SSP resource at this path")
+                .with_details(json!({ "path": path })),
+        )
+    }
+
+    /// The 405 answer (the route adds `Allow`). Seed §8.2 says `error.code` is one of the
+    /// seven protocol codes: a method the resource does not accept makes the request
+    /// invalid → `VALIDATION_ERROR`, with the seed §8.3.1 details array (SSP-ERR-3 would
+    /// allow any code; the seed is stricter).
+    pub fn method_not_allowed(method: &str, allow: &str) -> Self {
+        whole_request_invalid(
+            405,
+            &format!("Method {method} not allowed here; allowed: {allow}"),
+            "HTTP method not allowed for this resource",
+            json!(allow.split(", ").collect::<Vec<_>>()),
+            json!(method),
+        )
+    }
+
+    pub(super) fn internal(e: &dyn std::fmt::Display) -> Self {
+        tracing::error!(error = %e, "ssp provider storage failure");
+        // The seed's seven codes have no "internal error"; the provider is (temporarily)
+        // unable to serve the invocation endpoint: 503 ENDPOINT_UNREACHABLE with a retry.
+        Self::new(
+            503,
+            ErrorObject::new(codes::ENDPOINT_UNREACHABLE, "provider storage unavailable")
+                .with_retry(1000, 3),
+        )
+    }
+}
+
+// 413 / 415 use VALIDATION_ERROR: the seed's §8.2 restricts error.code to its seven codes,
+// and an oversized or non-JSON body is an invalid request.
+fn body_too_large() -> Refusal {
+    whole_request_invalid(
+        413,
+        &format!("Request body exceeds {MAX_INVOCATION_BODY} bytes"),
+        "request body too large",
+        json!({ "max_bytes": MAX_INVOCATION_BODY }),
+        json!("larger body"),
+    )
+}
+
+/// `host[:port]` with a DNS name / IPv4 address or a bracketed IPv6 address: anything else
+/// could make the served URLs invalid (or inject text into them).
+fn well_formed_host(h: &str) -> bool {
+    let port_ok = |p: &str| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit());
+    let (host, port) = if let Some(rest) = h.strip_prefix('[') {
+        let Some((v6, after)) = rest.split_once(']') else {
+            return false;
+        };
+        if v6.is_empty()
+            || !v6
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        {
+            return false;
+        }
+        return after.is_empty() || after.strip_prefix(':').is_some_and(port_ok);
+    } else {
+        match h.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (h, None),
+        }
+    };
+    !host.is_empty()
+        && host.len() <= 253
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        && port.is_none_or(port_ok)
+}
+
+impl SspState {
+    /// The base URL for URLs in documents: configured, else `http://<Host>` (only a
+    /// well-formed host), else `http://127.0.0.1`.
+    fn base(&self, headers: &HeaderMap) -> String {
+        if let Some(b) = self.base_url() {
+            return b.to_string();
+        }
+        headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| well_formed_host(h))
+            .map(|h| format!("http://{h}"))
+            .unwrap_or_else(|| FALLBACK_BASE.to_string())
+    }
+
+    /// Whether the request carries any valid credential (discovery is auth-aware). Reads
+    /// have no body: the HMAC scheme signs "" (ssp.md §7).
+    fn authenticated(&self, headers: &HeaderMap) -> bool {
+        !self.valid_credentials(headers, b"").is_empty()
+    }
+
+    /// `GET /.well-known/skill-sharing` (SSP-DISC-1..3). `filters` = the
+    /// `capability_type` / `type` query values.
+    pub fn index(&self, headers: &HeaderMap, filters: &[String]) -> Result<Answer, Refusal> {
+        const TYPES: [&str; 4] = ["plugin", "api", "knowledge", "task"];
+        let authenticated = self.authenticated(headers);
+        // Validate: SSP-DISC-3, an unknown value → 400 VALIDATION_ERROR.
+        if let Some(f) = filters.iter().find(|f| !TYPES.contains(&f.as_str())) {
+            return Err(Refusal::new(
+                400,
+                validation_error(
+                    "Unknown capability_type filter",
+                    vec![ValidationDetail {
+                        path: "/capability_type".into(),
+                        message: "must be equal to one of the allowed values".into(),
+                        expected: json!(TYPES),
+                        actual: json!(f),
+                    }],
+                ),
+            ));
+        }
+        // Decide (visibility, SSP-DISC-2) and respond.
+        let base = self.base(headers);
+        let entries: Vec<Value> = self
+            .skills()
+            .iter()
+            .filter(|s| s.access.visible(authenticated))
+            .filter(|s| filters.iter().all(|f| *f == s.capability_type))
+            .map(|s| {
+                let d = skills::descriptor(s.kind, &base);
+                skills::index_entry(&d, &format!("{base}/ssp/skills/{}.json", s.kind.slug()))
+            })
+            .collect();
+        Ok(Answer::ok(
+            200,
+            json!({
+                "protocol": { "version": "1.0.0" },
+                "provider": { "name": "conform reference server", "url": base },
+                "skills": entries,
+            }),
+        ))
+    }
+
+    /// `GET /ssp/skills/<slug>.json` (SSP-DISC-4): private descriptors need a valid
+    /// credential (else 401), unknown ones are 404.
+    pub fn descriptor(&self, headers: &HeaderMap, file: &str) -> Result<Answer, Refusal> {
+        let authenticated = self.authenticated(headers);
+        let base = self.base(headers);
+        let slug = file.strip_suffix(".json").unwrap_or("");
+        let Some(skill) = self.skill_by_slug(slug) else {
+            return Err(Refusal::skill_not_found(file));
+        };
+        if !skill.access.visible(authenticated) {
+            return Err(auth_required(
+                skill,
+                &base,
+                "Authentication is required to read this skill's descriptor",
+            ));
+        }
+        Ok(Answer::ok(200, skills::descriptor(skill.kind, &base)))
+    }
+
+    /// `POST /ssp/invoke/<slug>`: the transport checks (404 skill, 413 size, 415 content
+    /// type — `json` says whether the Content-Type is JSON), auth (SSP-AUTH-1..4), the
+    /// request schema and inputs (SSP-INV-2), then the execution is stored and starts on a
+    /// tokio task; 202 + accepted response (SSP-INV-1).
+    pub async fn invoke(
+        &self,
+        slug: &str,
+        headers: &HeaderMap,
+        body: Body,
+        json: bool,
+    ) -> Result<Answer, Refusal> {
+        let base = self.base(headers);
+        let Some(skill) = self.skill_by_slug(slug).cloned() else {
+            return Err(Refusal::skill_not_found(slug));
+        };
+        let body = read_body(headers, body, json).await?;
+        // Authenticate and authorise (domain decision).
+        let presented = self.inner.creds.presented(&skill.auth, headers, &body);
+        let credential =
+            match crate::domain::ssp::decide_auth(&skill.auth, &presented, &skill.required) {
+                AuthDecision::Allow { credential } => credential,
+                AuthDecision::Unauthenticated => {
+                    return Err(auth_required(
+                        &skill,
+                        &base,
+                        "Authentication is required to invoke this skill",
+                    ));
+                }
+                AuthDecision::Forbidden { required, granted } => {
+                    return Err(Refusal::new(
+                        403,
+                        crate::domain::ssp::permission_denied_error(&required, &granted),
+                    ));
+                }
+            };
+        // Validate, then decide the timeout (SSP-INV-5).
+        let (request, inputs) = validate_request(&self.inner.schemas, &skill, &body)?;
+        let timeout = crate::domain::ssp::effective_timeout_ms(
+            skill.timeout_ms,
+            request["context"]["timeout_ms"].as_f64(),
+        );
+        // Persist, start, respond.
+        let exec = self.create_execution(&skill, credential, Value::Object(inputs.clone()))?;
+        let this = self.clone();
+        let id = exec.id.clone();
+        tokio::spawn(async move { this.run(skill, id, inputs, timeout).await });
+        Ok(Answer {
+            status: 202,
+            location: Some(format!("{base}/ssp/status/{}", exec.id)),
+            body: exec.to_response(),
+        })
+    }
+
+    fn next_id(&self) -> String {
+        let n = self
+            .inner
+            .counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut h = Sha256::new();
+        h.update(self.inner.id_key);
+        h.update(n.to_le_bytes());
+        format!("exec-{}", &hex::encode(h.finalize())[..24])
+    }
+
+    fn create_execution(
+        &self,
+        skill: &Skill,
+        credential: Option<String>,
+        inputs: Value,
+    ) -> Result<Execution, Refusal> {
+        // SSP-INV-7: ids are unique (keyed hash of a counter; the primary key double-checks).
+        for _ in 0..8 {
+            let exec = Execution::accepted(
+                self.next_id(),
+                skill.id.clone(),
+                credential.clone(),
+                inputs.clone(),
+                chrono::Utc::now(),
+            );
+            if self
+                .inner
+                .executions
+                .insert(&exec)
+                .map_err(|e| Refusal::internal(&e))?
+            {
+                return Ok(exec);
+            }
+        }
+        Err(Refusal::internal(&"could not draw a fresh execution id"))
+    }
+
+    /// Loads an execution the caller may read (SSP-INV-6: others get the same 404 as an
+    /// unknown id).
+    fn readable_execution(&self, id: &str, headers: &HeaderMap) -> Result<Execution, Refusal> {
+        let exec = self
+            .inner
+            .executions
+            .get(id)
+            .map_err(|e| Refusal::internal(&e))?
+            .ok_or_else(|| Refusal::execution_not_found(id))?;
+        let open = self.skill_by_id(&exec.skill_id).is_none_or(|s| s.is_open());
+        if !open || exec.credential.is_some() {
+            // Status/result polls have no body: the HMAC scheme signs "" (ssp.md §7).
+            let mine = self.valid_credentials(headers, b"");
+            if !crate::domain::ssp::may_read_execution(exec.credential.as_deref(), &mine) {
+                return Err(Refusal::execution_not_found(id));
+            }
+        }
+        Ok(exec)
+    }
+
+    /// `GET /ssp/status/{execution_id}` (SSP-INV-3).
+    pub fn status(&self, id: &str, headers: &HeaderMap) -> Result<Answer, Refusal> {
+        let exec = self.readable_execution(id, headers)?;
+        Ok(Answer::ok(200, exec.to_response()))
+    }
+
+    /// `GET /ssp/result/{execution_id}` (SSP-INV-4): 200 once terminal, 202 with the current
+    /// response (no output) before.
+    pub fn result(&self, id: &str, headers: &HeaderMap) -> Result<Answer, Refusal> {
+        let exec = self.readable_execution(id, headers)?;
+        let status = if exec.status.is_terminal() { 200 } else { 202 };
+        Ok(Answer::ok(status, exec.to_response()))
+    }
+}
+
+/// The 401 of SSP-AUTH-2, with URLs for the base the caller sees (the stored requirement
+/// was built for the startup base).
+fn auth_required(skill: &Skill, base: &str, message: &str) -> Refusal {
+    let mut req = skill.auth.clone();
+    if let AuthRequirement::OAuth2 {
+        authorization_url, ..
+    } = &mut req
+    {
+        let d = skills::descriptor(skill.kind, base);
+        if let Some(u) = d["auth"]["oauth2"]["authorization_url"].as_str() {
+            *authorization_url = u.to_string();
+        }
+    }
+    Refusal {
+        status: 401,
+        error: crate::domain::ssp::auth_required_error(&req, message),
+        www_authenticate: Some(auth::www_authenticate(&req)),
+    }
+}
+
+/// The invocation body, within [`MAX_INVOCATION_BODY`] (413, also when the declared
+/// length is over), readable (400) and announced as JSON (415).
+async fn read_body(headers: &HeaderMap, body: Body, json: bool) -> Result<bytes::Bytes, Refusal> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_INVOCATION_BODY as u64) {
+        return Err(body_too_large());
+    }
+    let bytes = match http_body_util::Limited::new(body, MAX_INVOCATION_BODY)
+        .collect()
+        .await
+    {
+        Ok(c) => c.to_bytes(),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            return Err(body_too_large());
+        }
+        Err(e) => {
+            return Err(whole_request_invalid(
+                400,
+                "Request body could not be read",
+                &e.to_string(),
+                json!("a complete request body"),
+                json!("unreadable body"),
+            ));
+        }
+    };
+    if !json {
+        let ct = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok());
+        return Err(whole_request_invalid(
+            415,
+            "Content-Type must be application/json",
+            "unsupported media type",
+            json!("application/json"),
+            json!(ct),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// SSP-INV-2: the body is an InvocationRequest naming this endpoint's skill (the wrong
+/// skill never runs) with valid inputs. Returns the request and the inputs, defaults
+/// applied.
+fn validate_request(
+    schemas: &Schemas,
+    skill: &Skill,
+    body: &[u8],
+) -> Result<(Value, Map<String, Value>), Refusal> {
+    let request: Value = serde_json::from_slice(body).map_err(|e| {
+        whole_request_invalid(
+            400,
+            "Request body is not valid JSON",
+            &format!("malformed JSON: {e}"),
+            json!("an InvocationRequest JSON object"),
+            json!("malformed JSON"),
+        )
+    })?;
+    let violations = schemas.validate("InvocationRequest", &request);
+    if !violations.is_empty() {
+        return Err(Refusal::new(
+            400,
+            validation_error("Invalid InvocationRequest document", violations),
+        ));
+    }
+    let requested = request["skill_id"].as_str().unwrap_or_default();
+    if requested != skill.id {
+        return Err(Refusal::skill_not_found(requested));
+    }
+    let empty = Map::new();
+    let inputs = request["inputs"].as_object().unwrap_or(&empty);
+    let inputs = skill
+        .validate_inputs(inputs)
+        .map_err(|d| Refusal::new(400, validation_error("Invalid inputs for this skill", d)))?;
+    Ok((request, inputs))
+}
