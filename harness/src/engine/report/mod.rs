@@ -267,6 +267,26 @@ pub struct BaselineInfo {
 }
 
 impl Report {
+    /// The same report with what varies from run to run on one server replaced by fixed
+    /// values: start time, durations, ports, and exchange counts (inbox pagination and
+    /// status polling make as many requests as the timing needs). Two runs of one suite
+    /// against the reference give equal redacted reports; `reports/reference/` is checked
+    /// this way.
+    pub fn volatile_redacted(&self) -> Report {
+        let mut r = self.clone();
+        r.started_at = "<started_at>".into();
+        r.wall_time_ms = 0;
+        r.exchanges = 0;
+        r.exchanges_per_second = 0.0;
+        r.target.base_url = "<base_url>".into();
+        r.target.mcp_url = "<mcp_url>".into();
+        for c in &mut r.checks {
+            c.duration_ms = 0;
+            c.exchanges = 0;
+        }
+        r
+    }
+
     /// Exit code: 2 on harness errors, 1 on a required failure, else 0.
     pub fn exit_code(&self) -> i32 {
         if self.summary.harness_error > 0 {
