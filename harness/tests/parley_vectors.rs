@@ -11,7 +11,7 @@ use conform::engine::check::{Bindings, Check};
 use conform::engine::target::ConnectOptions;
 use conform::engine::verdict::Verdict;
 use conform::transport::{McpRevision, TransportKind};
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 
 /// Index of the MCP 2025-11-25 (legacy) server in [`servers`].
 const LEGACY: usize = 0;
@@ -62,11 +62,7 @@ fn run_comparison(check: &dyn Check) -> Result<(), Failed> {
 }
 
 fn main() {
-    let mut args = Arguments::from_args();
-    if args.test_threads.is_none() {
-        // Checks wait on the network, not the CPU: more threads than cores keeps both busy.
-        args.test_threads = Some(8);
-    }
+    let args = support::reference::arguments();
     let dir = support::vectors::dir();
     let suite = match support::vectors::suite("parley") {
         Ok(s) => s,

@@ -19,7 +19,7 @@ use conform::engine::check::{Bindings, Check};
 use conform::engine::protocol::Suite;
 use conform::engine::target::ConnectOptions;
 use conform::transport::TransportKind;
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Failed, Trial};
 
 /// Runs one check against the shared reference (demo profile, default options).
 fn run_check(check: &dyn Check, transport: Option<TransportKind>) -> Result<(), Failed> {
@@ -93,11 +93,7 @@ fn filters_select_citing_checks(
 }
 
 fn main() {
-    let mut args = Arguments::from_args();
-    if args.test_threads.is_none() {
-        // Checks wait on the network, not the CPU: more threads than cores keeps both busy.
-        args.test_threads = Some(8);
-    }
+    let args = support::reference::arguments();
     let suite = match support::vectors::suite("ssp") {
         Ok(s) => Arc::new(s),
         Err(e) => {

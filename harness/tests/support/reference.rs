@@ -8,7 +8,7 @@ use conform::engine::report::Report;
 use conform::engine::run::{RunOptions, run};
 use conform::engine::target::{ConnectOptions, Target, TargetError};
 use conform::transport::TransportKind;
-use libtest_mimic::Failed;
+use libtest_mimic::{Arguments, Failed};
 
 /// Spawns the reference with `config` in process, pre-flighted by the protocols named in
 /// `suites` with `opts`; the server lives as long as the target.
@@ -30,6 +30,17 @@ pub async fn spawn_with(
 pub struct Shared {
     rt: tokio::runtime::Runtime,
     targets: Vec<Arc<Target>>,
+}
+
+/// The command line of a binary whose trials run checks against the shared reference, with
+/// 8 test threads unless `--test-threads` says otherwise: checks wait on the network, not
+/// the CPU, so more threads than cores keeps both busy.
+pub fn arguments() -> Arguments {
+    let mut args = Arguments::from_args();
+    if args.test_threads.is_none() {
+        args.test_threads = Some(8);
+    }
+    args
 }
 
 static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
