@@ -8,12 +8,13 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use conform::ssp::validator::{DocType, Mode, SspValidator};
-use serde_json::Value;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-/// The seed §3.6 descriptor, verbatim.
-const WEATHER: &str = include_str!("../tests/fixtures/ssp/weather-descriptor.json");
+// Only the fixtures of the tests' support: the rest (servers, the reference) is not for a
+// bench, and including it whole would need its dev-dependencies and dead-code allowances.
+#[path = "../tests/support/fixtures.rs"]
+mod fixtures;
 
 fn measure(name: &str, budget: Duration, mut f: impl FnMut() -> bool) {
     // Warm-up (also proves the document is valid: a throughput of failures means nothing).
@@ -36,7 +37,7 @@ fn measure(name: &str, budget: Duration, mut f: impl FnMut() -> bool) {
 }
 
 fn main() {
-    let doc: Value = serde_json::from_str(WEATHER).expect("fixture is JSON");
+    let doc = fixtures::weather();
     let v = SspValidator::global().expect("embedded schema compiles");
     let budget = Duration::from_millis(
         std::env::var("SSP_BENCH_MS")

@@ -3,21 +3,18 @@
 //! Also exercises the baseline (expected failures, stale entries) on a real failure set.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
-#[path = "support/broken.rs"]
-mod broken;
+mod support;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::Arc;
 
-use broken::Fault;
 use conform::engine::baseline::{Baseline, Entry};
 use conform::engine::run::{RunError, RunOptions, run};
 use conform::engine::target::{ConnectOptions, Profile, Target};
 use conform::engine::verdict::Verdict;
 use conform::reference::demo_profile;
-use conform::registry::load_suite;
 use conform::transport::TransportKind;
+use support::broken::{self, Fault};
 
 /// The Parley pre-flight over HTTP only (the broken servers speak no MCP).
 async fn connect(profile: Profile) -> Result<Target, conform::engine::target::TargetError> {
@@ -33,20 +30,8 @@ async fn failures_against(fault: Fault) -> (Vec<(String, Vec<String>)>, i32) {
     let target = connect(demo_profile(&server.base_url))
         .await
         .expect("pre-flight");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
-    let mut suite = load_suite("parley", &dir).expect("suite");
-    // Quota vectors (PV-TR-5) share the `limited` token's one-minute window across the whole
-    // run, so their outcome depends on scheduling; none of the faults touches quotas.
-    suite
-        .checks
-        .retain(|c| !c.requirements().iter().any(|r| r == "PV-TR-5"));
-    let suites = vec![suite];
-    let opts = RunOptions {
-        transports: vec![TransportKind::Http],
-        jobs: 8,
-        ..RunOptions::default()
-    };
-    let report = run(Arc::new(target), &suites, &opts).await.expect("run");
+    // None of the faults touches quotas (the quota vectors are left out).
+    let report = support::reference::parley_over_http(target).await;
     let fails = report
         .checks
         .iter()
@@ -125,8 +110,7 @@ async fn forgetting_the_lock_fails_pv_st_4() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
     let server = broken::start(Fault::ReaderWrites).await;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
-    let suites = vec![load_suite("parley", &dir).expect("suite")];
+    let suites = vec![support::vectors::suite("parley").expect("suite")];
     let target = Arc::new(
         connect(demo_profile(&server.base_url))
             .await
@@ -227,8 +211,7 @@ async fn an_http_only_server_fails_pv_tr_1a_only() {
     let target = connect(demo_profile(&server.base_url))
         .await
         .expect("pre-flight");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
-    let suites = vec![load_suite("parley", &dir).expect("suite")];
+    let suites = vec![support::vectors::suite("parley").expect("suite")];
     let opts = RunOptions {
         filter: Some("envelope/*".into()),
         ..RunOptions::default()

@@ -5,6 +5,8 @@
 //! run concurrently (each against its own in-process server). Filter as usual:
 //! `cargo test -p conform --features faults --test faults_caught -- body-counts-bytes`.
 
+mod support;
+
 #[cfg(feature = "faults")]
 mod power {
     use std::sync::OnceLock;
@@ -29,11 +31,7 @@ mod power {
     }
 
     fn runtime() -> Result<tokio::runtime::Runtime, Failed> {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .map_err(|e| Failed::from(format!("runtime: {e}")))
+        crate::support::runtime(2).map_err(Failed::from)
     }
 
     fn caught(fault: Fault) -> Result<(), Failed> {

@@ -4,45 +4,20 @@
 //! fails. Against the default reference those same `!dialectic` vectors are `unsupported`.
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
+mod support;
 
-use conform::engine::run::{RunOptions, run};
 use conform::engine::target::ConnectOptions;
 use conform::engine::verdict::Verdict;
-use conform::reference::demo_profile;
-use conform::registry::load_suite;
-use conform::transport::TransportKind;
 
+/// The Parley suite over HTTP against a reference spawned with or without the dialectic
+/// profile.
 async fn report_against(dialectic: bool) -> conform::engine::report::Report {
     let mut config = reference_impl::Config::demo_in_memory();
     config.dialectic = dialectic;
-    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
+    let target = support::reference::spawn_with(config, &ConnectOptions::default(), &["parley"])
         .await
-        .expect("spawn");
-    let target = conform::registry::connect(
-        demo_profile(&format!("http://{}", server.addr)),
-        &ConnectOptions::default(),
-        &["parley"],
-    )
-    .await
-    .expect("pre-flight");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
-    let mut suite = load_suite("parley", &dir).expect("suite");
-    // Quota vectors (PV-TR-5) depend on scheduling within the `limited` token's minute;
-    // they are covered by the main vector test and are not what this test is about.
-    suite
-        .checks
-        .retain(|c| !c.requirements().iter().any(|r| r == "PV-TR-5"));
-    let opts = RunOptions {
-        transports: vec![TransportKind::Http],
-        jobs: 8,
-        ..RunOptions::default()
-    };
-    let report = run(Arc::new(target), &[suite], &opts).await.expect("run");
-    server.shutdown().await;
-    report
+        .expect("pre-flight");
+    support::reference::parley_over_http(target).await
 }
 
 fn is_profile_absent_vector(check: &str) -> bool {

@@ -4,15 +4,12 @@
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use conform::ssp::DocType;
 use conform::ssp::cli::{EXIT_INVALID, EXIT_VALID, ValidateArgs, run};
 use serde_json::{Value, json};
-
-const WEATHER: &str = include_str!("fixtures/ssp/weather-descriptor.json");
-
-fn weather() -> Value {
-    serde_json::from_str(WEATHER).expect("fixture is JSON")
-}
+use support::fixtures::{WEATHER, weather};
 
 async fn run_on(
     doc: &Value,
@@ -148,15 +145,9 @@ async fn validates_a_url() {
             "/missing",
             get(|| async { (axum::http::StatusCode::NOT_FOUND, "nope") }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let base = support::http::serve(app).await;
     let args = ValidateArgs {
-        source: format!("http://{addr}/skills/weather.json"),
+        source: format!("{base}/skills/weather.json"),
         doc_type: None,
         lenient: false,
         json: false,
@@ -164,7 +155,7 @@ async fn validates_a_url() {
     let mut out = Vec::new();
     assert_eq!(run(&args, &mut out).await.expect("runs"), EXIT_VALID);
     let args = ValidateArgs {
-        source: format!("http://{addr}/missing"),
+        source: format!("{base}/missing"),
         ..args
     };
     assert!(matches!(

@@ -4,10 +4,11 @@
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use conform::ssp::consumer::{
     Consumer, ConsumerConfig, ConsumerError, Credentials, RetryPolicy, Sleeper,
@@ -18,6 +19,8 @@ use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::http::{json_response, refused_base, serve, serve_at};
+use support::ssp::execution;
 
 /// Records the waits instead of sleeping: the backoff schedule is observable and tests
 /// take no wall time.
@@ -53,27 +56,6 @@ fn consumer(max_polls: u32) -> (Consumer<RecordingSleeper>, RecordingSleeper) {
     (c, s)
 }
 
-async fn serve(router: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    format!("http://{addr}")
-}
-
-/// A base URL whose port was bound and then released: connecting is refused.
-async fn refused_base() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    drop(listener);
-    format!("http://{addr}")
-}
-
 fn descriptor(base: &str, id: &str) -> Value {
     json!({
         "protocol": {"version": "1.0.0"},
@@ -100,73 +82,46 @@ fn typed(v: Value) -> SkillDescriptor {
     serde_json::from_value(v).expect("typed descriptor")
 }
 
-fn response(id: &str, status: &str, output: Option<Value>) -> Value {
-    let mut r = json!({
-        "execution_id": id,
-        "status": status,
-        "skill_id": "t/echo",
-        "timestamps": {"created_at": "2025-07-01T12:00:00Z", "updated_at": "2025-07-01T12:00:01Z"}
-    });
-    if status == "completed" {
-        r["output"] = output.unwrap_or(json!({}));
-        r["timestamps"]["completed_at"] = json!("2025-07-01T12:00:01Z");
-    }
-    r
-}
-
 fn inputs() -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("text".into(), json!("hi"));
     m
 }
 
-fn json_response(status: StatusCode, body: Value) -> Response {
-    (
-        status,
-        [("content-type", "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 // ------------------------------------------------------------------ discovery
 
 #[tokio::test]
 async fn discovers_well_known_index() {
-    // The router needs its own address in the documents: bind first.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let index = json!({
-        "protocol": {"version": "1.0.0"},
-        "provider": {"name": "Test"},
-        "skills": [
-            {"id": "t/echo", "name": "Echo", "capability_type": "task", "description": "d",
-             "descriptor_url": format!("{base}/skills/echo.json"), "access": "public", "version": "1.0.0"},
-            {"id": "t/broken", "name": "Broken", "capability_type": "api", "description": "d",
-             "descriptor_url": format!("{base}/skills/broken.json"), "access": "public", "version": "1.0.0"}
-        ]
-    });
-    let echo = descriptor(&base, "t/echo");
-    let mut broken = descriptor(&base, "t/broken");
-    broken["endpoint"]["method"] = json!("PATCH");
-    let router = Router::new()
-        .route(
-            "/.well-known/skill-sharing",
-            get(move || async move { json_response(StatusCode::OK, index) }),
-        )
-        .route(
-            "/skills/echo.json",
-            get(move || async move { json_response(StatusCode::OK, echo) }),
-        )
-        .route(
-            "/skills/broken.json",
-            get(move || async move { json_response(StatusCode::OK, broken) }),
-        );
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
+    // The documents name the provider's own address: `serve_at` binds first.
+    let base = serve_at(|base| {
+        let index = json!({
+            "protocol": {"version": "1.0.0"},
+            "provider": {"name": "Test"},
+            "skills": [
+                {"id": "t/echo", "name": "Echo", "capability_type": "task", "description": "d",
+                 "descriptor_url": format!("{base}/skills/echo.json"), "access": "public", "version": "1.0.0"},
+                {"id": "t/broken", "name": "Broken", "capability_type": "api", "description": "d",
+                 "descriptor_url": format!("{base}/skills/broken.json"), "access": "public", "version": "1.0.0"}
+            ]
+        });
+        let echo = descriptor(base, "t/echo");
+        let mut broken = descriptor(base, "t/broken");
+        broken["endpoint"]["method"] = json!("PATCH");
+        Router::new()
+            .route(
+                "/.well-known/skill-sharing",
+                get(move || async move { json_response(StatusCode::OK, index) }),
+            )
+            .route(
+                "/skills/echo.json",
+                get(move || async move { json_response(StatusCode::OK, echo) }),
+            )
+            .route(
+                "/skills/broken.json",
+                get(move || async move { json_response(StatusCode::OK, broken) }),
+            )
+    })
+    .await;
     let (c, _) = consumer(10);
     let (idx, descriptors) = c
         .discover_all(&base, &Credentials::None, None)
@@ -273,7 +228,12 @@ async fn incompatible_major_is_not_invoked() {
         "/invoke",
         post(move || {
             h.fetch_add(1, Ordering::SeqCst);
-            async { json_response(StatusCode::ACCEPTED, response("e1", "accepted", None)) }
+            async {
+                json_response(
+                    StatusCode::ACCEPTED,
+                    execution("e1", "t/echo", "accepted", None),
+                )
+            }
         }),
     ))
     .await;
@@ -326,7 +286,10 @@ fn lifecycle_router(state: Arc<Lifecycle>, running_polls: u32) -> Router {
                     assert_eq!(req["skill_id"], "t/echo");
                     assert_eq!(req["inputs"]["text"], "hi");
                     assert_eq!(req["caller"]["type"], "service");
-                    json_response(StatusCode::ACCEPTED, response("exec/1 a", "accepted", None))
+                    json_response(
+                        StatusCode::ACCEPTED,
+                        execution("exec/1 a", "t/echo", "accepted", None),
+                    )
                 },
             ),
         )
@@ -343,7 +306,7 @@ fn lifecycle_router(state: Arc<Lifecycle>, running_polls: u32) -> Router {
                     };
                     json_response(
                         StatusCode::OK,
-                        response(&id, status, Some(json!({"echo": "hi"}))),
+                        execution(&id, "t/echo", status, Some(json!({"echo": "hi"}))),
                     )
                 },
             ),
@@ -355,8 +318,9 @@ fn lifecycle_router(state: Arc<Lifecycle>, running_polls: u32) -> Router {
                     s.paths.lock().expect("lock").push(format!("result:{id}"));
                     json_response(
                         StatusCode::OK,
-                        response(
+                        execution(
                             &id,
+                            "t/echo",
                             "completed",
                             Some(json!({"echo": "hi", "from": "result"})),
                         ),
@@ -469,7 +433,7 @@ async fn poll_budget_is_bounded() {
 /// the attempts `endpoint.retry` allows, with exponential backoff between them.
 #[tokio::test]
 async fn refused_connection_is_endpoint_unreachable() {
-    let base = refused_base().await;
+    let base = refused_base();
     let mut d = descriptor(&base, "t/echo");
     d["endpoint"]["retry"] = json!({"max_attempts": 4, "backoff_ms": 100});
     let (c, sleeper) = consumer(10);
@@ -498,7 +462,7 @@ async fn refused_connection_is_endpoint_unreachable() {
 
 #[tokio::test]
 async fn refused_without_retry_config_tries_once() {
-    let base = refused_base().await;
+    let base = refused_base();
     let (c, sleeper) = consumer(10);
     let err = c
         .invoke(
@@ -529,7 +493,7 @@ async fn provider_error_retry_is_honoured() {
                         json!({"error": {"code": "ENDPOINT_UNREACHABLE", "message": "busy", "retry": {"suggested_delay_ms": 700, "max_attempts": 3}}}),
                     )
                 } else {
-                    let mut r = response("e1", "completed", Some(json!(1)));
+                    let mut r = execution("e1", "t/echo", "completed", Some(json!(1)));
                     r["output"] = json!(1);
                     json_response(StatusCode::ACCEPTED, r)
                 }

@@ -4,17 +4,14 @@
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use conform::ssp::types::*;
 use conform::ssp::validator::{DetailsShape, field_to_pointer, parse_validation_details};
 use conform::ssp::{DocType, Mode, SspValidator, parse, parse_str, serialize, validate};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
-
-const WEATHER: &str = include_str!("fixtures/ssp/weather-descriptor.json");
-
-fn weather() -> Value {
-    serde_json::from_str(WEATHER).expect("fixture is JSON")
-}
+use support::fixtures::weather;
 
 #[test]
 fn embedded_schema_compiles_for_every_doc_type() {

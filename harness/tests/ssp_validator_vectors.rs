@@ -10,20 +10,17 @@
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use conform::ssp::validator::SspValidator;
 use conform::ssp::vectors::{check, load_dir};
 use libtest_mimic::{Arguments, Trial};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
-}
+use std::path::PathBuf;
 
 fn catalogue_ids() -> BTreeSet<String> {
-    let cat = conform::engine::requirements::Catalogue::load(&root().join("requirements/ssp.toml"))
-        .expect("ssp.toml loads");
+    let cat = support::vectors::catalogue("ssp").expect("ssp.toml loads");
     cat.requirements.iter().map(|r| r.id.clone()).collect()
 }
 
@@ -31,10 +28,12 @@ fn main() {
     let args = Arguments::from_args();
     let dir = std::env::var_os("SSP_VECTORS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("ssp/validator"));
+        .unwrap_or_else(|| support::vectors::dir().join("ssp/validator"));
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/ssp-validator-vector.schema.json"))
-            .expect("read vector schema"),
+        &std::fs::read_to_string(
+            support::vectors::dir().join("schemas/ssp-validator-vector.schema.json"),
+        )
+        .expect("read vector schema"),
     )
     .expect("vector schema is JSON");
     let known = catalogue_ids();

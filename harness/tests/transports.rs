@@ -3,6 +3,8 @@
 //! in headers and `_meta` on every request (what rmcp 3.11 requires).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod support;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -66,13 +68,9 @@ async fn stateless(State(seen): State<Shared>, headers: HeaderMap, body: Bytes) 
     axum::Json(json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"structuredContent": sc, "content": [{"type": "text", "text": sc.to_string()}]}})).into_response()
 }
 
+/// Serves the fake and returns its MCP endpoint.
 async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}/mcp")
+    format!("{}/mcp", support::http::serve(app).await)
 }
 
 fn transport(url: &str, rev: McpRevision) -> McpTransport {

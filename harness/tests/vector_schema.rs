@@ -1,9 +1,10 @@
 //! Every vector file validated against `vectors/schemas/vector.schema.json` and the typed
 //! model (one test per file), plus fixtures that must be rejected.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
-use conform::engine::requirements::Catalogue;
 use conform::parley::vectors::loader::{SchemaValidator, parse_file};
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -21,11 +22,9 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn check(path: &Path, want_valid: bool) -> Result<(), Failed> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors");
-    let schema = SchemaValidator::load(&root.join("schemas/vector.schema.json"))
+    let schema = SchemaValidator::load(&support::vectors::dir().join("schemas/vector.schema.json"))
         .map_err(|e| e.to_string())?;
-    let catalogue =
-        Catalogue::load(&root.join("requirements/parley.toml")).map_err(|e| e.to_string())?;
+    let catalogue = support::vectors::catalogue("parley")?;
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     let parsed = parse_file(path, &text, Some(&schema), Some(&catalogue), &mut problems);
@@ -41,7 +40,11 @@ fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut trials = Vec::new();
     for (label, dir, valid) in [
-        ("vectors/parley", here.join("../vectors/parley"), true),
+        (
+            "vectors/parley",
+            support::vectors::dir().join("parley"),
+            true,
+        ),
         ("fixtures/parley", here.join("tests/fixtures/parley"), true),
         (
             "fixtures/invalid",

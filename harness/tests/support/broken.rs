@@ -32,12 +32,12 @@ struct Proxy {
     fault: Fault,
 }
 
-/// The running pair; dropping it stops both.
+/// The running pair. Dropping it stops the reference server; the proxy's task ends with the
+/// test's runtime.
 pub struct Broken {
     /// Base URL of the broken server.
     pub base_url: String,
     _server: reference_impl::RunningServer,
-    _proxy: tokio::task::JoinHandle<()>,
 }
 
 /// Token of the hidden writer row with the reader's identity (used by [`Fault::ReaderWrites`]).
@@ -64,18 +64,10 @@ pub async fn start(fault: Fault) -> Broken {
             .expect("client"),
         fault,
     });
-    let app = Router::new().fallback(handle).with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let proxy = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let base_url = super::http::serve(Router::new().fallback(handle).with_state(state)).await;
     Broken {
-        base_url: format!("http://{addr}"),
+        base_url,
         _server: server,
-        _proxy: proxy,
     }
 }
 

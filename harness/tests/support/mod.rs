@@ -1,0 +1,50 @@
+//! Test support shared by the `harness/tests` binaries (and, for the fixtures, the bench):
+//! spawning the reference server, the one shared in-process reference of the libtest-mimic
+//! binaries, small HTTP servers, the vectors directory and its catalogues, fixtures, and
+//! turning a verdict into a test failure. Each binary that needs it says `mod support;`.
+//!
+//! One submodule per concern, so a binary names what it uses (`support::http::serve`):
+//! - [`http`]: serve an axum router on `127.0.0.1:0`, a refused base URL, JSON responses;
+//! - [`ssp`]: SSP documents the fake providers answer with;
+//! - [`fixtures`]: the seed's weather descriptor (also included by `benches/ssp_validate.rs`
+//!   through `#[path]`, as it needs nothing else);
+//! - [`vectors`]: the repository's `vectors/` directory, its catalogues and suites;
+//! - [`verdicts`]: a verdict as a one-line description or as a test failure;
+//! - [`reference`] (feature `reference`): the reference spawned with a config, one shared
+//!   reference per libtest-mimic binary, the Parley suite run over HTTP;
+//! - [`broken`] (feature `reference`): a Parley server that breaks exactly one rule.
+//!
+//! Every test binary is its own crate and compiles this module whole, but each uses only a
+//! part of it: `dead_code` is allowed here, for the module alone, instead of marking items
+//! per binary. The price: a helper no binary uses any more is not flagged — delete it with
+//! its last use. Test support panics on broken set-up (a failed bind, an unreadable fixture):
+//! that is the test failure, so `expect` is allowed here too.
+#![allow(
+    dead_code,
+    reason = "each test binary compiles the whole support module and uses a part of it"
+)]
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    reason = "a broken test set-up is a test failure"
+)]
+
+#[cfg(feature = "reference")]
+pub mod broken;
+pub mod fixtures;
+pub mod http;
+#[cfg(feature = "reference")]
+pub mod reference;
+pub mod ssp;
+pub mod vectors;
+pub mod verdicts;
+
+/// A multi-threaded runtime with `workers` threads for a libtest-mimic binary (whose trials
+/// are plain functions that block on async checks).
+pub fn runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("runtime: {e}"))
+}

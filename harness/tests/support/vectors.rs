@@ -1,0 +1,22 @@
+//! The repository's `vectors/` directory: requirement catalogues and suites.
+
+use std::path::{Path, PathBuf};
+
+use conform::engine::protocol::Suite;
+use conform::engine::requirements::Catalogue;
+
+/// `vectors/` at the root of the repository.
+pub fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
+}
+
+/// The requirement catalogue of `protocol` (`vectors/requirements/<protocol>.toml`).
+pub fn catalogue(protocol: &str) -> Result<Catalogue, String> {
+    let path = dir().join(format!("requirements/{protocol}.toml"));
+    Catalogue::load(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The suite of the registered protocol `name`.
+pub fn suite(name: &str) -> Result<Suite, String> {
+    conform::registry::load_suite(name, &dir()).map_err(|e| format!("the {name} suite: {e}"))
+}
