@@ -15,14 +15,15 @@
 //! carries, calls one operation of the SSP service ([`SspState`]) and writes its
 //! [`Answer`] or [`Refusal`] to the wire; it builds no error of its own.
 
-use axum::Router;
+use std::net::SocketAddr;
+
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{ConnectInfo, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use serde_json::Value;
+use axum::{Extension, Router};
 
 pub use crate::ssp::MAX_INVOCATION_BODY;
 use crate::ssp::{Answer, Refusal, SspState};
@@ -54,9 +55,9 @@ pub fn routes(state: SspState) -> Router {
         .with_state(state)
 }
 
-fn json_response(status: u16, body: &Value) -> Response {
+fn json_response(status: u16, body: String) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut r = (code, body.to_string()).into_response();
+    let mut r = (code, body).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -65,7 +66,7 @@ fn json_response(status: u16, body: &Value) -> Response {
 }
 
 fn answer(a: Answer) -> Response {
-    let mut r = json_response(a.status, &a.body);
+    let mut r = json_response(a.status, String::from(Box::<str>::from(a.body)));
     if let Some(loc) = a.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
         r.headers_mut().insert(header::LOCATION, loc);
     }
@@ -73,12 +74,18 @@ fn answer(a: Answer) -> Response {
 }
 
 fn refusal(f: Refusal) -> Response {
-    let mut r = json_response(f.status, &f.error.to_body());
+    let mut r = json_response(f.status, f.error.to_body().to_string());
     if let Some(ch) = f
         .www_authenticate
         .and_then(|c| HeaderValue::from_str(&c).ok())
     {
         r.headers_mut().insert(header::WWW_AUTHENTICATE, ch);
+    }
+    if let (429, Some(retry)) = (f.status, f.error.retry) {
+        // `Retry-After` (whole seconds, rounded up) repeats the unified error's retry.
+        let secs = retry.suggested_delay_ms.div_ceil(1000);
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     r
 }
@@ -151,6 +158,7 @@ async fn invoke(
     State(state): State<SspState>,
     uri: Uri,
     slug: Result<Path<String>, PathRejection>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -158,7 +166,8 @@ async fn invoke(
         return refusal(Refusal::bad_path(uri.path()));
     };
     let json = super::is_json_media_type(&headers);
-    reply(state.invoke(&slug, &headers, body, json).await)
+    let peer = peer.map(|Extension(ConnectInfo(a))| a);
+    reply(state.invoke(&slug, &headers, body, json, peer).await)
 }
 
 async fn status(
