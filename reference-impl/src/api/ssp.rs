@@ -26,6 +26,7 @@ use axum::routing::{any, get, post};
 use axum::{Extension, Router};
 
 pub use crate::ssp::MAX_INVOCATION_BODY;
+use crate::ssp::auth::Signed;
 use crate::ssp::{Answer, Refusal, SspState};
 
 /// The provider's router, to be merged at the root of the server.
@@ -114,12 +115,23 @@ fn filters(query: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// What a read's HMAC signature covers (no body): method and path.
+fn read<'a>(method: &'a Method, uri: &'a Uri) -> Signed<'a> {
+    Signed {
+        method: method.as_str(),
+        path: uri.path(),
+        body: b"",
+    }
+}
+
 async fn index(
     State(state): State<SspState>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    reply(state.index(&headers, &filters(q.as_deref())))
+    reply(state.index(&headers, &filters(q.as_deref()), &read(&method, &uri)))
 }
 
 /// Answers with `f` of the decoded path segment; a segment axum could not decode (not
@@ -137,11 +149,14 @@ fn with_segment(
 
 async fn descriptor(
     State(state): State<SspState>,
+    method: Method,
     uri: Uri,
     headers: HeaderMap,
     file: Result<Path<String>, PathRejection>,
 ) -> Response {
-    with_segment(&uri, file, |file| reply(state.descriptor(&headers, &file)))
+    with_segment(&uri, file, |file| {
+        reply(state.descriptor(&headers, &file, &read(&method, &uri)))
+    })
 }
 
 /// The schema file byte for byte (embedded at build time; no per-request serialization).
@@ -167,23 +182,33 @@ async fn invoke(
     };
     let json = super::is_json_media_type(&headers);
     let peer = peer.map(|Extension(ConnectInfo(a))| a);
-    reply(state.invoke(&slug, &headers, body, json, peer).await)
+    reply(
+        state
+            .invoke(&slug, &headers, body, json, peer, uri.path())
+            .await,
+    )
 }
 
 async fn status(
     State(state): State<SspState>,
+    method: Method,
     uri: Uri,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    with_segment(&uri, id, |id| reply(state.status(&id, &headers)))
+    with_segment(&uri, id, |id| {
+        reply(state.status(&id, &headers, &read(&method, &uri)))
+    })
 }
 
 async fn result(
     State(state): State<SspState>,
+    method: Method,
     uri: Uri,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    with_segment(&uri, id, |id| reply(state.result(&id, &headers)))
+    with_segment(&uri, id, |id| {
+        reply(state.result(&id, &headers, &read(&method, &uri)))
+    })
 }

@@ -386,12 +386,11 @@ impl SspState {
         self.inner.executions.sweep(now)
     }
 
-    /// Fingerprints of every valid credential in the request (any method).
-    pub fn valid_credentials(&self, headers: &HeaderMap, body: &[u8]) -> Vec<String> {
-        self.inner.creds.valid_fingerprints(
-            self.inner.skills.iter().map(|s| &s.auth),
-            headers,
-            body,
-        )
+    /// Fingerprints of every valid credential in the request (any method); `msg` is what
+    /// an HMAC signature covers.
+    pub fn valid_credentials(&self, headers: &HeaderMap, msg: &auth::Signed<'_>) -> Vec<String> {
+        self.inner
+            .creds
+            .valid_fingerprints(self.inner.skills.iter().map(|s| &s.auth), headers, msg)
     }
 }

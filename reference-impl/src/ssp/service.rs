@@ -16,6 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::auth::Signed;
 use super::schema::Schemas;
 use super::{FALLBACK_BASE, Skill, SspState, auth, skills};
 use crate::domain::ssp::{
@@ -248,16 +249,22 @@ impl SspState {
     }
 
     /// Whether the request carries any valid credential (discovery is auth-aware). Reads
-    /// have no body: the HMAC scheme signs "" (ssp.md §7).
-    fn authenticated(&self, headers: &HeaderMap) -> bool {
-        !self.valid_credentials(headers, b"").is_empty()
+    /// have no body: the plain HMAC scheme signs "" (ssp.md §7), the replay-protected one
+    /// method and path.
+    fn authenticated(&self, headers: &HeaderMap, read: &Signed<'_>) -> bool {
+        !self.valid_credentials(headers, read).is_empty()
     }
 
     /// `GET /.well-known/skill-sharing` (SSP-DISC-1..3). `filters` = the
     /// `capability_type` / `type` query values.
-    pub fn index(&self, headers: &HeaderMap, filters: &[String]) -> Result<Answer, Refusal> {
+    pub fn index(
+        &self,
+        headers: &HeaderMap,
+        filters: &[String],
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
         const TYPES: [&str; 4] = ["plugin", "api", "knowledge", "task"];
-        let authenticated = self.authenticated(headers);
+        let authenticated = self.authenticated(headers, read);
         // Validate: SSP-DISC-3, an unknown value → 400 VALIDATION_ERROR.
         if let Some(f) = filters.iter().find(|f| !TYPES.contains(&f.as_str())) {
             return Err(Refusal::new(
@@ -297,8 +304,13 @@ impl SspState {
 
     /// `GET /ssp/skills/<slug>.json` (SSP-DISC-4): private descriptors need a valid
     /// credential (else 401), unknown ones are 404.
-    pub fn descriptor(&self, headers: &HeaderMap, file: &str) -> Result<Answer, Refusal> {
-        let authenticated = self.authenticated(headers);
+    pub fn descriptor(
+        &self,
+        headers: &HeaderMap,
+        file: &str,
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
+        let authenticated = self.authenticated(headers, read);
         let base = self.base(headers);
         let slug = file.strip_suffix(".json").unwrap_or("");
         let Some(skill) = self.skill_by_slug(slug) else {
@@ -326,13 +338,19 @@ impl SspState {
         body: Body,
         json: bool,
         peer: Option<SocketAddr>,
+        path: &str,
     ) -> Result<Answer, Refusal> {
         let base = self.base(headers);
         let Some(skill) = self.skill_by_slug(slug).cloned() else {
             return Err(Refusal::skill_not_found(slug));
         };
         let body = read_body(headers, body, json).await?;
-        let credential = self.authorize(&skill, &base, headers, &body)?;
+        let signed = Signed {
+            method: "POST",
+            path,
+            body: &body,
+        };
+        let credential = self.authorize(&skill, &base, headers, &signed)?;
         self.admit(credential.as_deref(), peer)?;
         // Validate, then decide the timeout (SSP-INV-5).
         let (request, inputs) = validate_request(&self.inner.schemas, &skill, &body)?;
@@ -361,9 +379,9 @@ impl SspState {
         skill: &Skill,
         base: &str,
         headers: &HeaderMap,
-        body: &[u8],
+        signed: &Signed<'_>,
     ) -> Result<Option<String>, Refusal> {
-        let presented = self.inner.creds.presented(&skill.auth, headers, body);
+        let presented = self.inner.creds.presented(&skill.auth, headers, signed);
         match crate::domain::ssp::decide_auth(&skill.auth, &presented, &skill.required) {
             AuthDecision::Allow { credential } => Ok(credential),
             AuthDecision::Unauthenticated => Err(auth_required(
@@ -436,7 +454,12 @@ impl SspState {
 
     /// Loads an execution the caller may read (SSP-INV-6: others get the same 404 as an
     /// unknown id).
-    fn readable_execution(&self, id: &str, headers: &HeaderMap) -> Result<Execution, Refusal> {
+    fn readable_execution(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+        read: &Signed<'_>,
+    ) -> Result<Execution, Refusal> {
         let exec = self
             .inner
             .executions
@@ -445,8 +468,9 @@ impl SspState {
             .ok_or_else(|| Refusal::execution_not_found(id))?;
         let open = self.skill_by_id(&exec.skill_id).is_none_or(|s| s.is_open());
         if !open || exec.credential.is_some() {
-            // Status/result polls have no body: the HMAC scheme signs "" (ssp.md §7).
-            let mine = self.valid_credentials(headers, b"");
+            // Status/result polls have no body: the plain HMAC scheme signs "" (ssp.md §7),
+            // the replay-protected one the path, hence this execution id (issue 13 §8).
+            let mine = self.valid_credentials(headers, read);
             if !crate::domain::ssp::may_read_execution(exec.credential.as_deref(), &mine) {
                 return Err(Refusal::execution_not_found(id));
             }
@@ -455,15 +479,25 @@ impl SspState {
     }
 
     /// `GET /ssp/status/{execution_id}` (SSP-INV-3).
-    pub fn status(&self, id: &str, headers: &HeaderMap) -> Result<Answer, Refusal> {
-        let exec = self.readable_execution(id, headers)?;
+    pub fn status(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
+        let exec = self.readable_execution(id, headers, read)?;
         Answer::execution(200, &exec)
     }
 
     /// `GET /ssp/result/{execution_id}` (SSP-INV-4): 200 once terminal, 202 with the current
     /// response (no output) before.
-    pub fn result(&self, id: &str, headers: &HeaderMap) -> Result<Answer, Refusal> {
-        let exec = self.readable_execution(id, headers)?;
+    pub fn result(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
+        let exec = self.readable_execution(id, headers, read)?;
         let status = if exec.status.is_terminal() { 200 } else { 202 };
         Answer::execution(status, &exec)
     }
