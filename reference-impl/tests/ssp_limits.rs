@@ -237,3 +237,44 @@ async fn rss_after_400_large_echo_invocations() {
     // The SQLite page cache and the allocator's free lists stay; 400 × 4.5 MiB does not.
     assert!(grown < 100 * 1024, "{grown} KiB");
 }
+
+/// Over a real socket: the accept loop tags each connection's requests with its peer
+/// address, so two loopback addresses are two clients (Linux routes all of 127/8 locally).
+#[tokio::test]
+async fn the_served_provider_limits_each_peer_address_separately() {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.ssp_limits.invocations_per_minute = Some(1);
+    config.ssp_limits.invocation_burst = 1;
+    let server = reference_impl::spawn(config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let url = format!("{}/ssp/invoke/echo", server.base_url());
+    let body = request("conform/echo", json!({"message": "hi"})).to_string();
+    let from = |ip: [u8; 4]| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from(ip))
+            .build()
+            .unwrap()
+    };
+    let invoke = |client: reqwest::Client| {
+        let (url, body) = (url.clone(), body.clone());
+        async move {
+            let r = client
+                .post(url)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let retry_after = r.headers().get("retry-after").cloned();
+            (r.status().as_u16(), retry_after)
+        }
+    };
+    let a = from([127, 0, 0, 1]);
+    assert_eq!(invoke(a.clone()).await.0, 202);
+    let (status, retry_after) = invoke(a).await;
+    assert_eq!(status, 429);
+    assert_eq!(retry_after.unwrap(), "60");
+    assert_eq!(invoke(from([127, 0, 0, 2])).await.0, 202);
+    server.shutdown().await;
+}
