@@ -32,6 +32,8 @@ fn main() {
     let addr = listener.local_addr().unwrap();
     let mut config = Config::demo(dir.path().join("bench.sqlite"));
     config.base_url = Some(format!("http://{addr}"));
+    // A load generator is one client: the per-client rate limit would measure itself.
+    config.ssp_limits.invocations_per_minute = None;
 
     // Server on its own runtime (one worker per core, like `reference-server serve`).
     let server_rt = tokio::runtime::Builder::new_multi_thread()

@@ -1,4 +1,5 @@
-//! Server configuration: database, Parley tokens, SSP credentials, public base URL.
+//! Server configuration: database, Parley tokens, SSP credentials and limits, public base
+//! URL.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,6 +67,82 @@ pub struct SspCredentials {
     pub hmac_secret: Option<String>,
 }
 
+/// The SSP provider's resource limits (issue 13 §2–§3), with the documented defaults of
+/// the README ("SSP limits").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SspLimits {
+    /// Bytes of live executions kept in memory; beyond it, polls read SQLite.
+    pub cache_max_bytes: usize,
+    /// Terminal executions completed longer ago than this are deleted; `None`: no age limit.
+    pub retention_max_age: Option<std::time::Duration>,
+    /// At most this many terminal executions are kept, the oldest deleted first; `None`: no
+    /// count limit.
+    pub retention_max_count: Option<u64>,
+    /// Sustained invocations per minute per client (credential, else IP address); `None`:
+    /// no rate limit.
+    pub invocations_per_minute: Option<u32>,
+    /// Invocations a client may make in a burst before the sustained rate applies.
+    pub invocation_burst: u32,
+}
+
+impl SspLimits {
+    /// Default cache bound: 64 MiB.
+    pub const CACHE_MAX_BYTES: usize = 64 * 1024 * 1024;
+    /// Default retention age: 24 hours.
+    pub const RETENTION_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    /// Default retention count: 10,000 terminal executions.
+    pub const RETENTION_MAX_COUNT: u64 = 10_000;
+    /// Default sustained rate: 3,000 invocations per minute (50/s) per client.
+    pub const INVOCATIONS_PER_MINUTE: u32 = 3_000;
+    /// Default burst: 1,000 invocations (a whole conformance run fits in it).
+    pub const INVOCATION_BURST: u32 = 1_000;
+}
+
+impl Default for SspLimits {
+    fn default() -> Self {
+        Self {
+            cache_max_bytes: Self::CACHE_MAX_BYTES,
+            retention_max_age: Some(Self::RETENTION_MAX_AGE),
+            retention_max_count: Some(Self::RETENTION_MAX_COUNT),
+            invocations_per_minute: Some(Self::INVOCATIONS_PER_MINUTE),
+            invocation_burst: Self::INVOCATION_BURST,
+        }
+    }
+}
+
+/// The `reference-server serve` flags of [`SspLimits`] (0 switches a limit off).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SspLimitArgs {
+    /// SSP: bytes of live executions kept in memory (beyond: served from SQLite).
+    #[arg(long, value_name = "BYTES", default_value_t = SspLimits::CACHE_MAX_BYTES)]
+    pub ssp_cache_bytes: usize,
+    /// SSP: delete terminal executions completed more than this many seconds ago (0: never).
+    #[arg(long, value_name = "SECONDS", default_value_t = SspLimits::RETENTION_MAX_AGE.as_secs())]
+    pub ssp_retention_secs: u64,
+    /// SSP: keep at most this many terminal executions, the oldest deleted first (0: all).
+    #[arg(long, value_name = "N", default_value_t = SspLimits::RETENTION_MAX_COUNT)]
+    pub ssp_retention_count: u64,
+    /// SSP: sustained invocations per minute per client (credential, else IP) (0: no limit).
+    #[arg(long, value_name = "N", default_value_t = SspLimits::INVOCATIONS_PER_MINUTE)]
+    pub ssp_rate_per_minute: u32,
+    /// SSP: invocations per client in a burst before the sustained rate applies.
+    #[arg(long, value_name = "N", default_value_t = SspLimits::INVOCATION_BURST)]
+    pub ssp_rate_burst: u32,
+}
+
+impl From<SspLimitArgs> for SspLimits {
+    fn from(a: SspLimitArgs) -> Self {
+        let nonzero = |n: u64| (n > 0).then_some(n);
+        Self {
+            cache_max_bytes: a.ssp_cache_bytes,
+            retention_max_age: nonzero(a.ssp_retention_secs).map(std::time::Duration::from_secs),
+            retention_max_count: nonzero(a.ssp_retention_count),
+            invocations_per_minute: (a.ssp_rate_per_minute > 0).then_some(a.ssp_rate_per_minute),
+            invocation_burst: a.ssp_rate_burst,
+        }
+    }
+}
+
 /// Everything needed to build the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -75,6 +152,8 @@ pub struct Config {
     pub tokens: Vec<TokenRow>,
     /// SSP credentials.
     pub ssp: SspCredentials,
+    /// SSP memory, retention and rate limits.
+    pub ssp_limits: SspLimits,
     /// Absolute base URL used in SSP descriptor/endpoint URLs (`http://127.0.0.1:8080`).
     /// `spawn` fills it from the bound address when `None`.
     pub base_url: Option<String>,
@@ -123,6 +202,7 @@ impl Config {
                 ],
                 hmac_secret: Some("demo-hmac-secret".into()),
             },
+            ssp_limits: SspLimits::default(),
             base_url: None,
             faults: Vec::new(),
             dialectic: true,

@@ -61,6 +61,8 @@ struct ServeArgs {
     #[arg(long)]
     base_url: Option<String>,
     #[command(flatten)]
+    ssp_limits: reference_impl::config::SspLimitArgs,
+    #[command(flatten)]
     common: Common,
 }
 
@@ -82,6 +84,7 @@ fn config(common: &Common) -> anyhow::Result<Config> {
             db_path: common.db.clone(),
             tokens,
             ssp: SspCredentials::default(),
+            ssp_limits: Default::default(),
             base_url: None,
             faults: Vec::new(),
             dialectic: true,
@@ -131,6 +134,7 @@ async fn main() -> anyhow::Result<()> {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config(&args.common)?;
     config.base_url = args.base_url;
+    config.ssp_limits = args.ssp_limits.into();
     let mut server = reference_impl::spawn(config, args.listen).await?;
     {
         let mut out = std::io::stdout().lock();

@@ -262,9 +262,10 @@ async fn accept_loop(
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
+                Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    let service = TowerToHyperService::new(router.clone());
+                    let service =
+                        TowerToHyperService::new(crate::api::with_peer(router.clone(), peer));
                     let conn = builder
                         .serve_connection_with_upgrades(TokioIo::new(stream), service)
                         .into_owned();

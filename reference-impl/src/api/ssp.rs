@@ -15,16 +15,18 @@
 //! carries, calls one operation of the SSP service ([`SspState`]) and writes its
 //! [`Answer`] or [`Refusal`] to the wire; it builds no error of its own.
 
-use axum::Router;
+use std::net::SocketAddr;
+
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{ConnectInfo, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
-use serde_json::Value;
+use axum::{Extension, Router};
 
 pub use crate::ssp::MAX_INVOCATION_BODY;
+use crate::ssp::auth::Signed;
 use crate::ssp::{Answer, Refusal, SspState};
 
 /// The provider's router, to be merged at the root of the server.
@@ -54,9 +56,9 @@ pub fn routes(state: SspState) -> Router {
         .with_state(state)
 }
 
-fn json_response(status: u16, body: &Value) -> Response {
+fn json_response(status: u16, body: String) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut r = (code, body.to_string()).into_response();
+    let mut r = (code, body).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -65,7 +67,7 @@ fn json_response(status: u16, body: &Value) -> Response {
 }
 
 fn answer(a: Answer) -> Response {
-    let mut r = json_response(a.status, &a.body);
+    let mut r = json_response(a.status, String::from(Box::<str>::from(a.body)));
     if let Some(loc) = a.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
         r.headers_mut().insert(header::LOCATION, loc);
     }
@@ -73,12 +75,18 @@ fn answer(a: Answer) -> Response {
 }
 
 fn refusal(f: Refusal) -> Response {
-    let mut r = json_response(f.status, &f.error.to_body());
+    let mut r = json_response(f.status, f.error.to_body().to_string());
     if let Some(ch) = f
         .www_authenticate
         .and_then(|c| HeaderValue::from_str(&c).ok())
     {
         r.headers_mut().insert(header::WWW_AUTHENTICATE, ch);
+    }
+    if let (429, Some(retry)) = (f.status, f.error.retry) {
+        // `Retry-After` (whole seconds, rounded up) repeats the unified error's retry.
+        let secs = retry.suggested_delay_ms.div_ceil(1000);
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     r
 }
@@ -107,12 +115,23 @@ fn filters(query: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// What a read's HMAC signature covers (no body): method and path.
+fn read<'a>(method: &'a Method, uri: &'a Uri) -> Signed<'a> {
+    Signed {
+        method: method.as_str(),
+        path: uri.path(),
+        body: b"",
+    }
+}
+
 async fn index(
     State(state): State<SspState>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    reply(state.index(&headers, &filters(q.as_deref())))
+    reply(state.index(&headers, &filters(q.as_deref()), &read(&method, &uri)))
 }
 
 /// Answers with `f` of the decoded path segment; a segment axum could not decode (not
@@ -130,11 +149,14 @@ fn with_segment(
 
 async fn descriptor(
     State(state): State<SspState>,
+    method: Method,
     uri: Uri,
     headers: HeaderMap,
     file: Result<Path<String>, PathRejection>,
 ) -> Response {
-    with_segment(&uri, file, |file| reply(state.descriptor(&headers, &file)))
+    with_segment(&uri, file, |file| {
+        reply(state.descriptor(&headers, &file, &read(&method, &uri)))
+    })
 }
 
 /// The schema file byte for byte (embedded at build time; no per-request serialization).
@@ -151,6 +173,7 @@ async fn invoke(
     State(state): State<SspState>,
     uri: Uri,
     slug: Result<Path<String>, PathRejection>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -158,23 +181,34 @@ async fn invoke(
         return refusal(Refusal::bad_path(uri.path()));
     };
     let json = super::is_json_media_type(&headers);
-    reply(state.invoke(&slug, &headers, body, json).await)
+    let peer = peer.map(|Extension(ConnectInfo(a))| a);
+    reply(
+        state
+            .invoke(&slug, &headers, body, json, peer, uri.path())
+            .await,
+    )
 }
 
 async fn status(
     State(state): State<SspState>,
+    method: Method,
     uri: Uri,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    with_segment(&uri, id, |id| reply(state.status(&id, &headers)))
+    with_segment(&uri, id, |id| {
+        reply(state.status(&id, &headers, &read(&method, &uri)))
+    })
 }
 
 async fn result(
     State(state): State<SspState>,
+    method: Method,
     uri: Uri,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
 ) -> Response {
-    with_segment(&uri, id, |id| reply(state.result(&id, &headers)))
+    with_segment(&uri, id, |id| {
+        reply(state.result(&id, &headers, &read(&method, &uri)))
+    })
 }

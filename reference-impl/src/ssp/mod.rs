@@ -6,10 +6,13 @@
 //! schema, the skill catalogue (every descriptor validated against the schema at startup —
 //! an invalid one refuses startup), the accepted credentials (`auth`) and the execution
 //! runner (`runner`). Executions run on tokio tasks and are written through to SQLite on
-//! every status change, so they stay readable after a restart (issue #3 §4).
+//! every status change, so they stay readable after a restart (issue #3 §4). It also owns
+//! the provider's limits (issue 13): the executions' memory cache bound and retention
+//! (`crate::store::ssp`) and the per-client invocation rate limit (`limits`).
 
 pub mod auth;
 pub mod catalogue;
+pub mod limits;
 mod runner;
 pub mod schema;
 mod service;
@@ -30,7 +33,7 @@ use crate::config::Config;
 use crate::domain::ssp::{
     Access, AuthRequirement, ErrorObject, ParamSpec, ParamType, ValidationDetail, codes,
 };
-use crate::store::ssp::Executions;
+use crate::store::ssp::{CacheUsage, Executions, Retention};
 use crate::store::{self, Db};
 use auth::CredentialSet;
 use catalogue::Catalogue;
@@ -145,6 +148,7 @@ struct Inner {
     threads: Arc<dyn ThreadReader>,
     base_url: Option<String>,
     executions: Executions,
+    rate: Option<limits::RateLimiter>,
     id_key: [u8; 32],
     counter: AtomicU64,
 }
@@ -253,6 +257,21 @@ fn build_skill(schemas: &Schemas, kind: SkillKind) -> Result<Skill, SspInitError
     })
 }
 
+/// The executions' store with the configured cache bound and retention, swept once.
+fn executions(db: Db, config: &Config) -> Result<Executions, SspInitError> {
+    let l = &config.ssp_limits;
+    let retention = Retention {
+        // Beyond chrono's range (centuries) means no age limit.
+        max_age: l
+            .retention_max_age
+            .and_then(|d| chrono::Duration::from_std(d).ok()),
+        max_count: l.retention_max_count,
+    };
+    let executions = Executions::new(db, l.cache_max_bytes, retention);
+    executions.sweep(chrono::Utc::now())?;
+    Ok(executions)
+}
+
 impl SspState {
     /// Builds the provider: compiles the schema, validates every descriptor (an invalid
     /// one is an `Err`: the server refuses to start), and ends every execution a previous
@@ -301,7 +320,7 @@ impl SspState {
             "execution interrupted: the provider restarted before it finished",
         )
         .with_details(json!({ "reason": "provider_restart" }));
-        let executions = Executions::new(db);
+        let executions = executions(db, config)?;
         let n = executions.fail_interrupted(&interrupted, chrono::Utc::now())?;
         if n > 0 {
             tracing::warn!(
@@ -309,6 +328,7 @@ impl SspState {
                 "ssp executions interrupted by a restart marked failed"
             );
         }
+        let limits = &config.ssp_limits;
         Ok(Self {
             inner: Arc::new(Inner {
                 schemas,
@@ -321,6 +341,9 @@ impl SspState {
                     .as_ref()
                     .map(|b| b.trim_end_matches('/').to_string()),
                 executions,
+                rate: limits
+                    .invocations_per_minute
+                    .map(|n| limits::RateLimiter::new(n, limits.invocation_burst)),
                 id_key: id_key(),
                 counter: AtomicU64::new(0),
             }),
@@ -350,12 +373,24 @@ impl SspState {
         self.inner.skills.iter().find(|s| s.id == id)
     }
 
-    /// Fingerprints of every valid credential in the request (any method).
-    pub fn valid_credentials(&self, headers: &HeaderMap, body: &[u8]) -> Vec<String> {
-        self.inner.creds.valid_fingerprints(
-            self.inner.skills.iter().map(|s| &s.auth),
-            headers,
-            body,
-        )
+    /// How full the executions' memory cache is.
+    pub fn execution_cache(&self) -> CacheUsage {
+        self.inner.executions.usage()
+    }
+
+    /// Applies the retention policy now (it also runs at startup and on insert when due).
+    pub fn sweep_executions(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<usize, store::StoreError> {
+        self.inner.executions.sweep(now)
+    }
+
+    /// Fingerprints of every valid credential in the request (any method); `msg` is what
+    /// an HMAC signature covers.
+    pub fn valid_credentials(&self, headers: &HeaderMap, msg: &auth::Signed<'_>) -> Vec<String> {
+        self.inner
+            .creds
+            .valid_fingerprints(self.inner.skills.iter().map(|s| &s.auth), headers, msg)
     }
 }

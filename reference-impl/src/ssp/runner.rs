@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::skills::{self, SkillKind};
 use super::{Skill, SspState, schema};
-use crate::domain::ssp::{ErrorObject, Outcome, codes};
+use crate::domain::ssp::{ErrorObject, JsonText, Outcome, codes};
 
 impl SspState {
     /// Applies an outcome to a running execution: the domain decides (SSP-INV-3), the store
@@ -32,13 +32,15 @@ impl SspState {
         self,
         skill: Arc<Skill>,
         id: String,
-        inputs: Map<String, Value>,
+        inputs: Value,
         timeout: Option<u64>,
     ) {
+        let empty = Map::new();
+        let inputs = inputs.as_object().unwrap_or(&empty);
         if skill.kind.reports_running() {
             self.transition(&id, Outcome::Running);
         }
-        let work = self.execute(&skill, &inputs);
+        let work = self.execute(&skill, inputs);
         let result = match timeout {
             Some(ms) => match tokio::time::timeout(Duration::from_millis(ms), work).await {
                 Ok(r) => r,
@@ -67,7 +69,14 @@ impl SspState {
                             .collect::<Vec<_>>()
                     )),
                 ),
-                _ => Outcome::Completed(output),
+                // Stored as text (issue 13 §2); the tree is dropped here.
+                _ => match JsonText::from_value(&output) {
+                    Ok(text) => Outcome::Completed(text),
+                    Err(e) => Outcome::Failed(ErrorObject::new(
+                        codes::SKILL_FAILED,
+                        format!("the skill's output could not be stored: {e}"),
+                    )),
+                },
             },
             Err(e) => Outcome::Failed(e),
         };

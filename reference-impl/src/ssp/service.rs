@@ -6,16 +6,21 @@
 //! [`Refusal`] to the wire; they build no error themselves. Decisions are the pure
 //! `crate::domain::ssp`; executions are stored by `crate::store::ssp::Executions`.
 
+use std::net::SocketAddr;
+
 use axum::body::Body;
 use axum::http::{HeaderMap, header};
 use http_body_util::BodyExt;
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use super::auth::Signed;
 use super::schema::Schemas;
 use super::{FALLBACK_BASE, Skill, SspState, auth, skills};
 use crate::domain::ssp::{
-    AuthDecision, AuthRequirement, ErrorObject, Execution, ValidationDetail, codes,
+    AuthDecision, AuthRequirement, ErrorObject, Execution, JsonText, ValidationDetail, codes,
     validation_error,
 };
 
@@ -34,25 +39,37 @@ pub struct Refusal {
 }
 
 /// A successful answer: HTTP status + JSON body (+ `Location` for 202 invocations).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Answer {
     /// HTTP status.
     pub status: u16,
-    /// JSON body.
-    pub body: Value,
+    /// JSON body, as text (an execution's output is never rebuilt as a tree).
+    pub body: Box<RawValue>,
     /// `Location` header.
     pub location: Option<String>,
 }
 
 impl Answer {
-    fn ok(status: u16, body: Value) -> Self {
-        Self {
+    fn ok(status: u16, body: &impl Serialize) -> Result<Self, Refusal> {
+        Ok(Self {
             status,
-            body,
+            body: serde_json::value::to_raw_value(body).map_err(|e| Refusal::internal(&e))?,
             location: None,
-        }
+        })
+    }
+
+    fn execution(status: u16, exec: &Execution) -> Result<Self, Refusal> {
+        Ok(Self {
+            status,
+            body: exec.to_response().map_err(|e| Refusal::internal(&e))?,
+            location: None,
+        })
     }
 }
+
+/// Code of the 429 refusal: a condition the seed does not name, so a code of the
+/// provider's own in the unified shape (SSP-ERR-3).
+pub const RATE_LIMITED: &str = "RATE_LIMITED";
 
 /// A `VALIDATION_ERROR` with one detail about the request as a whole (path `""`).
 fn whole_request_invalid(
@@ -84,6 +101,25 @@ impl Refusal {
             error,
             www_authenticate: None,
         }
+    }
+
+    /// 429 `RATE_LIMITED` (issue 13 §3): the client's invocations exceed `per_minute`
+    /// sustained / `burst`; one is allowed again in `wait` (`error.retry`, which the route
+    /// repeats as `Retry-After`).
+    pub fn rate_limited(wait: std::time::Duration, per_minute: u32, burst: u32) -> Self {
+        let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+        Self::new(
+            429,
+            ErrorObject::new(
+                RATE_LIMITED,
+                format!(
+                    "Too many invocations: at most {per_minute} per minute per client \
+                     (bursts of {burst}); retry in {ms} ms"
+                ),
+            )
+            .with_details(json!({ "invocations_per_minute": per_minute, "burst": burst }))
+            .with_retry(ms, 3),
+        )
     }
 
     /// 404 `SKILL_NOT_FOUND` for an unknown skill / descriptor (seed §8.3.4).
@@ -213,16 +249,22 @@ impl SspState {
     }
 
     /// Whether the request carries any valid credential (discovery is auth-aware). Reads
-    /// have no body: the HMAC scheme signs "" (ssp.md §7).
-    fn authenticated(&self, headers: &HeaderMap) -> bool {
-        !self.valid_credentials(headers, b"").is_empty()
+    /// have no body: the plain HMAC scheme signs "" (ssp.md §7), the replay-protected one
+    /// method and path.
+    fn authenticated(&self, headers: &HeaderMap, read: &Signed<'_>) -> bool {
+        !self.valid_credentials(headers, read).is_empty()
     }
 
     /// `GET /.well-known/skill-sharing` (SSP-DISC-1..3). `filters` = the
     /// `capability_type` / `type` query values.
-    pub fn index(&self, headers: &HeaderMap, filters: &[String]) -> Result<Answer, Refusal> {
+    pub fn index(
+        &self,
+        headers: &HeaderMap,
+        filters: &[String],
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
         const TYPES: [&str; 4] = ["plugin", "api", "knowledge", "task"];
-        let authenticated = self.authenticated(headers);
+        let authenticated = self.authenticated(headers, read);
         // Validate: SSP-DISC-3, an unknown value → 400 VALIDATION_ERROR.
         if let Some(f) = filters.iter().find(|f| !TYPES.contains(&f.as_str())) {
             return Err(Refusal::new(
@@ -250,20 +292,25 @@ impl SspState {
                 skills::index_entry(&d, &format!("{base}/ssp/skills/{}.json", s.kind.slug()))
             })
             .collect();
-        Ok(Answer::ok(
+        Answer::ok(
             200,
-            json!({
+            &json!({
                 "protocol": { "version": "1.0.0" },
                 "provider": { "name": "conform reference server", "url": base },
                 "skills": entries,
             }),
-        ))
+        )
     }
 
     /// `GET /ssp/skills/<slug>.json` (SSP-DISC-4): private descriptors need a valid
     /// credential (else 401), unknown ones are 404.
-    pub fn descriptor(&self, headers: &HeaderMap, file: &str) -> Result<Answer, Refusal> {
-        let authenticated = self.authenticated(headers);
+    pub fn descriptor(
+        &self,
+        headers: &HeaderMap,
+        file: &str,
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
+        let authenticated = self.authenticated(headers, read);
         let base = self.base(headers);
         let slug = file.strip_suffix(".json").unwrap_or("");
         let Some(skill) = self.skill_by_slug(slug) else {
@@ -276,59 +323,91 @@ impl SspState {
                 "Authentication is required to read this skill's descriptor",
             ));
         }
-        Ok(Answer::ok(200, skills::descriptor(skill.kind, &base)))
+        Answer::ok(200, &skills::descriptor(skill.kind, &base))
     }
 
     /// `POST /ssp/invoke/<slug>`: the transport checks (404 skill, 413 size, 415 content
     /// type — `json` says whether the Content-Type is JSON), auth (SSP-AUTH-1..4), the
-    /// request schema and inputs (SSP-INV-2), then the execution is stored and starts on a
-    /// tokio task; 202 + accepted response (SSP-INV-1).
+    /// client's rate limit (429, issue 13 §3; `peer` is the client's address when known),
+    /// the request schema and inputs (SSP-INV-2), then the execution is stored and starts
+    /// on a tokio task; 202 + accepted response (SSP-INV-1).
     pub async fn invoke(
         &self,
         slug: &str,
         headers: &HeaderMap,
         body: Body,
         json: bool,
+        peer: Option<SocketAddr>,
+        path: &str,
     ) -> Result<Answer, Refusal> {
         let base = self.base(headers);
         let Some(skill) = self.skill_by_slug(slug).cloned() else {
             return Err(Refusal::skill_not_found(slug));
         };
         let body = read_body(headers, body, json).await?;
-        // Authenticate and authorise (domain decision).
-        let presented = self.inner.creds.presented(&skill.auth, headers, &body);
-        let credential =
-            match crate::domain::ssp::decide_auth(&skill.auth, &presented, &skill.required) {
-                AuthDecision::Allow { credential } => credential,
-                AuthDecision::Unauthenticated => {
-                    return Err(auth_required(
-                        &skill,
-                        &base,
-                        "Authentication is required to invoke this skill",
-                    ));
-                }
-                AuthDecision::Forbidden { required, granted } => {
-                    return Err(Refusal::new(
-                        403,
-                        crate::domain::ssp::permission_denied_error(&required, &granted),
-                    ));
-                }
-            };
+        let signed = Signed {
+            method: "POST",
+            path,
+            body: &body,
+        };
+        let credential = self.authorize(&skill, &base, headers, &signed)?;
+        self.admit(credential.as_deref(), peer)?;
         // Validate, then decide the timeout (SSP-INV-5).
         let (request, inputs) = validate_request(&self.inner.schemas, &skill, &body)?;
         let timeout = crate::domain::ssp::effective_timeout_ms(
             skill.timeout_ms,
             request["context"]["timeout_ms"].as_f64(),
         );
+        // The request tree is the largest transient allocation: gone before the work.
+        drop(request);
         // Persist, start, respond.
-        let exec = self.create_execution(&skill, credential, Value::Object(inputs.clone()))?;
+        let inputs = Value::Object(inputs);
+        let text = JsonText::from_value(&inputs).map_err(|e| Refusal::internal(&e))?;
+        let exec = self.create_execution(&skill, credential, text)?;
         let this = self.clone();
         let id = exec.id.clone();
         tokio::spawn(async move { this.run(skill, id, inputs, timeout).await });
-        Ok(Answer {
-            status: 202,
-            location: Some(format!("{base}/ssp/status/{}", exec.id)),
-            body: exec.to_response(),
+        let mut answer = Answer::execution(202, &exec)?;
+        answer.location = Some(format!("{base}/ssp/status/{}", exec.id));
+        Ok(answer)
+    }
+
+    /// Authenticates and authorises an invocation (domain decision): the credential that
+    /// will own the execution (`None` for a no-auth skill), or the 401 / 403.
+    fn authorize(
+        &self,
+        skill: &Skill,
+        base: &str,
+        headers: &HeaderMap,
+        signed: &Signed<'_>,
+    ) -> Result<Option<String>, Refusal> {
+        let presented = self.inner.creds.presented(&skill.auth, headers, signed);
+        match crate::domain::ssp::decide_auth(&skill.auth, &presented, &skill.required) {
+            AuthDecision::Allow { credential } => Ok(credential),
+            AuthDecision::Unauthenticated => Err(auth_required(
+                skill,
+                base,
+                "Authentication is required to invoke this skill",
+            )),
+            AuthDecision::Forbidden { required, granted } => Err(Refusal::new(
+                403,
+                crate::domain::ssp::permission_denied_error(&required, &granted),
+            )),
+        }
+    }
+
+    /// The per-client rate limit (issue 13 §3), before any parsing or storage: the client
+    /// is the credential, else the peer address.
+    fn admit(&self, credential: Option<&str>, peer: Option<SocketAddr>) -> Result<(), Refusal> {
+        let Some(limiter) = &self.inner.rate else {
+            return Ok(());
+        };
+        let client = super::limits::client_key(credential, peer);
+        // tokio's clock: paused tests advance it without sleeping.
+        let now = tokio::time::Instant::now().into_std();
+        limiter.take(&client, now).map_err(|wait| {
+            tracing::debug!(client, ?wait, "ssp invocation rate limited");
+            Refusal::rate_limited(wait, limiter.per_minute(), limiter.burst())
         })
     }
 
@@ -347,7 +426,7 @@ impl SspState {
         &self,
         skill: &Skill,
         credential: Option<String>,
-        inputs: Value,
+        inputs: JsonText,
     ) -> Result<Execution, Refusal> {
         // SSP-INV-7: ids are unique (keyed hash of a counter; the primary key double-checks).
         for _ in 0..8 {
@@ -358,12 +437,15 @@ impl SspState {
                 inputs.clone(),
                 chrono::Utc::now(),
             );
-            if self
-                .inner
-                .executions
+            let executions = &self.inner.executions;
+            if executions
                 .insert(&exec)
                 .map_err(|e| Refusal::internal(&e))?
             {
+                // Retention (issue 13 §3): a failed sweep does not fail the invocation.
+                if let Err(e) = executions.sweep_if_due(exec.created_at) {
+                    tracing::error!(error = %e, "ssp retention sweep failed");
+                }
                 return Ok(exec);
             }
         }
@@ -372,7 +454,12 @@ impl SspState {
 
     /// Loads an execution the caller may read (SSP-INV-6: others get the same 404 as an
     /// unknown id).
-    fn readable_execution(&self, id: &str, headers: &HeaderMap) -> Result<Execution, Refusal> {
+    fn readable_execution(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+        read: &Signed<'_>,
+    ) -> Result<Execution, Refusal> {
         let exec = self
             .inner
             .executions
@@ -381,8 +468,9 @@ impl SspState {
             .ok_or_else(|| Refusal::execution_not_found(id))?;
         let open = self.skill_by_id(&exec.skill_id).is_none_or(|s| s.is_open());
         if !open || exec.credential.is_some() {
-            // Status/result polls have no body: the HMAC scheme signs "" (ssp.md §7).
-            let mine = self.valid_credentials(headers, b"");
+            // Status/result polls have no body: the plain HMAC scheme signs "" (ssp.md §7),
+            // the replay-protected one the path, hence this execution id (issue 13 §8).
+            let mine = self.valid_credentials(headers, read);
             if !crate::domain::ssp::may_read_execution(exec.credential.as_deref(), &mine) {
                 return Err(Refusal::execution_not_found(id));
             }
@@ -391,17 +479,27 @@ impl SspState {
     }
 
     /// `GET /ssp/status/{execution_id}` (SSP-INV-3).
-    pub fn status(&self, id: &str, headers: &HeaderMap) -> Result<Answer, Refusal> {
-        let exec = self.readable_execution(id, headers)?;
-        Ok(Answer::ok(200, exec.to_response()))
+    pub fn status(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
+        let exec = self.readable_execution(id, headers, read)?;
+        Answer::execution(200, &exec)
     }
 
     /// `GET /ssp/result/{execution_id}` (SSP-INV-4): 200 once terminal, 202 with the current
     /// response (no output) before.
-    pub fn result(&self, id: &str, headers: &HeaderMap) -> Result<Answer, Refusal> {
-        let exec = self.readable_execution(id, headers)?;
+    pub fn result(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+        read: &Signed<'_>,
+    ) -> Result<Answer, Refusal> {
+        let exec = self.readable_execution(id, headers, read)?;
         let status = if exec.status.is_terminal() { 200 } else { 202 };
-        Ok(Answer::ok(status, exec.to_response()))
+        Answer::execution(status, &exec)
     }
 }
 

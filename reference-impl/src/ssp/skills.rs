@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::auth::{NONCE_HEADER, REPLAY_WINDOW_SECS, TIMESTAMP_HEADER};
 use crate::domain::ssp::{ErrorObject, codes};
 
 /// Which demo skill.
@@ -244,10 +245,12 @@ pub fn descriptor(kind: SkillKind, base: &str) -> Value {
                 "description": "HMAC-SHA256 signed requests.",
                 "custom": {
                     "instructions": format!(
-                        "Compute HMAC-SHA256 over the raw request body with your secret key and send it hex-encoded in the {SIGNATURE_HEADER} header. Requests without a body (status and result polls, discovery) sign the empty string."
+                        "Compute HMAC-SHA256 over the raw request body with your secret key and send it hex-encoded in the {SIGNATURE_HEADER} header. Requests without a body (status and result polls, discovery) sign the empty string. Replay protection (recommended): also send {TIMESTAMP_HEADER} (Unix time in seconds, within {REPLAY_WINDOW_SECS} s of the provider's clock) and {NONCE_HEADER} (a value never sent before: 16 to 128 characters of A-Z a-z 0-9 - _ . ~); the signature then covers the text timestamp LF nonce LF METHOD LF path LF followed by the raw body (polls: empty body, so the signature is bound to the execution id in the path); a reused nonce or a stale timestamp is refused with 401 AUTH_REQUIRED. Executions invoked with replay protection are read with it too."
                     ),
                     "parameters": [
-                        { "name": "secret_key", "type": "string", "description": "Your HMAC secret key.", "required": true }
+                        { "name": "secret_key", "type": "string", "description": "Your HMAC secret key.", "required": true },
+                        { "name": "timestamp", "type": "integer", "description": format!("Replay protection: Unix time in seconds, sent in {TIMESTAMP_HEADER} together with a nonce."), "required": false },
+                        { "name": "nonce", "type": "string", "description": format!("Replay protection: a never reused value, sent in {NONCE_HEADER} together with a timestamp."), "required": false }
                     ]
                 }
             }),

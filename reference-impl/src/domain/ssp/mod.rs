@@ -7,6 +7,7 @@
 //! (SSP-INV-5). The provider (`crate::ssp`) does the IO around these decisions.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// Protocol error codes of seed §8.1. HTTP error responses use only these (seed §8.2:
@@ -166,6 +167,63 @@ pub struct RetrySuggestion {
     pub max_attempts: u64,
 }
 
+/// A JSON document kept as its text (issue 13 §2). Inputs and outputs are only stored and
+/// echoed, so they stay compact text (the size of the request) rather than a `Value` tree:
+/// with `preserve_order` a node costs ~80 bytes, so a 64 KiB array of 32,000 zeros was
+/// 2.5 MiB per copy.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct JsonText(Box<RawValue>);
+
+impl JsonText {
+    /// The text of `v`.
+    pub fn from_value(v: &Value) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(v).map(Self)
+    }
+
+    /// Checks that `text` is one JSON document and keeps it as is.
+    pub fn parse(text: String) -> Result<Self, serde_json::Error> {
+        RawValue::from_string(text).map(Self)
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The raw value (serializes verbatim).
+    pub fn raw(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// Bytes of text.
+    pub fn len(&self) -> usize {
+        self.0.get().len()
+    }
+
+    /// True for an empty text (never, for a parsed document).
+    pub fn is_empty(&self) -> bool {
+        self.0.get().is_empty()
+    }
+
+    /// The document as a `Value` tree (tests, and skills that need the structure).
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl std::fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
 /// The state of one execution, as stored and as served (seed §5.4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Execution {
@@ -177,10 +235,10 @@ pub struct Execution {
     pub credential: Option<String>,
     /// Current status.
     pub status: ExecutionStatus,
-    /// The validated inputs (defaults applied).
-    pub inputs: Value,
-    /// Output, once completed.
-    pub output: Option<Value>,
+    /// The validated inputs (defaults applied), as text.
+    pub inputs: JsonText,
+    /// Output, once completed, as text.
+    pub output: Option<JsonText>,
     /// Error, once failed or timed out.
     pub error: Option<ErrorObject>,
     /// Creation time, constant (SSP-INV-3).
@@ -197,7 +255,7 @@ pub enum Outcome {
     /// Move to `running`.
     Running,
     /// Finish with this output.
-    Completed(Value),
+    Completed(JsonText),
     /// Finish with this error.
     Failed(ErrorObject),
     /// Finish as overrun, with the `INVOCATION_TIMEOUT` error.
@@ -223,7 +281,7 @@ impl Execution {
         id: String,
         skill_id: String,
         credential: Option<String>,
-        inputs: Value,
+        inputs: JsonText,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Self {
         Self {
@@ -273,26 +331,41 @@ impl Execution {
     }
 
     /// The seed §5.4 InvocationResponse: `output` only when completed, `error` only when
-    /// failed/timed out, `completed_at` only when terminal (SSP-INV-3/4).
-    pub fn to_response(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("execution_id".into(), json!(self.id));
-        m.insert("status".into(), json!(self.status.as_str()));
-        m.insert("skill_id".into(), json!(self.skill_id));
-        if self.status == ExecutionStatus::Completed {
-            m.insert("output".into(), self.output.clone().unwrap_or(Value::Null));
+    /// failed/timed out, `completed_at` only when terminal (SSP-INV-3/4). Serialized
+    /// straight from the stored texts: the output is never rebuilt as a tree.
+    pub fn to_response(&self) -> Result<Box<RawValue>, serde_json::Error> {
+        #[derive(Serialize)]
+        struct Timestamps {
+            created_at: String,
+            updated_at: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            completed_at: Option<String>,
         }
-        if let Some(err) = &self.error {
-            m.insert("error".into(), json!(err));
+        #[derive(Serialize)]
+        struct Response<'a> {
+            execution_id: &'a str,
+            status: &'static str,
+            skill_id: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            output: Option<&'a RawValue>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a ErrorObject>,
+            timestamps: Timestamps,
         }
-        let mut ts = Map::new();
-        ts.insert("created_at".into(), json!(format_time(self.created_at)));
-        ts.insert("updated_at".into(), json!(format_time(self.updated_at)));
-        if let Some(c) = self.completed_at {
-            ts.insert("completed_at".into(), json!(format_time(c)));
-        }
-        m.insert("timestamps".into(), Value::Object(ts));
-        Value::Object(m)
+        let output = (self.status == ExecutionStatus::Completed)
+            .then(|| self.output.as_ref().map_or(RawValue::NULL, JsonText::raw));
+        serde_json::value::to_raw_value(&Response {
+            execution_id: &self.id,
+            status: self.status.as_str(),
+            skill_id: &self.skill_id,
+            output,
+            error: self.error.as_ref(),
+            timestamps: Timestamps {
+                created_at: format_time(self.created_at),
+                updated_at: format_time(self.updated_at),
+                completed_at: self.completed_at.map(format_time),
+            },
+        })
     }
 }
 
@@ -680,6 +753,14 @@ mod tests {
     use super::*;
     use ExecutionStatus::*;
 
+    fn text(v: Value) -> JsonText {
+        JsonText::from_value(&v).unwrap()
+    }
+
+    fn response(e: &Execution) -> Value {
+        serde_json::from_str(e.to_response().unwrap().get()).unwrap()
+    }
+
     fn t(s: i64) -> chrono::DateTime<chrono::Utc> {
         chrono::DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap_or_default()
     }
@@ -702,12 +783,12 @@ mod tests {
 
     #[test]
     fn apply_keeps_timestamps_consistent() {
-        let mut e = Execution::accepted("e".into(), "s".into(), None, json!({}), t(10));
+        let mut e = Execution::accepted("e".into(), "s".into(), None, text(json!({})), t(10));
         assert_eq!(e.completed_at, None);
         e.apply(Outcome::Running, t(5)).unwrap_or_default();
         // A clock going backwards is clamped: updated_at >= created_at.
         assert_eq!(e.updated_at, t(10));
-        e.apply(Outcome::Completed(json!(1)), t(12))
+        e.apply(Outcome::Completed(text(json!(1))), t(12))
             .unwrap_or_default();
         assert_eq!(e.completed_at, Some(t(12)));
         assert_eq!(e.created_at, t(10));
@@ -720,17 +801,17 @@ mod tests {
             })
         );
         assert_eq!(e.status, Completed);
-        assert_eq!(e.output, Some(json!(1)));
+        assert_eq!(e.output, Some(text(json!(1))));
         assert!(e.error.is_none());
-        let r = e.to_response();
+        let r = response(&e);
         assert_eq!(r["output"], json!(1));
         assert!(r["timestamps"].get("completed_at").is_some());
     }
 
     #[test]
     fn non_terminal_response_has_no_output_nor_completed_at() {
-        let e = Execution::accepted("e".into(), "s".into(), None, json!({}), t(0));
-        let r = e.to_response();
+        let e = Execution::accepted("e".into(), "s".into(), None, text(json!({})), t(0));
+        let r = response(&e);
         assert!(r.get("output").is_none());
         assert!(r.get("error").is_none());
         assert!(r["timestamps"].get("completed_at").is_none());
