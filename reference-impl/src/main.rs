@@ -60,8 +60,29 @@ struct ServeArgs {
     /// Public base URL used in SSP descriptors (default: from the bound address).
     #[arg(long)]
     base_url: Option<String>,
+    /// Concurrent connections served; one more gets `503 server_busy`.
+    #[arg(long, default_value_t = reference_impl::server::MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Seconds a connection may take to deliver a complete request head (idle sockets,
+    /// slowloris); then it is closed.
+    #[arg(long, default_value_t = reference_impl::server::HEADER_READ_TIMEOUT.as_secs())]
+    head_timeout_secs: u64,
+    /// Seconds a whole request may take (`408 request_timeout`).
+    #[arg(long, default_value_t = reference_impl::server::REQUEST_TIMEOUT.as_secs())]
+    request_timeout_secs: u64,
     #[command(flatten)]
     common: Common,
+}
+
+impl ServeArgs {
+    fn limits(&self) -> reference_impl::server::Limits {
+        reference_impl::server::Limits {
+            max_connections: self.max_connections,
+            head_timeout: std::time::Duration::from_secs(self.head_timeout_secs.max(1)),
+            request_timeout: std::time::Duration::from_secs(self.request_timeout_secs.max(1)),
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -130,8 +151,9 @@ async fn main() -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config(&args.common)?;
+    let limits = args.limits();
     config.base_url = args.base_url;
-    let mut server = reference_impl::spawn(config, args.listen).await?;
+    let mut server = reference_impl::server::spawn_with(config, args.listen, limits).await?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on http://{}", server.addr)?;
