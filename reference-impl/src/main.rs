@@ -124,13 +124,7 @@ fn config(common: &Common) -> anyhow::Result<Config> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
-        )
-        .init();
+    reference_impl::logging::init("info,rmcp=warn");
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
         Command::Stdio(args) => {
