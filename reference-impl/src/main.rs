@@ -12,6 +12,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use reference_impl::config::{Config, SspCredentials, TokenFile};
 
+mod soak;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "reference-server",
@@ -30,6 +32,10 @@ enum Command {
     /// Serve MCP over stdin/stdout. Calls are authenticated with the `PARLEY_TOKEN`
     /// environment variable (stdio has no Authorization header).
     Stdio(StdioArgs),
+    /// Soak and fault test: mixed Parley + SSP traffic, hostile clients and `kill -9`
+    /// restarts against a `serve` child on a file database; prints one table, fails on a
+    /// broken bound (loopback only).
+    Soak(soak::SoakArgs),
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +133,7 @@ async fn main() -> anyhow::Result<()> {
     reference_impl::logging::init("info,rmcp=warn");
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
+        Command::Soak(args) => soak::run(args).await,
         Command::Stdio(args) => {
             let config = config(&args.common)?;
             let db = reference_impl::store::Db::open(&config.db_path)
