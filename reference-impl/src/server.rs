@@ -330,7 +330,10 @@ async fn accept_loop(
                         stream,
                         router.clone(),
                         http.clone(),
-                        limits.head_timeout,
+                        conn::Deadlines {
+                            idle: limits.head_timeout,
+                            busy: limits.request_timeout + limits.head_timeout,
+                        },
                         graceful.watcher(),
                     );
                     tokio::spawn(async move {

@@ -48,7 +48,8 @@ pub struct Shared {
     read_total: AtomicU64,
     /// `read_total` when the connection last became idle: more means a head is under way.
     idle_mark: AtomicU64,
-    idle_since: Mutex<Instant>,
+    /// When the connection last turned idle or busy.
+    since: Mutex<Instant>,
     h2_preface: AtomicBool,
     wrote_any: AtomicBool,
     /// An automatic hyper refusal was replaced (the connection is ending).
@@ -62,7 +63,7 @@ impl Shared {
             in_flight: AtomicUsize::new(0),
             read_total: AtomicU64::new(0),
             idle_mark: AtomicU64::new(0),
-            idle_since: Mutex::new(Instant::now()),
+            since: Mutex::new(Instant::now()),
             h2_preface: AtomicBool::new(false),
             wrote_any: AtomicBool::new(false),
             refused: AtomicBool::new(false),
@@ -70,9 +71,13 @@ impl Shared {
         })
     }
 
-    fn idle_since(&self) -> Instant {
+    fn since(&self) -> Instant {
         // A poisoned lock only means a panic while storing an `Instant`: the value is whole.
-        *self.idle_since.lock().unwrap_or_else(|p| p.into_inner())
+        *self.since.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn mark_since(&self) {
+        *self.since.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     }
 
     fn head_under_way(&self) -> bool {
@@ -86,7 +91,9 @@ struct Busy(Arc<Shared>);
 
 impl Busy {
     fn new(shared: Arc<Shared>) -> Self {
-        shared.in_flight.fetch_add(1, Ordering::AcqRel);
+        if shared.in_flight.fetch_add(1, Ordering::AcqRel) == 0 {
+            shared.mark_since();
+        }
         shared.changed.notify_one();
         Self(shared)
     }
@@ -95,10 +102,11 @@ impl Busy {
 impl Drop for Busy {
     fn drop(&mut self) {
         let s = &self.0;
-        *s.idle_since.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
         s.idle_mark
             .store(s.read_total.load(Ordering::Acquire), Ordering::Release);
-        s.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if s.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            s.mark_since();
+        }
         s.changed.notify_one();
     }
 }
@@ -248,7 +256,7 @@ pub async fn watch(
     stream: TcpStream,
     router: Router,
     http: Arc<hyper::server::conn::http1::Builder>,
-    head_timeout: Duration,
+    deadlines: Deadlines,
     graceful: hyper_util::server::graceful::Watcher,
 ) {
     let stream = Arc::new(stream);
@@ -263,14 +271,14 @@ pub async fn watch(
         shared: shared.clone(),
     };
     let conn = graceful.watch(http.serve_connection(hyper_util::rt::TokioIo::new(io), service));
-    let Outcome { timed_out, ended } = drive(conn, &shared, head_timeout).await;
+    let outcome = drive(conn, &shared, deadlines).await;
     // The connection future (and its socket handle) is gone: this is the last handle.
     let Ok(stream) = Arc::try_unwrap(stream) else {
         return;
     };
-    if timed_out && shared.head_under_way() {
+    if outcome == Outcome::IdleTooLong && shared.head_under_way() {
         close_with(stream, Some(TransportRefusal::RequestTimeout)).await;
-    } else if ended
+    } else if outcome == Outcome::Ended
         && shared.h2_preface.load(Ordering::Acquire)
         && !shared.wrote_any.load(Ordering::Acquire)
     {
@@ -304,35 +312,50 @@ async fn close_with(mut stream: TcpStream, refusal: Option<TransportRefusal>) {
     .await;
 }
 
-struct Outcome {
-    timed_out: bool,
-    ended: bool,
+/// How long a connection may stay in each state.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// Idle (no request in flight): until a complete request head arrives.
+    pub idle: Duration,
+    /// Busy (a request in flight, or its response still being sent): the request deadline
+    /// plus time for the client to read the answer. Bounds slow readers, which would
+    /// otherwise hold a connection forever by never reading a large response.
+    pub busy: Duration,
 }
 
-/// Polls the connection; gives up when it has been idle (no request in flight) for
-/// `head_timeout`. `Notify::notify_one` stores a permit, so no change is missed.
-async fn drive<F>(conn: F, shared: &Shared, head_timeout: Duration) -> Outcome
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The connection finished (client closed, protocol error, shutdown).
+    Ended,
+    /// No complete request head within the idle deadline.
+    IdleTooLong,
+    /// A request (or the sending of its response) outlived the busy deadline.
+    BusyTooLong,
+}
+
+/// Polls the connection until it ends or outlives the deadline of its current state.
+/// `Notify::notify_one` stores a permit, so no state change is missed.
+async fn drive<F>(conn: F, shared: &Shared, deadlines: Deadlines) -> Outcome
 where
     F: Future<Output = Result<(), hyper::Error>>,
 {
     tokio::pin!(conn);
     loop {
-        let idle_deadline = (shared.in_flight.load(Ordering::Acquire) == 0)
-            .then(|| shared.idle_since() + head_timeout);
-        let sleep = tokio::time::sleep_until(idle_deadline.unwrap_or_else(Instant::now));
+        let busy = shared.in_flight.load(Ordering::Acquire) > 0;
+        let limit = if busy { deadlines.busy } else { deadlines.idle };
+        let deadline = shared.since() + limit;
         tokio::select! {
             res = &mut conn => {
                 if let Err(err) = res {
                     tracing::debug!(%err, "connection ended with an error");
                 }
-                return Outcome { timed_out: false, ended: true };
+                return Outcome::Ended;
             }
             _ = shared.changed.notified() => {}
-            _ = sleep, if idle_deadline.is_some() => {
-                if shared.in_flight.load(Ordering::Acquire) == 0
-                    && shared.idle_since() + head_timeout <= Instant::now()
-                {
-                    return Outcome { timed_out: true, ended: false };
+            _ = tokio::time::sleep_until(deadline) => {
+                let still = (shared.in_flight.load(Ordering::Acquire) > 0) == busy;
+                if still && shared.since() + limit <= Instant::now() {
+                    return if busy { Outcome::BusyTooLong } else { Outcome::IdleTooLong };
                 }
             }
         }
@@ -342,4 +365,53 @@ where
 /// Refuses a connection over the cap: a JSON 503, then a lingering close.
 pub async fn refuse_busy(stream: TcpStream) {
     close_with(stream, Some(TransportRefusal::ServerBusy)).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEADLINES: Deadlines = Deadlines {
+        idle: Duration::from_secs(10),
+        busy: Duration::from_secs(40),
+    };
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_connection_is_given_up_after_the_idle_deadline() {
+        let shared = Shared::new();
+        let start = Instant::now();
+        let out = drive(std::future::pending(), &shared, DEADLINES).await;
+        assert_eq!(out, Outcome::IdleTooLong);
+        assert_eq!(start.elapsed(), DEADLINES.idle);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_that_never_finishes_sending_is_given_up_after_the_busy_deadline() {
+        let shared = Shared::new();
+        let start = Instant::now();
+        // A response body hyper cannot get rid of (the client never reads).
+        let _stuck = Busy::new(shared.clone());
+        let out = drive(std::future::pending(), &shared, DEADLINES).await;
+        assert_eq!(out, Outcome::BusyTooLong);
+        assert_eq!(start.elapsed(), DEADLINES.busy);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_response_restarts_the_idle_deadline() {
+        let shared = Shared::new();
+        let start = Instant::now();
+        let activity = {
+            let shared = shared.clone();
+            async move {
+                for _ in 0..3 {
+                    tokio::time::sleep(Duration::from_secs(8)).await;
+                    drop(Busy::new(shared.clone()));
+                }
+                std::future::pending::<Result<(), hyper::Error>>().await
+            }
+        };
+        let out = drive(activity, &shared, DEADLINES).await;
+        assert_eq!(out, Outcome::IdleTooLong);
+        assert_eq!(start.elapsed(), Duration::from_secs(24) + DEADLINES.idle);
+    }
 }
