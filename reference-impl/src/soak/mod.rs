@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use server::Supervisor;
-use traffic::{AFTER, ATTACK, Control, QUIET, Stats};
+use traffic::{AFTER, ATTACK, Control, QUIET, RECOVERING, Stats};
 
 /// Options of `reference-server soak`.
 #[derive(Debug, clap::Args)]
@@ -58,6 +58,10 @@ pub struct SoakArgs {
     /// Allowed ratio of p99 under attack to the quiet p99 (the quiet p99 counts as ≥ 1 ms).
     #[arg(long, default_value_t = 3.0)]
     p99_factor: f64,
+    /// Report the latencies without asserting the p99 bound (the short CI run: a timing
+    /// target on a shared machine and a debug build would only make the test flaky).
+    #[arg(long)]
+    latency_report_only: bool,
     /// Directory for the database (default: a fresh one under the system temp dir).
     #[arg(long)]
     db_dir: Option<PathBuf>,
@@ -140,6 +144,8 @@ async fn phases(
         phase: AtomicU8::new(QUIET),
         stop: AtomicBool::new(false),
         restarting: AtomicBool::new(false),
+        epoch: std::time::Instant::now(),
+        restarted_ms: AtomicU64::new(u64::MAX),
         requests: AtomicU64::new(0),
         max_requests: args.max_requests,
     });
@@ -159,6 +165,7 @@ async fn phases(
         if Instant::now() >= next_kill && Instant::now() < attack_end {
             control.restarting.store(true, Ordering::Relaxed);
             sup.kill9_and_restart().await?;
+            control.restarted();
             control.restarting.store(false, Ordering::Relaxed);
             next_kill += kill_every;
         }
@@ -209,7 +216,7 @@ async fn probe(addr: std::net::SocketAddr) -> bool {
 
 /// Everything the table shows and the assertions judge.
 struct Report {
-    latency: [Latency; 3],
+    latency: [Latency; 4],
     rate_limited: u64,
     restart_errors: u64,
     errors: Vec<String>,
@@ -279,7 +286,7 @@ impl Report {
             )
         };
         Self {
-            latency: [phase(QUIET), phase(ATTACK), phase(AFTER)],
+            latency: [phase(QUIET), phase(ATTACK), phase(AFTER), phase(RECOVERING)],
             rate_limited: stats.iter().map(|s| s.rate_limited).sum(),
             restart_errors: stats.iter().map(|s| s.restart_errors).sum(),
             errors: stats.iter().flat_map(|s| s.other_errors.clone()).collect(),
@@ -328,7 +335,7 @@ impl Report {
             format!("peak fds {}", self.peaks.fds),
         );
         check(
-            self.latency[1].p99 <= self.p99_bound(args),
+            args.latency_report_only || self.latency[1].p99 <= self.p99_bound(args),
             format!("p99 under attack {:.2} ms", ms(self.latency[1].p99)),
         );
         check(
@@ -351,7 +358,7 @@ impl Report {
             "no answer once the attackers left".into(),
         );
         check(
-            self.latency.iter().all(|l| l.count > 0),
+            self.latency[..3].iter().all(|l| l.count > 0),
             "a phase without a single answered request".into(),
         );
         out
@@ -378,13 +385,23 @@ impl Report {
                 "under attack".into(),
                 l[1].show(),
                 format!("p99 ≤ {:.2} ms", ms(self.p99_bound(args))),
-                verdict(l[1].p99 <= self.p99_bound(args)).into(),
+                if args.latency_report_only {
+                    "not asserted".into()
+                } else {
+                    verdict(l[1].p99 <= self.p99_bound(args)).into()
+                },
             ],
             [
                 "after attack".into(),
                 l[2].show(),
                 "answers".into(),
                 verdict(self.answers_after && l[2].count > 0).into(),
+            ],
+            [
+                "restart recovery (1 s after each kill)".into(),
+                l[3].show(),
+                "reported".into(),
+                String::new(),
             ],
             [
                 "acknowledged posts".into(),

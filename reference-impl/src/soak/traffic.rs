@@ -31,6 +31,11 @@ pub const QUIET: u8 = 0;
 pub const ATTACK: u8 = 1;
 /// Attackers gone.
 pub const AFTER: u8 = 2;
+/// Not a phase: the first [`RECOVERY`] after each restart, kept apart from the attack phase
+/// (a restart's cost — 32 clients reconnecting to a cold server — is not the attackers').
+pub const RECOVERING: u8 = 3;
+/// How long after a restart a request counts as [`RECOVERING`].
+pub const RECOVERY: Duration = Duration::from_secs(1);
 
 /// State shared by the orchestrator and the clients.
 pub struct Control {
@@ -38,8 +43,31 @@ pub struct Control {
     pub stop: AtomicBool,
     /// Set while a kill/restart is under way: a failure then is the kill's, not the server's.
     pub restarting: AtomicBool,
+    /// When the soak started, and milliseconds from then to the last restart (`u64::MAX`:
+    /// none yet).
+    pub epoch: Instant,
+    pub restarted_ms: AtomicU64,
     pub requests: AtomicU64,
     pub max_requests: u64,
+}
+
+impl Control {
+    /// Records that a restart just completed.
+    pub fn restarted(&self) {
+        let ms = self
+            .epoch
+            .elapsed()
+            .as_millis()
+            .min(u128::from(u64::MAX - 1)) as u64;
+        self.restarted_ms.store(ms, Ordering::Relaxed);
+    }
+
+    fn recovering(&self) -> bool {
+        let at = self.restarted_ms.load(Ordering::Relaxed);
+        at != u64::MAX
+            && (self.epoch.elapsed().as_millis() as u64).saturating_sub(at)
+                < RECOVERY.as_millis() as u64
+    }
 }
 
 /// One acknowledged post.
@@ -52,8 +80,9 @@ pub struct Ack {
 /// What one client saw.
 #[derive(Default)]
 pub struct Stats {
-    /// Latencies (µs) of answered requests, per phase, excluding those spanning a restart.
-    pub latency: [Vec<u32>; 3],
+    /// Latencies (µs) of answered requests, per phase (and [`RECOVERING`]), excluding
+    /// those spanning a restart.
+    pub latency: [Vec<u32>; 4],
     pub rate_limited: u64,
     pub restart_errors: u64,
     pub other_errors: Vec<String>,
@@ -107,7 +136,11 @@ pub async fn client(k: usize, mut target: Target, control: Arc<Control>) -> Stat
         let Some((_, c)) = conn.as_mut() else {
             continue;
         };
-        let phase = control.phase.load(Ordering::Relaxed);
+        let phase = if control.recovering() {
+            RECOVERING
+        } else {
+            control.phase.load(Ordering::Relaxed).min(AFTER)
+        };
         let started = Instant::now();
         let op = Op::pick(seq, thread.as_ref());
         match op.send(c, &auth, k, seq, thread.as_ref()).await {
@@ -116,7 +149,7 @@ pub async fn client(k: usize, mut target: Target, control: Arc<Control>) -> Stat
                     target.borrow().0 == generation && !control.restarting.load(Ordering::Relaxed);
                 if same_server {
                     let micros = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
-                    stats.latency[usize::from(phase.min(AFTER))].push(micros);
+                    stats.latency[usize::from(phase)].push(micros);
                 }
                 op.record(&reply, &mut stats, &mut thread, k, seq);
             }
