@@ -8,6 +8,7 @@ pub mod api;
 pub mod config;
 pub mod domain;
 pub mod faults;
+pub mod logging;
 pub mod server;
 pub mod service;
 pub mod ssp;

@@ -12,6 +12,8 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use reference_impl::config::{Config, SspCredentials, TokenFile};
 
+mod soak;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "reference-server",
@@ -30,6 +32,10 @@ enum Command {
     /// Serve MCP over stdin/stdout. Calls are authenticated with the `PARLEY_TOKEN`
     /// environment variable (stdio has no Authorization header).
     Stdio(StdioArgs),
+    /// Soak and fault test: mixed Parley + SSP traffic, hostile clients and `kill -9`
+    /// restarts against a `serve` child on a file database; prints one table, fails on a
+    /// broken bound (loopback only).
+    Soak(soak::SoakArgs),
 }
 
 #[derive(Debug, Args)]
@@ -60,10 +66,31 @@ struct ServeArgs {
     /// Public base URL used in SSP descriptors (default: from the bound address).
     #[arg(long)]
     base_url: Option<String>,
+    /// Concurrent connections served; one more gets `503 server_busy`.
+    #[arg(long, default_value_t = reference_impl::server::MAX_CONNECTIONS)]
+    max_connections: usize,
+    /// Seconds a connection may take to deliver a complete request head (idle sockets,
+    /// slowloris); then it is closed.
+    #[arg(long, default_value_t = reference_impl::server::HEADER_READ_TIMEOUT.as_secs())]
+    head_timeout_secs: u64,
+    /// Seconds a whole request may take (`408 request_timeout`).
+    #[arg(long, default_value_t = reference_impl::server::REQUEST_TIMEOUT.as_secs())]
+    request_timeout_secs: u64,
     #[command(flatten)]
     ssp_limits: reference_impl::config::SspLimitArgs,
     #[command(flatten)]
     common: Common,
+}
+
+impl ServeArgs {
+    fn limits(&self) -> reference_impl::server::Limits {
+        reference_impl::server::Limits {
+            max_connections: self.max_connections,
+            head_timeout: std::time::Duration::from_secs(self.head_timeout_secs.max(1)),
+            request_timeout: std::time::Duration::from_secs(self.request_timeout_secs.max(1)),
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -106,15 +133,10 @@ fn config(common: &Common) -> anyhow::Result<Config> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
-        )
-        .init();
+    reference_impl::logging::init("info,rmcp=warn");
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
+        Command::Soak(args) => soak::run(args).await,
         Command::Stdio(args) => {
             let config = config(&args.common)?;
             let db = reference_impl::store::Db::open(&config.db_path)
@@ -133,9 +155,10 @@ async fn main() -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config(&args.common)?;
+    let limits = args.limits();
     config.base_url = args.base_url;
     config.ssp_limits = args.ssp_limits.into();
-    let mut server = reference_impl::spawn(config, args.listen).await?;
+    let mut server = reference_impl::server::spawn_with(config, args.listen, limits).await?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on http://{}", server.addr)?;

@@ -1,25 +1,33 @@
 //! Assembling the router and running it on a socket.
 //!
 //! [`app`] builds everything over one database: the Parley HTTP routes, the MCP endpoint and
-//! the SSP provider, with one 404/405 fallback and a request timeout. [`spawn`] serves it on
-//! a real socket with its own accept loop (hyper-util) so that slow clients are cut off
-//! while sending headers (header-read timeout) as well as mid-request (request timeout).
+//! the SSP provider, with one 404/405 fallback, a request deadline and a URI limit. [`spawn`]
+//! serves it on a real socket with its own HTTP/1.1 accept loop: a cap on concurrent
+//! connections ([`Limits`]), and per connection ([`conn`]) an idle deadline that closes a
+//! socket which has not delivered a complete request head in time, whatever it sent. Every
+//! refusal the transport emits is in the refusal shape ([`refusal`]).
+
+mod conn;
+pub mod refusal;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
-use hyper_util::service::TowerToHyperService;
+use hyper_util::rt::TokioTimer;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::api::mcp::AllowedHosts;
 use crate::config::{Config, demo_listen_allowed};
 use crate::service::ParleyService;
 use crate::store::Db;
+use refusal::TransportRefusal;
+
+/// Connections over the cap being answered `503` at once; more are closed without a word.
+const REFUSING_AT_ONCE: usize = 64;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -43,25 +51,47 @@ pub enum StartError {
 /// Whole-request deadline: a client that has not finished its request (or a request that
 /// has not been answered) by then gets `408` and the connection is released.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// A client must have sent its complete request head within this time (slowloris).
+/// A connection must deliver a complete request head within this time of opening or of its
+/// previous response; otherwise it is closed, whatever it sent (slowloris, idle sockets).
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long [`RunningServer::shutdown`] waits for in-flight requests.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// Default cap on concurrent connections (beyond it: `503 server_busy`).
+pub const MAX_CONNECTIONS: usize = 512;
+/// Default limit of a request head (request line + header fields), bytes (beyond: `431`).
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Default limit of the request target (path + query), bytes (beyond: `414`).
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// Default limit on the number of header fields (beyond: `431`).
+pub const MAX_HEADERS: usize = 100;
 
-/// The slow-client deadlines of a running server.
+/// The transport limits of a running server (README "Limits you can rely on").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// Whole-request deadline (→ `408`).
-    pub request: Duration,
-    /// Deadline for the complete request head (connection closed).
-    pub header_read: Duration,
+pub struct Limits {
+    /// Whole-request deadline (→ JSON `408`, connection closed).
+    pub request_timeout: Duration,
+    /// Deadline for a complete request head on an idle connection (→ closed; a JSON `408`
+    /// first when part of a head had arrived).
+    pub head_timeout: Duration,
+    /// Concurrent connections served; one more gets a JSON `503` and is closed.
+    pub max_connections: usize,
+    /// Request line + header fields, bytes (→ JSON `431`).
+    pub max_head_bytes: usize,
+    /// Request target, bytes (→ JSON `414`).
+    pub max_uri_bytes: usize,
+    /// Number of header fields (→ JSON `431`).
+    pub max_headers: usize,
 }
 
-impl Default for Timeouts {
+impl Default for Limits {
     fn default() -> Self {
         Self {
-            request: REQUEST_TIMEOUT,
-            header_read: HEADER_READ_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
+            head_timeout: HEADER_READ_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+            max_head_bytes: MAX_HEAD_BYTES,
+            max_uri_bytes: MAX_URI_BYTES,
+            max_headers: MAX_HEADERS,
         }
     }
 }
@@ -69,7 +99,7 @@ impl Default for Timeouts {
 /// Builds the whole application (Parley HTTP + MCP, SSP provider) over one database.
 pub fn app(config: Config) -> Result<Router, StartError> {
     let hosts = allowed_hosts(&config);
-    build(config, hosts, REQUEST_TIMEOUT)
+    build(config, hosts, Limits::default())
 }
 
 fn allowed_hosts(config: &Config) -> AllowedHosts {
@@ -89,11 +119,7 @@ fn allowed_hosts(config: &Config) -> AllowedHosts {
     }
 }
 
-fn build(
-    config: Config,
-    hosts: AllowedHosts,
-    request_timeout: Duration,
-) -> Result<Router, StartError> {
+fn build(config: Config, hosts: AllowedHosts, limits: Limits) -> Result<Router, StartError> {
     // Seeded faults (issue 6, cargo feature `faults`): an unknown name refuses to start.
     let faults = crate::faults::Faults::from_names(&config.faults)
         .map_err(|e| StartError::Config(e.to_string()))?;
@@ -110,10 +136,24 @@ fn build(
     Ok(router
         .fallback(crate::api::http::not_found)
         .method_not_allowed_fallback(crate::api::http::method_not_allowed)
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
-            axum::http::StatusCode::REQUEST_TIMEOUT,
-            request_timeout,
-        )))
+        .layer(axum::middleware::from_fn_with_state(limits, guard)))
+}
+
+/// The request deadline and the URI limit, answered in the refusal shape (tower-http's
+/// timeout answers with an empty body). Applies to every route, before routing.
+async fn guard(
+    axum::extract::State(limits): axum::extract::State<Limits>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if uri_len > limits.max_uri_bytes {
+        return TransportRefusal::UriTooLong.response();
+    }
+    match tokio::time::timeout(limits.request_timeout, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => TransportRefusal::RequestTimeout.response(),
+    }
 }
 
 /// The SSP provider (issue 3) shares the database and reads Parley threads through the
@@ -203,14 +243,14 @@ pub fn uses_demo_credentials(config: &Config) -> bool {
 /// Fills `config.base_url` from the bound address when `None`. Refuses to expose demo
 /// credentials on a non-loopback address.
 pub async fn spawn(config: Config, listen: SocketAddr) -> Result<RunningServer, StartError> {
-    spawn_with(config, listen, Timeouts::default()).await
+    spawn_with(config, listen, Limits::default()).await
 }
 
-/// [`spawn`] with explicit slow-client deadlines (tests use short ones).
+/// [`spawn`] with explicit transport limits (the CLI flags; tests use short deadlines).
 pub async fn spawn_with(
     mut config: Config,
     listen: SocketAddr,
-    timeouts: Timeouts,
+    limits: Limits,
 ) -> Result<RunningServer, StartError> {
     if !demo_listen_allowed(&listen) && uses_demo_credentials(&config) {
         return Err(StartError::Config(format!(
@@ -235,9 +275,9 @@ pub async fn spawn_with(
     } else {
         allowed_hosts(&config)
     };
-    let router = build(config, hosts, timeouts.request)?;
+    let router = build(config, hosts, limits)?;
     let (stop, stop_rx) = oneshot::channel();
-    let task = tokio::spawn(accept_loop(listener, router, stop_rx, timeouts.header_read));
+    let task = tokio::spawn(accept_loop(listener, router, stop_rx, limits));
     tracing::info!(%addr, "listening");
     Ok(RunningServer {
         addr,
@@ -246,34 +286,59 @@ pub async fn spawn_with(
     })
 }
 
+/// HTTP/1.1 only: nothing in either protocol needs h2c, and one protocol keeps one idle
+/// deadline and one refusal path (an h2 preface gets a JSON `505`).
+fn http1(limits: &Limits) -> hyper::server::conn::http1::Builder {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        // The idle deadline of `conn::watch` replaces it (it also covers the first byte).
+        .header_read_timeout(None)
+        .max_header_size(limits.max_head_bytes)
+        .max_headers(limits.max_headers)
+        // Whole heads in one write: see `refusal::hyper_refusal`.
+        .writev(false)
+        .keep_alive(true);
+    http
+}
+
 async fn accept_loop(
     listener: TcpListener,
     router: Router,
     mut stop: oneshot::Receiver<()>,
-    header_read: Duration,
+    limits: Limits,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(header_read);
-    builder.http2().timer(TokioTimer::new());
+    let http = Arc::new(http1(&limits));
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    // Refusing also holds a socket for a moment; beyond this many at once, just close.
+    let refusing = Arc::new(Semaphore::new(REFUSING_AT_ONCE));
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
+                Ok((stream, _peer)) => {
                     let _ = stream.set_nodelay(true);
-                    let service =
-                        TowerToHyperService::new(crate::api::with_peer(router.clone(), peer));
-                    let conn = builder
-                        .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                        .into_owned();
-                    let conn = graceful.watch(conn);
-                    tokio::spawn(async move {
-                        if let Err(err) = conn.await {
-                            tracing::debug!(%err, "connection ended with an error");
+                    let Ok(slot) = slots.clone().try_acquire_owned() else {
+                        if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                            tokio::spawn(async move {
+                                conn::refuse_busy(stream).await;
+                                drop(permit);
+                            });
                         }
+                        continue;
+                    };
+                    let conn = conn::watch(
+                        stream,
+                        router.clone(),
+                        http.clone(),
+                        conn::Deadlines {
+                            idle: limits.head_timeout,
+                            busy: limits.request_timeout + limits.head_timeout,
+                        },
+                        graceful.watcher(),
+                    );
+                    tokio::spawn(async move {
+                        conn.await;
+                        drop(slot);
                     });
                 }
                 Err(err) => {

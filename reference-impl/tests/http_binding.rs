@@ -152,3 +152,49 @@ async fn body_contradicting_the_path_is_invalid_body() {
         r.body
     );
 }
+
+/// Issue 13 §6: on GET routes the id in the path wins — a query parameter naming it with
+/// another value is refused, never silently read instead of the path's id.
+#[tokio::test]
+async fn query_contradicting_the_path_is_invalid_body() {
+    let app = App::demo();
+    let post = |body: &'static str| {
+        let app = app.clone();
+        async move {
+            let r = app
+                .http(
+                    "POST",
+                    "/v1/messages",
+                    Some("demo-agent-a"),
+                    Some(json!({"kind": "ask", "body": body})),
+                )
+                .await;
+            r.body["thread"]["id"].as_str().unwrap().to_owned()
+        }
+    };
+    let (mine, other) = (post("mine").await, post("other").await);
+    for path in [
+        format!("/v1/threads/{mine}?thread={other}"),
+        format!("/v1/threads/{mine}/events?thread={other}"),
+        "/v1/claims/cl_1?claim=cl_2".to_owned(),
+    ] {
+        let r = app.http("GET", &path, Some("demo-agent-a"), None).await;
+        assert_eq!(
+            (r.status, r.reason()),
+            (400, Some("invalid_body")),
+            "{path}: {}",
+            r.body
+        );
+    }
+    // Repeating the path's own id is harmless.
+    let r = app
+        .http(
+            "GET",
+            &format!("/v1/threads/{mine}?thread={mine}"),
+            Some("demo-agent-a"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["messages"][0]["body"], "mine");
+}

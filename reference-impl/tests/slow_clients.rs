@@ -6,14 +6,17 @@
 
 use std::time::Duration;
 
-use reference_impl::server::{Timeouts, spawn_with};
+use reference_impl::server::{Limits, spawn_with};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-const SHORT: Timeouts = Timeouts {
-    request: Duration::from_millis(400),
-    header_read: Duration::from_millis(400),
-};
+fn short() -> Limits {
+    Limits {
+        request_timeout: Duration::from_millis(400),
+        head_timeout: Duration::from_millis(400),
+        ..Limits::default()
+    }
+}
 
 /// Reads until EOF (bounded by 10 s) and returns what the server sent.
 async fn read_to_close(stream: &mut TcpStream) -> Vec<u8> {
@@ -30,7 +33,7 @@ async fn unfinished_request_head_is_cut_off() {
     let server = spawn_with(
         reference_impl::Config::demo_in_memory(),
         "127.0.0.1:0".parse().unwrap(),
-        SHORT,
+        short(),
     )
     .await
     .unwrap();
@@ -54,7 +57,7 @@ async fn unfinished_body_gets_408() {
     let server = spawn_with(
         reference_impl::Config::demo_in_memory(),
         "127.0.0.1:0".parse().unwrap(),
-        SHORT,
+        short(),
     )
     .await
     .unwrap();

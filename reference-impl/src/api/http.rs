@@ -122,18 +122,10 @@ async fn dispatch(
         args.insert(name.to_owned(), Value::String(value));
     }
     if parts.method != Method::POST {
-        // Query parameters are the arguments of GET operations (`since`, `extension`,
-        // `limit`); the service accepts `limit` as an integer or digit string.
-        if let Some(query) = parts.uri.query() {
-            for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-                let value = query_value(&key, value.into_owned());
-                args.insert(key.into_owned(), value);
-            }
-        }
         let req = Request {
             op,
             auth: bearer_from_headers(&parts.headers),
-            args: Args::Json(Value::Object(args)),
+            args: merge_query(args, parts.uri.query()),
             body_len: 0,
             content_type: ContentType::NotApplicable,
         };
@@ -169,6 +161,32 @@ async fn dispatch(
         content_type,
     };
     into_http(call_service(service, req).await)
+}
+
+/// Query parameters are the arguments of GET operations (`since`, `extension`, `limit`); the
+/// service accepts `limit` as an integer or digit string.
+///
+/// The id in the path wins: a query parameter naming a path parameter (`?thread=` on
+/// `/v1/threads/{thread}`) with another value is refused as malformed (→ 400 `invalid_body`,
+/// like a body member contradicting the path); the same value is harmless.
+fn merge_query(mut args: Map<String, Value>, query: Option<&str>) -> Args {
+    let Some(query) = query else {
+        return Args::Json(Value::Object(args));
+    };
+    let path = args.clone();
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        match path.get(key.as_ref()) {
+            Some(Value::String(id)) if *id != value => {
+                return Args::Malformed(format!("query `{key}` contradicts the path"));
+            }
+            Some(_) => {}
+            None => {
+                let value = query_value(&key, value.into_owned());
+                args.insert(key.into_owned(), value);
+            }
+        }
+    }
+    Args::Json(Value::Object(args))
 }
 
 /// `limit` becomes a JSON integer when it is all digits (and fits), else stays a string so
@@ -317,6 +335,27 @@ mod tests {
         assert_eq!(query_value("limit", "-1".into()), Value::from("-1"));
         assert_eq!(query_value("limit", "ten".into()), Value::from("ten"));
         assert_eq!(query_value("since", "5".into()), Value::from("5"));
+    }
+
+    #[test]
+    fn path_ids_win_over_the_query() {
+        let mut path = Map::new();
+        path.insert("thread".into(), Value::from("th_1"));
+        assert!(matches!(
+            merge_query(path.clone(), Some("thread=th_2")),
+            Args::Malformed(m) if m.contains("thread")
+        ));
+        let Args::Json(same) = merge_query(path.clone(), Some("thread=th_1&since=3&limit=2"))
+        else {
+            panic!("a query repeating the path id is fine");
+        };
+        assert_eq!(same["thread"], "th_1");
+        assert_eq!(same["since"], "3");
+        assert_eq!(same["limit"], 2);
+        let Args::Json(repeated) = merge_query(Map::new(), Some("since=1&since=2")) else {
+            panic!("repeated non-path parameters are not contradictions");
+        };
+        assert_eq!(repeated["since"], "2");
     }
 
     #[test]

@@ -8,11 +8,7 @@ pub mod http;
 pub mod mcp;
 pub mod ssp;
 
-use std::net::SocketAddr;
-
-use axum::extract::ConnectInfo;
-use axum::http::{HeaderMap, Request};
-use hyper::body::Incoming;
+use axum::http::HeaderMap;
 
 use crate::service::BearerToken;
 
@@ -24,20 +20,6 @@ use crate::service::BearerToken;
 /// off early (413 straight from the binding), so a hostile client cannot make the server
 /// buffer unbounded input.
 pub const HARD_BODY_CAP: usize = 1024 * 1024;
-
-/// Tags every request of one connection with its peer address (`ConnectInfo`, which the
-/// SSP invocation rate limit keys anonymous clients by). A request mapper rather than a
-/// router layer: nothing is rebuilt per connection.
-pub fn with_peer(
-    router: axum::Router,
-    peer: SocketAddr,
-) -> tower::util::MapRequest<axum::Router, impl FnMut(Request<Incoming>) -> Request<Incoming> + Clone>
-{
-    tower::ServiceExt::map_request(router, move |mut req: Request<Incoming>| {
-        req.extensions_mut().insert(ConnectInfo(peer));
-        req
-    })
-}
 
 /// Extracts the bearer token of PV-TR-4 from the `Authorization` header.
 ///

@@ -22,6 +22,15 @@ pub enum StoreError {
     /// Stored data could not be decoded (corrupt row or JSON column).
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
+    /// Another connection — another server process, usually — holds the database.
+    #[error(
+        "{path} is in use by another process (it holds SQLite's exclusive lock); stop that \
+         reference-server or pass another --db: two servers on one database would split its state"
+    )]
+    InUse {
+        /// The database file.
+        path: std::path::PathBuf,
+    },
 }
 
 /// A named schema change; applied in order, once.
@@ -42,14 +51,44 @@ impl std::fmt::Debug for Db {
     }
 }
 
+/// Takes SQLite's exclusive lock now and keeps it (`locking_mode=EXCLUSIVE`): the lock is
+/// the operating system's file lock, so it dies with the process (a `kill -9` leaves nothing
+/// stale behind). No busy wait: a held lock is reported at once.
+fn lock_exclusively(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    let taken = conn
+        .pragma_update(None, "locking_mode", "EXCLUSIVE")
+        .and_then(|()| conn.execute_batch("BEGIN EXCLUSIVE; COMMIT;"));
+    match taken {
+        Ok(()) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+        {
+            Err(StoreError::InUse {
+                path: path.to_owned(),
+            })
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 impl Db {
     /// Opens (or creates) the database at `path` (`:memory:` for a private in-memory one)
     /// and applies every pending migration.
+    ///
+    /// A file database is held exclusively for the life of the handle: a second process (or
+    /// a second `open` of the same file) gets [`StoreError::InUse`] at once, never a silent
+    /// split where both mark each other's executions failed and quotas double.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let conn = if path.as_os_str() == ":memory:" {
             Connection::open_in_memory()?
         } else {
-            Connection::open(path)?
+            let conn = Connection::open(path)?;
+            lock_exclusively(&conn, path)?;
+            conn
         };
         // WAL + synchronous=NORMAL: a committed transaction survives a process kill
         // (kill -9); only an OS crash may lose the last commits.
@@ -109,5 +148,31 @@ impl Db {
     pub fn read<T, E>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
         let conn = self.lock();
         f(&conn)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_database_is_held_exclusively() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let path = dir.path().join("one.db");
+        let first = Db::open(&path).unwrap_or_else(|e| panic!("first open: {e}"));
+        match Db::open(&path) {
+            Err(StoreError::InUse { path: p }) => assert_eq!(p, path),
+            other => panic!("second open must be refused, got {other:?}"),
+        }
+        drop(first);
+        // Released with the handle (and with the process: an OS file lock).
+        Db::open(&path).unwrap_or_else(|e| panic!("reopen after close: {e}"));
+    }
+
+    #[test]
+    fn memory_databases_are_independent() {
+        let a = Db::open(Path::new(":memory:"));
+        let b = Db::open(Path::new(":memory:"));
+        assert!(a.is_ok() && b.is_ok());
     }
 }

@@ -135,7 +135,11 @@ pub fn build(version: &str, limits: &Limits, dialectic: bool) -> Value {
             "http": {"base": "/v1"},
             "mcp": {"endpoint": "/mcp", "revisions": MCP_REVISIONS},
         },
-        "reasons": Reason::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
+        "reasons": Reason::ALL
+            .iter()
+            .map(|r| r.as_str())
+            .chain(super::reasons::TRANSPORT_REASONS)
+            .collect::<Vec<_>>(),
         "identity": {"realm": "ainotes"},
     })
 }
@@ -187,7 +191,7 @@ mod tests {
         );
         assert_eq!(
             m["reasons"].as_array().map(Vec::len),
-            Some(Reason::ALL.len())
+            Some(Reason::ALL.len() + crate::domain::parley::reasons::TRANSPORT_REASONS.len())
         );
         assert_eq!(m["identity"]["realm"], "ainotes");
         assert_eq!(m["bindings"]["mcp"]["endpoint"], "/mcp");

@@ -1,0 +1,54 @@
+//! The short, fixed-time soak of CI (issue 13): `reference-server soak` for 12 s — quiet,
+//! attack with a `kill -9` + restart every 3 s, after — must pass every bound it checks
+//! (acknowledged posts kept, ids unique, RSS, fds, shaped refusals, answers after the
+//! attack, no unexpected answer). The p99 ratio is printed, not asserted, here: it is a
+//! timing target, and on a shared 2-core machine with a debug build it would make the test
+//! flaky; the 10-minute run (README "Soak", release build) asserts it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+#[test]
+fn short_soak_passes_every_bound() {
+    let child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        .args([
+            "soak",
+            "--duration-secs",
+            "12",
+            "--kill-every-secs",
+            "3",
+            "--attackers",
+            "4",
+            "--head-timeout-secs",
+            "2",
+            "--latency-report-only",
+        ])
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(90)) else {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("the soak did not finish within 90 s");
+    };
+    let out = out.unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    println!("{table}");
+    assert!(
+        out.status.success(),
+        "soak failed:\n{table}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(table.contains("| lost after kill -9 | 0 |"), "{table}");
+    assert!(!table.contains("FAIL"), "{table}");
+}
