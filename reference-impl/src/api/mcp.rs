@@ -75,7 +75,7 @@ pub struct ParleyMcp {
     service: ParleyService,
     /// Token used when a call carries no HTTP parts (stdio: `PARLEY_TOKEN`).
     stdio_token: Option<String>,
-    tools: Arc<Vec<Tool>>,
+    tools: Arc<[Tool]>,
 }
 
 impl std::fmt::Debug for ParleyMcp {
@@ -91,7 +91,7 @@ impl ParleyMcp {
         Self {
             service,
             stdio_token,
-            tools: Arc::new(tools()),
+            tools: tools().into(),
         }
     }
 }
@@ -119,7 +119,7 @@ impl ServerHandler for ParleyMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -479,7 +479,7 @@ fn check_tool_call_params(value: &Value) -> Result<(), String> {
         return Err("Invalid params: tools/call needs a string `name`".into());
     }
     match params.get("arguments") {
-        None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
+        None | Some(Value::Null | Value::Object(_)) => Ok(()),
         Some(_) => Err("Invalid params: tools/call `arguments` must be an object".into()),
     }
 }

@@ -130,7 +130,7 @@ async fn hold(addr: SocketAddr, slow: Option<u64>, tally: &mut Tally) {
     for line in 0u32.. {
         let read = tokio::time::timeout(Duration::from_millis(700), stream.read(&mut buf)).await;
         match read {
-            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(0) | Err(_)) => break,
             Ok(Ok(n)) => answer.extend_from_slice(&buf[..n]),
             Err(_) if slow.is_some() => {
                 if stream

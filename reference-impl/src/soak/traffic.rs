@@ -148,7 +148,7 @@ pub async fn client(k: usize, mut target: Target, control: Arc<Control>) -> Stat
                 let same_server =
                     target.borrow().0 == generation && !control.restarting.load(Ordering::Relaxed);
                 if same_server {
-                    let micros = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
+                    let micros = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                     stats.latency[usize::from(phase)].push(micros);
                 }
                 op.record(&reply, &mut stats, &mut thread, k, seq);

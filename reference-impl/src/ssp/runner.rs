@@ -17,12 +17,12 @@ impl SspState {
     fn transition(&self, id: &str, outcome: Outcome) {
         let now = chrono::Utc::now();
         match self.inner.executions.update(id, |e| e.apply(outcome, now)) {
-            Ok(None) | Ok(Some(Ok(true))) => {}
+            Ok(None | Some(Ok(true))) => {}
             Ok(Some(Ok(false))) => {
-                tracing::error!(execution = id, "stored execution already terminal")
+                tracing::error!(execution = id, "stored execution already terminal");
             }
             Ok(Some(Err(e))) => {
-                tracing::error!(error = %e, execution = id, "could not persist execution")
+                tracing::error!(error = %e, execution = id, "could not persist execution");
             }
             Err(err) => tracing::error!(%err, execution = id, "refused status change"),
         }

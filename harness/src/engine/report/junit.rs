@@ -18,7 +18,7 @@ pub fn escape(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             c if (c as u32) < 0x20 && !matches!(c, '\n' | '\r' | '\t') => {
-                out.push_str(&format!("&#x{:x};", c as u32))
+                out.push_str(&format!("&#x{:x};", c as u32));
             }
             c => out.push(c),
         }

@@ -135,7 +135,7 @@ pub fn parse_file(
     }
     for v in &file.vectors {
         check_vector(v, catalogue, &mut |m| {
-            problems.push(format!("{shown}: vector {}: {m}", v.id))
+            problems.push(format!("{shown}: vector {}: {m}", v.id));
         });
     }
     Some(file)
