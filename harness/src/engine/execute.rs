@@ -46,7 +46,9 @@ pub async fn execute(
         tokio::spawn(async move {
             let _permit = sem.acquire_owned().await;
             let t0 = Instant::now();
-            let outcome = std::panic::AssertUnwindSafe(check.run(&ctx))
+            // `run` is called inside the caught future, so a panic in its synchronous part
+            // is caught too (it would otherwise kill the task and hang the result channel).
+            let outcome = std::panic::AssertUnwindSafe(async { check.run(&ctx).await })
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| panicked());
@@ -94,4 +96,58 @@ fn panicked() -> CheckOutcome {
     CheckOutcome::verdict(Verdict::HarnessError {
         message: "the check panicked".into(),
     })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+    use crate::engine::check::{Bindings, Check};
+    use crate::engine::target::{ConnectOptions, Profile};
+    use futures::future::BoxFuture;
+
+    /// A check whose `run` panics before returning its future.
+    struct PanicsEagerly(Vec<String>);
+
+    impl Check for PanicsEagerly {
+        fn id(&self) -> &str {
+            "panics"
+        }
+        fn title(&self) -> &str {
+            "panics"
+        }
+        fn requirements(&self) -> &[String] {
+            &self.0
+        }
+        fn bindings(&self) -> Bindings {
+            Bindings::Once
+        }
+        fn run<'a>(&'a self, _ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+            panic!("synchronous panic in run")
+        }
+    }
+
+    /// A panic in the synchronous part of `run` is a harness error, and the run ends.
+    #[tokio::test]
+    async fn an_eager_panic_is_a_harness_error_not_a_hang() {
+        let target = Target::new(
+            Profile::new("http://127.0.0.1:9"),
+            &ConnectOptions::default(),
+        );
+        let target = Arc::new(target.unwrap());
+        let jobs = vec![Job {
+            suite: 0,
+            check: Arc::new(PanicsEagerly(Vec::new())),
+            transport: None,
+            order: 0,
+        }];
+        let run = execute(&target, &jobs, 2, "r", |_| {});
+        let done = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+            .await
+            .unwrap();
+        assert!(matches!(
+            done[0].outcome.verdict,
+            Verdict::HarnessError { .. }
+        ));
+    }
 }

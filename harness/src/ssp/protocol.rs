@@ -70,9 +70,12 @@ impl Protocol for Ssp {
     }
 
     fn commands(&self) -> Vec<clap::Command> {
-        vec![ValidateArgs::augment_args(clap::Command::new("validate").about(
-            "Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid)",
-        ))]
+        // `augment_args` sets the struct's own doc as `about`: ours must come after it.
+        vec![
+            ValidateArgs::augment_args(clap::Command::new("validate")).about(
+                "Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid)",
+            ),
+        ]
     }
 
     fn run_command(&self, name: &str, args: &clap::ArgMatches) -> Result<u8, CommandError> {
