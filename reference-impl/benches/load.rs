@@ -5,7 +5,13 @@
 //! Measures acknowledged `post`s per second with p50/p99 latency, `read_thread` of a
 //! 1,000-message thread (p50/p99, one client and 32 clients), and the server's resident
 //! memory (VmHWM / VmRSS from `/proc/PID/status`). Run: `cargo bench -p reference-impl`.
-//! `BENCH_POSTS_PER_CLIENT` (default 400) and `BENCH_READS` (default 300) scale it.
+//! `BENCH_POSTS_PER_CLIENT` (default 400) and `BENCH_READS` (default 300; 0 = posts only,
+//! no read phases) scale it.
+//! `BENCH_SERVER_PREFIX` runs the server under a command that execs it (whitespace-split):
+//! `taskset -c 0` pins it to a core away from this load generator (start the bench itself
+//! under `taskset -c 1`), `valgrind --tool=callgrind` profiles it. `BENCH_PREFILL` (default
+//! 0) first stores that many one-message threads straight into the database, to measure
+//! what a grown database costs. See `benches/README.md`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: failing loudly is the point
 
@@ -56,6 +62,77 @@ async fn post(http: &reqwest::Client, base: &str, token: &str, body: &Value) -> 
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
+/// Stores `n` opening posts (thread, creation event, message, awaiting, activity) through the
+/// store's own functions, as the server would, but without HTTP: a database of the soak's
+/// size in seconds rather than minutes. Batches of 10,000 per transaction.
+fn prefill_threads(db: &std::path::Path, n: usize) {
+    use reference_impl::domain::parley::{Awaiting, Origin, Party, ThreadState};
+    use reference_impl::store::Db;
+    use reference_impl::store::parley::{self as store, NewEvent, NewMessage, NewThread};
+
+    let db = Db::open(db).unwrap();
+    let at = "2026-01-01T00:00:00Z";
+    let mut done = 0;
+    while done < n {
+        let batch = (n - done).min(10_000);
+        db.write(|tx| {
+            for i in done..done + batch {
+                let author = Party::new(format!("ainotes:bench-{}", i % CLIENTS), None);
+                let thread = store::insert_thread(
+                    tx,
+                    &NewThread {
+                        state: ThreadState::Open,
+                        origin: Origin::Llm,
+                        confirmed_at: None,
+                        label: &author.identity,
+                        creator: &author,
+                        at,
+                    },
+                )?;
+                store::insert_event(
+                    tx,
+                    &NewEvent {
+                        subject: "thread",
+                        thread_id: thread,
+                        claim_id: None,
+                        from_state: None,
+                        to_state: "open",
+                        origin: Origin::Llm,
+                        label: &author.identity,
+                        actor: &author,
+                        at,
+                        confirmed_at: None,
+                    },
+                )?;
+                let body = format!("prefilled question {i}");
+                let message = store::insert_message(
+                    tx,
+                    &NewMessage {
+                        thread_id: thread,
+                        parent_id: None,
+                        kind: "ask",
+                        author: &author,
+                        author_kind: "llm",
+                        body: &body,
+                        provenance: None,
+                        evidence: None,
+                        claim_id: None,
+                        at,
+                        depth: 0,
+                    },
+                )?;
+                let awaiting = Awaiting::Any {
+                    except: author.clone(),
+                };
+                store::record_post(tx, thread, message, &awaiting, at)?;
+            }
+            Ok::<_, reference_impl::store::StoreError>(())
+        })
+        .unwrap();
+        done += batch;
+    }
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -77,12 +154,32 @@ async fn run() {
     }
     std::fs::write(dir.path().join("tokens.toml"), tokens).unwrap();
     let (tokens, db) = (dir.path().join("tokens.toml"), dir.path().join("bench.db"));
-    let server = Server::serve(&[
-        OsStr::new("--tokens"),
-        tokens.as_os_str(),
-        OsStr::new("--db"),
-        db.as_os_str(),
-    ]);
+    let prefill = env_usize("BENCH_PREFILL", 0);
+    if prefill > 0 {
+        let t = Instant::now();
+        prefill_threads(&db, prefill);
+        println!(
+            "prefill: {prefill} one-message threads stored in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let prefix: Vec<String> = std::env::var("BENCH_SERVER_PREFIX")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    // valgrind needs far longer than the usual 10 s to get a server listening.
+    let ready = Duration::from_secs(if prefix.is_empty() { 10 } else { 300 });
+    let server = Server::serve_under(
+        &prefix,
+        &[
+            OsStr::new("--tokens"),
+            tokens.as_os_str(),
+            OsStr::new("--db"),
+            db.as_os_str(),
+        ],
+        ready,
+    );
     let base: Arc<str> = server.base.as_str().into();
     let pid = server.child.id();
     let http = reqwest::Client::builder()
@@ -142,6 +239,12 @@ async fn run() {
         ms(percentile(&lat, 0.99)),
         ms(*lat.last().unwrap()),
     );
+
+    if reads == 0 {
+        // Posts only (a profile of the write path): no 1,000-message thread, no reads.
+        assert!(server.terminate_within(ready), "clean exit on SIGTERM");
+        return;
+    }
 
     // 2. A 1,000-message thread: a root and 999 flat replies (no self-replies: the root's
     //    author never replies to itself).
@@ -233,5 +336,5 @@ async fn run() {
 
     let (hwm, rss) = proc_status(pid);
     println!("server memory: VmHWM {hwm}, VmRSS {rss}");
-    assert!(server.terminate(), "clean exit on SIGTERM");
+    assert!(server.terminate_within(ready), "clean exit on SIGTERM");
 }

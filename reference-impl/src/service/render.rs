@@ -13,6 +13,17 @@ pub fn party(p: &Party) -> Value {
     json!({"identity": p.identity, "extension": p.extension})
 }
 
+/// An object of already rendered values, in the given key order. Unlike `json!`, which
+/// passes every value through `serde_json::to_value`, it moves them in without a copy:
+/// `json!({"from": party(..)})` would render the party and then deep-copy it.
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N);
+    for (key, value) in entries {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
 /// Message `{id, thread, parent, kind, from, author_kind, body, provenance, created_at}`;
 /// dialectic acts add `evidence` and `claim`.
 pub fn message(m: &MessageRow) -> Value {
@@ -21,7 +32,8 @@ pub fn message(m: &MessageRow) -> Value {
         "thread": format_id(IdKind::Thread, m.thread_id),
         "parent": m.parent_id.map(|p| format_id(IdKind::Message, p)),
         "kind": m.kind,
-        "from": party(&m.author),
+        // Inline rather than `party(..)`: a nested `Value` in `json!` is deep-copied.
+        "from": {"identity": m.author.identity, "extension": m.author.extension},
         "author_kind": m.author_kind,
         "body": m.body,
         "provenance": m.provenance,
@@ -51,7 +63,7 @@ pub fn thread(t: &ThreadRow) -> Value {
         "state_origin": t.state_origin.as_str(),
         "state_confirmed_at": t.state_confirmed_at,
         "state_label": t.state_label,
-        "creator": party(&t.creator),
+        "creator": {"identity": t.creator.identity, "extension": t.creator.extension},
         "awaiting": t.awaiting.to_json(),
         "created_at": t.created_at,
         "last_activity_at": t.last_activity_at,

@@ -221,10 +221,14 @@ pub struct NewThread<'a> {
 }
 
 /// Advances the persisted activity counter and returns the new value (PV-RD-3 cursors).
+/// Callers are inside the write transaction, so nothing runs between the two statements.
 pub fn next_activity_seq(conn: &Connection) -> Result<i64, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "UPDATE parley_counters SET value = value + 1 WHERE name = 'activity' RETURNING value",
-    )?;
+    // Two statements rather than `UPDATE … RETURNING`: SQLite buffers RETURNING rows in an
+    // ephemeral table, created and dropped on every post (see `benches/README.md`).
+    conn.prepare_cached("UPDATE parley_counters SET value = value + 1 WHERE name = 'activity'")?
+        .execute([])?;
+    let mut stmt =
+        conn.prepare_cached("SELECT value FROM parley_counters WHERE name = 'activity'")?;
     Ok(stmt.query_row([], |r| r.get(0))?)
 }
 

@@ -22,7 +22,24 @@ impl Server {
     /// Starts `reference-server serve --listen 127.0.0.1:0 ARGS…` and waits (10 s at most)
     /// for the one `listening on http://ADDR` line.
     pub fn serve(args: &[&OsStr]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_reference-server"))
+        Self::serve_under(&[], args, Duration::from_secs(10))
+    }
+
+    /// Like [`Server::serve`], run under a command `prefix` (benches: `taskset -c 0` to pin
+    /// the server to a core, `valgrind --tool=callgrind …` to profile it) that execs the
+    /// server in the same process, so the pid and SIGTERM still reach the server. `ready`
+    /// bounds the wait for the listening line (valgrind starts slowly).
+    pub fn serve_under(prefix: &[String], args: &[&OsStr], ready: Duration) -> Self {
+        let server = env!("CARGO_BIN_EXE_reference-server");
+        let mut command = match prefix.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(server);
+                c
+            }
+            None => Command::new(server),
+        };
+        let mut child = command
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", "warn")
@@ -44,8 +61,8 @@ impl Server {
             }
         });
         let line = rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("listening line within 10 s");
+            .recv_timeout(ready)
+            .unwrap_or_else(|_| panic!("listening line within {ready:?}"));
         let base = line
             .strip_prefix("listening on ")
             .expect("line format")
@@ -58,21 +75,28 @@ impl Server {
     }
 
     /// SIGTERM and wait (10 s at most); returns whether it exited successfully.
-    pub fn terminate(mut self) -> bool {
+    pub fn terminate(self) -> bool {
+        self.terminate_within(Duration::from_secs(10))
+    }
+
+    /// SIGTERM and wait (`within` at most: a server under valgrind still has to write its
+    /// profile); returns whether it exited successfully.
+    pub fn terminate_within(mut self, within: Duration) -> bool {
         let pid = self.child.id().to_string();
         let status = Command::new("kill")
             .args(["-TERM", &pid])
             .status()
             .expect("kill");
         assert!(status.success());
-        for _ in 0..200 {
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 return status.success();
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = self.child.kill();
-        panic!("server did not stop within 10 s of SIGTERM");
+        panic!("server did not stop within {within:?} of SIGTERM");
     }
 
     /// SIGKILL (no chance to flush anything) and reap.
