@@ -117,25 +117,26 @@ pub async fn run(
     let run_nonce = format!("r{:x}", chrono::Utc::now().timestamp_micros());
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let started = Instant::now();
+    // Each result is judged once, as its job finishes (the progress callback shows it);
+    // a job whose task vanished is judged from `execute`'s harness-error outcome below.
     let (total, mut done_count) = (jobs.len(), 0usize);
+    let mut judged: Vec<Option<CheckResult>> = vec![None; total];
     let done = execute(&target, &jobs, opts.jobs, &run_nonce, |d| {
         done_count += 1;
+        let j = &jobs[d.order];
+        let r = judge::result(&suites[j.suite], j, d, &repro);
         if let Some(p) = &opts.progress {
-            let j = &jobs[d.order];
-            p(
-                &judge::result(&suites[j.suite], j, d, &repro),
-                done_count,
-                total,
-            );
+            p(&r, done_count, total);
         }
+        judged[d.order] = Some(r);
     })
     .await;
     let wall = started.elapsed();
 
-    let mut checks: Vec<CheckResult> = jobs
-        .iter()
-        .zip(&done)
-        .map(|(j, d)| judge::result(&suites[j.suite], j, d, &repro))
+    let mut checks: Vec<CheckResult> = judged
+        .into_iter()
+        .zip(jobs.iter().zip(&done))
+        .map(|(r, (j, d))| r.unwrap_or_else(|| judge::result(&suites[j.suite], j, d, &repro)))
         .collect();
     for (si, s) in suites.iter().enumerate() {
         let runs: Vec<CheckRun<'_>> = jobs
