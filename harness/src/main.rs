@@ -114,24 +114,16 @@ fn parse_revision(s: &str) -> Result<McpRevision, String> {
         .ok_or_else(|| format!("unknown MCP revision {s:?} (2025-11-25 or 2026-07-28)"))
 }
 
+/// `--suite`: a registered protocol or `all`, checked by the registry that knows them.
 fn parse_suite(s: &str) -> Result<String, String> {
-    let names = registry::names();
-    if s == "all" || names.contains(&s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!("unknown suite {s:?} (all, {})", names.join(", ")))
-    }
+    registry::select(&[s.to_string()])
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn load_suites(sel: &str, dir: &std::path::Path) -> anyhow::Result<Vec<Suite>> {
     let protocols = registry::select(&[sel.to_string()])?;
-    protocols
-        .into_iter()
-        .map(|p| {
-            let name = p.name();
-            p.load(dir).with_context(|| format!("loading suite {name}"))
-        })
-        .collect()
+    Ok(registry::load(&protocols, dir)?)
 }
 
 fn main() -> ExitCode {

@@ -25,7 +25,7 @@ pub fn select(names: &[String]) -> Result<Vec<Arc<dyn Protocol>>, SuiteError> {
         if n != "all" && !all.iter().any(|p| p.name() == n) {
             return Err(SuiteError::Unknown {
                 name: n.clone(),
-                known: self::names().join(", "),
+                known: format!("all, {}", self::names().join(", ")),
             });
         }
     }

@@ -30,6 +30,20 @@ pub struct Suite {
 }
 
 impl Suite {
+    /// The suite `protocol` loaded: its catalogue and checks, named after it.
+    pub fn new(
+        protocol: Arc<dyn Protocol>,
+        catalogue: Catalogue,
+        checks: Vec<Arc<dyn Check>>,
+    ) -> Self {
+        Self {
+            name: protocol.name().to_string(),
+            protocol,
+            catalogue,
+            checks,
+        }
+    }
+
     /// The same suite with only the checks `keep` accepts.
     pub fn retain(&self, keep: impl Fn(&dyn Check) -> bool) -> Self {
         Self {

@@ -84,12 +84,7 @@ impl Protocol for Parley {
                 requirements: vec!["PV-TR-1a".into()],
             }));
         }
-        Ok(Suite {
-            name: self.name().into(),
-            protocol: self,
-            catalogue,
-            checks,
-        })
+        Ok(Suite::new(self, catalogue, checks))
     }
 
     fn preflight<'a>(

@@ -41,12 +41,7 @@ impl Protocol for Ssp {
                 suite: "ssp".into(),
                 message: format!("{}: {}", e.file, e.message),
             })?;
-        Ok(Suite {
-            name: self.name().into(),
-            protocol: self,
-            catalogue,
-            checks,
-        })
+        Ok(Suite::new(self, catalogue, checks))
     }
 
     /// The provider must at least answer its well-known URI (any HTTP status: judging the
