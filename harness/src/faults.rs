@@ -96,6 +96,9 @@ pub enum PowerError {
     /// An unknown fault name was asked for.
     #[error("unknown fault {0:?} (`conform faults --list` shows the catalogue)")]
     UnknownFault(String),
+    /// An unknown variant name was asked for.
+    #[error("unknown variant {0:?} (`conform variants --list` shows the catalogue)")]
+    UnknownVariant(String),
     /// Writing the output failed.
     #[error("writing {path}: {source}")]
     Io {
@@ -153,6 +156,26 @@ fn all_checks(suites: &[Suite]) -> Vec<Suite> {
 async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result<Report, String> {
     let mut config = reference_impl::Config::demo_in_memory();
     config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let (name, flags) = if faults.is_empty() {
+        ("reference (fault-free)".to_string(), String::new())
+    } else {
+        (
+            format!("reference with fault {}", faults.join(",")),
+            faults.iter().map(|f| format!(" --fault {f}")).collect(),
+        )
+    };
+    run_configured(config, name, &flags, suites, jobs).await
+}
+
+/// Spawns a reference server with `config` (named `name` in the report, started by
+/// `serve --demo` plus `flags` in its reproduction line) and runs `suites` against it.
+pub(crate) async fn run_configured(
+    config: reference_impl::Config,
+    name: String,
+    flags: &str,
+    suites: &[Suite],
+    jobs: usize,
+) -> Result<Report, String> {
     let protocols: Vec<_> = suites.iter().map(|s| s.protocol.clone()).collect();
     let opts = ConnectOptions {
         transports: RunOptions::default().transports,
@@ -161,12 +184,7 @@ async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result
     let mut target = crate::reference::spawn_with(config, &opts, &protocols)
         .await
         .map_err(|e| e.to_string())?;
-    target.info.name = if faults.is_empty() {
-        "reference (fault-free)".into()
-    } else {
-        format!("reference with fault {}", faults.join(","))
-    };
-    let flags: String = faults.iter().map(|f| format!(" --fault {f}")).collect();
+    target.info.name = name;
     let opts = RunOptions {
         jobs,
         command: format!(
@@ -183,11 +201,11 @@ async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result
         })
 }
 
-fn failed(report: &Report) -> Vec<FailedCheck> {
+pub(crate) fn failed(report: &Report) -> Vec<FailedCheck> {
     with_verdict(report, false)
 }
 
-fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
+pub(crate) fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
     report
         .checks
         .iter()
@@ -207,7 +225,7 @@ fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
         .collect()
 }
 
-fn harness_errors(report: &Report) -> Vec<String> {
+pub(crate) fn harness_errors(report: &Report) -> Vec<String> {
     report
         .checks
         .iter()
@@ -408,6 +426,7 @@ async fn measure_with_report(
         requirements: requirement_rows(&suites, &results),
         faults: results,
         wall_time_ms: started.elapsed().as_millis() as u64,
+        variants: None,
     };
     Ok((power, clean_report))
 }
@@ -449,6 +468,19 @@ fn requirement_rows(suites: &[Suite], results: &[FaultResult]) -> Vec<Requiremen
     rows
 }
 
+/// Creates `dir` and writes each `(file name, text)` into it.
+pub(crate) fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<(), PowerError> {
+    std::fs::create_dir_all(dir).map_err(|source| PowerError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
+    }
+    Ok(())
+}
+
 /// `conform faults`: arguments (the CLI wires this in under the `faults` feature).
 #[derive(Debug, Clone, clap::Args)]
 pub struct FaultsArgs {
@@ -470,6 +502,10 @@ pub struct FaultsArgs {
     /// Skip the fault-free reference run.
     #[arg(long)]
     pub no_clean: bool,
+    /// Skip the legal variants (measured with the faults when built with `variants`).
+    #[cfg(feature = "variants")]
+    #[arg(long)]
+    pub no_variants: bool,
     /// Output directory: `suite-power.{json,md}` and the fault-free run report (`report.{json,md,html}`, `junit.xml`) with its suite-power section.
     #[arg(long, value_name = "DIR", default_value = "reports/faults")]
     pub out: PathBuf,
@@ -521,11 +557,25 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         .enable_all()
         .build()
         .map_err(PowerError::Runtime)?;
-    let (power, clean_report) = rt.block_on(measure_with_report(&opts))?;
-    std::fs::create_dir_all(&args.out).map_err(|source| PowerError::Io {
-        path: args.out.clone(),
-        source,
-    })?;
+    #[allow(unused_mut)] // mutated only when built with `variants`
+    let (mut power, clean_report) = rt.block_on(measure_with_report(&opts))?;
+    // Issue 14: the suite-power section shows both numbers, faults caught and variants
+    // accepted, when this build has the variant catalogue switched on.
+    #[cfg(feature = "variants")]
+    if !args.no_variants {
+        let suites = load_suites(vectors_dir)?;
+        let variants = crate::variants::select(&[])?;
+        let progress: crate::variants::VariantProgressFn =
+            Arc::new(crate::variants::print_progress);
+        power.variants = Some(rt.block_on(crate::variants::measure(
+            &variants,
+            &suites,
+            opts.parallel,
+            opts.jobs,
+            Some(progress),
+        )));
+        // The Markdown and the exit code below include them.
+    }
     let json = serde_json::to_string_pretty(&power).map_err(|e| PowerError::Io {
         path: args.out.join("suite-power.json"),
         source: std::io::Error::other(e),
@@ -559,10 +609,7 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         }
         Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
     }
-    for (name, text) in files {
-        let path = args.out.join(name);
-        std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
-    }
+    write_files(&args.out, &files)?;
     print!("{md}");
     Ok(if power.is_complete() { 0 } else { 1 })
 }
@@ -642,6 +689,7 @@ mod tests {
             }],
             faults,
             wall_time_ms: 5,
+            variants: None,
         };
         assert!(!p.is_complete());
         let md = render_markdown(&p);

@@ -21,3 +21,6 @@ pub mod reference;
 pub mod registry;
 pub mod ssp;
 pub mod transport;
+/// Suite power: legal variants of the reference server the suite must accept (feature `variants`).
+#[cfg(feature = "variants")]
+pub mod variants;

@@ -50,6 +50,10 @@ enum Command {
     /// (built with `--features faults`; exit 0 only if every fault is caught on its own IDs).
     #[cfg(feature = "faults")]
     Faults(conform::faults::FaultsArgs),
+    /// Run the whole suite against the reference with each legal variant on, one at a time
+    /// (built with `--features variants`; exit 0 only if every variant gives no failure).
+    #[cfg(feature = "variants")]
+    Variants(conform::variants::VariantsArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -177,6 +181,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
         #[cfg(feature = "faults")]
         Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
+        #[cfg(feature = "variants")]
+        Command::Variants(args) => {
+            conform::variants::execute(&args, &dir).map_err(anyhow::Error::from)
+        }
     }
 }
 

@@ -344,6 +344,7 @@ fn suite_power_section() {
             },
         ],
         wall_time_ms: 20,
+        variants: None,
     });
     let back: Report = serde_json::from_str(&json::render(&r).unwrap()).unwrap();
     assert_eq!(back, r, "the suite-power section round-trips");

@@ -159,6 +159,8 @@ pub struct Config {
     pub base_url: Option<String>,
     /// Named seeded faults to switch on (cargo feature `faults`; empty otherwise).
     pub faults: Vec<String>,
+    /// Named legal variants to switch on (cargo feature `variants`; empty otherwise).
+    pub variants: Vec<String>,
     /// Enable the Parley dialectic profile (default). Off, the manifest lists no profile and
     /// the four dialectic kinds are `kind_unknown` (PV-DI-8) — the suite checks both sides.
     pub dialectic: bool,
@@ -205,6 +207,7 @@ impl Config {
             ssp_limits: SspLimits::default(),
             base_url: None,
             faults: Vec::new(),
+            variants: Vec::new(),
             dialectic: true,
         }
     }

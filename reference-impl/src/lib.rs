@@ -13,6 +13,7 @@ pub mod server;
 pub mod service;
 pub mod ssp;
 pub mod store;
+pub mod variants;
 
 pub use config::Config;
 pub use server::{RunningServer, app, spawn};

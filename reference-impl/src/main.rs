@@ -56,6 +56,10 @@ struct Common {
     #[cfg(feature = "faults")]
     #[arg(long, value_name = "NAME")]
     fault: Vec<String>,
+    /// Switch on a named legal variant (the suite must accept it; `variants` builds only).
+    #[cfg(feature = "variants")]
+    #[arg(long, value_name = "NAME")]
+    variant: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +118,7 @@ fn config(common: &Common) -> anyhow::Result<Config> {
             ssp_limits: Default::default(),
             base_url: None,
             faults: Vec::new(),
+            variants: Vec::new(),
             dialectic: true,
         }
     } else {
@@ -127,6 +132,11 @@ fn config(common: &Common) -> anyhow::Result<Config> {
         config.faults = common.fault.clone();
     }
     config.faults.retain(|f| !f.is_empty());
+    #[cfg(feature = "variants")]
+    {
+        config.variants = common.variant.clone();
+        config.variants.retain(|v| !v.is_empty());
+    }
     config.dialectic = !common.no_dialectic;
     Ok(config)
 }
@@ -142,8 +152,13 @@ async fn main() -> anyhow::Result<()> {
             let db = reference_impl::store::Db::open(&config.db_path)
                 .with_context(|| format!("opening {}", config.db_path.display()))?;
             let faults = reference_impl::faults::Faults::from_names(&config.faults)?;
+            // Over stdio only the variants below the wire apply (limits, realm); the wire
+            // variants rewrite HTTP exchanges, which stdio has none of.
+            let variants = reference_impl::variants::Variants::from_names(&config.variants)?;
+            let tokens = variants.tokens(config.tokens);
             let mut service =
-                reference_impl::service::ParleyService::with_faults(db, config.tokens, faults);
+                reference_impl::service::ParleyService::with_faults(db, tokens, faults)
+                    .with_limits(variants.limits(reference_impl::domain::parley::REFERENCE));
             if !config.dialectic {
                 service = service.without_dialectic();
             }

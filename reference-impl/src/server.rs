@@ -123,8 +123,13 @@ fn build(config: Config, hosts: AllowedHosts, limits: Limits) -> Result<Router, 
     // Seeded faults (issue 6, cargo feature `faults`): an unknown name refuses to start.
     let faults = crate::faults::Faults::from_names(&config.faults)
         .map_err(|e| StartError::Config(e.to_string()))?;
+    // Legal variants (issue 14, cargo feature `variants`): an unknown name refuses to start.
+    let variants = crate::variants::Variants::from_names(&config.variants)
+        .map_err(|e| StartError::Config(e.to_string()))?;
     let db = Db::open(&config.db_path)?;
-    let mut parley = ParleyService::with_faults(db.clone(), config.tokens.clone(), faults);
+    let tokens = variants.tokens(config.tokens.clone());
+    let mut parley = ParleyService::with_faults(db.clone(), tokens, faults)
+        .with_limits(variants.limits(crate::domain::parley::REFERENCE));
     if !config.dialectic {
         parley = parley.without_dialectic();
     }
@@ -132,10 +137,10 @@ fn build(config: Config, hosts: AllowedHosts, limits: Limits) -> Result<Router, 
         .merge(crate::api::http::routes(parley.clone()))
         .merge(crate::api::mcp::routes(parley.for_mcp(), hosts));
     let router = merge_ssp(router, db, &config, parley)?;
-    let router = crate::faults::layer(router, faults, &config);
-    Ok(router
+    let router = crate::faults::layer(router, faults, &config)
         .fallback(crate::api::http::not_found)
-        .method_not_allowed_fallback(crate::api::http::method_not_allowed)
+        .method_not_allowed_fallback(crate::api::http::method_not_allowed);
+    Ok(crate::variants::layer(router, variants)
         .layer(axum::middleware::from_fn_with_state(limits, guard)))
 }
 

@@ -15,49 +15,63 @@ def cat(*parts):
 
 
 # ---------------------------------------------------------------- PV-EN-2 body length
+# Every boundary is written against the target's declared body_max_chars (PV-MF-2: the
+# manifest is authoritative; 500 is the reference instance's value), as `$limits.…`.
+L = "$limits.body_max_chars"
+
+
+def plus(n):
+    return {"$add": [L, n]}
+
+
+def fill(s, chars):
+    """Exactly `chars` code points: whole copies of `s`, padded with "a"."""
+    return {"$fill": {"s": s, "chars": chars}}
+
+
 BOUNDARY = [
     # (slug, accepted body, refused body, what it catches)
-    ("ascii", rep("a", 500), rep("a", 501), "an off-by-one on the 500-character limit"),
-    ("emoji", rep("😀", 500), rep("😀", 501),
-     "counting bytes (500 emoji = 2000 bytes) or UTF-16 units (1000) instead of code points"),
-    ("cjk", rep("漢", 500), rep("漢", 501), "counting UTF-8 bytes (500 CJK = 1500 bytes) instead of code points"),
-    ("combining", rep("e\u0301", 250), cat(rep("e\u0301", 250), "e"),
-     "counting grapheme clusters (250 é built from e + U+0301 are 500 code points)"),
-    ("zwj", rep("👨\u200d👩\u200d👧", 100), cat(rep("👨\u200d👩\u200d👧", 100), "a"),
-     "counting graphemes or bytes on ZWJ sequences (100 families = 500 code points)"),
+    ("ascii", fill("a", L), fill("a", plus(1)), "an off-by-one on the declared limit"),
+    ("emoji", fill("😀", L), fill("😀", plus(1)),
+     "counting bytes (4 per emoji) or UTF-16 units (2 per emoji) instead of code points"),
+    ("cjk", fill("漢", L), fill("漢", plus(1)), "counting UTF-8 bytes (3 per CJK character) instead of code points"),
+    ("combining", fill("e\u0301", L), fill("e\u0301", plus(1)),
+     "counting grapheme clusters (é built from e + U+0301 is 2 code points)"),
+    ("zwj", fill("👨\u200d👩\u200d👧", L), fill("👨\u200d👩\u200d👧", plus(1)),
+     "counting graphemes or bytes on ZWJ sequences (one family is 5 code points)"),
 ]
 for slug, good, bad, bug in BOUNDARY:
     V(f"envelope/body-500-{slug}-accepted", ["PV-EN-2", "PV-MF-2"],
-      f"A body of exactly 500 code points ({slug}) is accepted and stored intact (catches {bug})",
+      f"A body of exactly the declared body_max_chars code points (500 on the reference; {slug}) is accepted and stored intact (catches {bug})",
       lambda good=good: [post("agent_a", env("ask", b=good),
                               created({"message": {"body": good, "kind": "ask"}}),
                               capture={"t": "/thread/id"}),
                          read("agent_a", "$t", {"messages": [{"body": good}]})])
     V(f"envelope/body-501-{slug}-refused", ["PV-EN-2", "PV-MF-2"],
-      f"A body of 501 code points ({slug}) is refused body_too_long (catches {bug})",
+      f"A body of body_max_chars + 1 code points (501 on the reference; {slug}) is refused body_too_long (catches {bug})",
       lambda bad=bad: [post("agent_a", env("ask", b=bad), TOO_LONG)])
 
 V("envelope/body-251-emoji-accepted", ["PV-EN-2"],
-  "251 emoji (502 UTF-16 units, 1004 bytes) are accepted: the limit counts code points, not UTF-16 units",
-  lambda: [post("agent_a", env("ask", b=rep("😀", 251)), created({"message": {"body": {"$len": 251}}}))])
+  "body_max_chars − 1 emoji (almost twice as many UTF-16 units as the limit) are accepted: the limit counts code points, not UTF-16 units",
+  lambda: [post("agent_a", env("ask", b=fill("😀", plus(-1))), created({"message": {"body": {"$len": plus(-1)}}}))])
 V("envelope/body-600-combining-refused", ["PV-EN-2"],
-  "300 é written e + U+0301 (300 graphemes, 600 code points) are refused: a grapheme counter would accept them",
-  lambda: [post("agent_a", env("ask", b=rep("e\u0301", 300)), TOO_LONG)])
+  "é written e + U+0301 up to body_max_chars + 100 code points (fewer graphemes than the limit) are refused: a grapheme counter would accept them",
+  lambda: [post("agent_a", env("ask", b=fill("e\u0301", plus(100))), TOO_LONG)])
 V("envelope/body-499-ascii-plus-emoji-accepted", ["PV-EN-2"],
-  "499 ASCII letters + 1 emoji (500 code points, 503 bytes) are accepted",
-  lambda: [post("agent_a", env("ask", b=cat(rep("a", 499), "😀")), created())])
+  "body_max_chars − 1 ASCII letters + 1 emoji (exactly the limit in code points, 3 bytes over it) are accepted",
+  lambda: [post("agent_a", env("ask", b=cat(fill("a", plus(-1)), "😀")), created())])
 V("envelope/body-500-plus-combining-mark-refused", ["PV-EN-2"],
-  "500 letters followed by one combining mark (501 code points, 500 graphemes) are refused",
-  lambda: [post("agent_a", env("ask", b=cat(rep("a", 500), "\u0301")), TOO_LONG)])
+  "body_max_chars letters followed by one combining mark (one code point over, as many graphemes as the limit) are refused",
+  lambda: [post("agent_a", env("ask", b=cat(fill("a", L), "\u0301")), TOO_LONG)])
 V("envelope/body-501-reply-refused", ["PV-EN-2"],
-  "The limit also binds replies: an answer of 501 CJK characters is refused body_too_long and the thread stays open",
+  "The limit also binds replies: an answer of body_max_chars + 1 CJK characters is refused body_too_long and the thread stays open",
   lambda: [open_thread(),
-           reply("agent_b", "answer", thread="$t", b=rep("語", 501), expect=TOO_LONG),
+           reply("agent_b", "answer", thread="$t", b=fill("語", plus(1)), expect=TOO_LONG),
            read("agent_b", "$t", {"thread": {"state": "open"}, "messages": [{"replies": []}]})])
 V("envelope/body-500-reply-accepted", ["PV-EN-2"],
-  "An answer of exactly 500 emoji is accepted (a server checking bytes on replies would refuse it)",
+  "An answer of exactly body_max_chars emoji is accepted (a server checking bytes on replies would refuse it)",
   lambda: [open_thread(),
-           reply("agent_b", "answer", thread="$t", b=rep("🎉", 500), expect=created({"message": {"body": {"$len": 500}}}))])
+           reply("agent_b", "answer", thread="$t", b=fill("🎉", L), expect=created({"message": {"body": {"$len": L}}}))])
 V("envelope/body-one-char-accepted", ["PV-EN-2", "PV-EN-1"],
   "A one-character body is accepted (the minimum is one non-blank character)",
   lambda: [post("agent_a", env("ask", b="?"), created({"message": {"body": "?"}}))])
@@ -321,11 +335,11 @@ V("envelope/extension-invalid-on-reply", ["PV-EN-7"],
   "An invalid extension on a reply is refused 400 invalid_body too",
   lambda: [open_thread(), reply("agent_b", "answer", thread="$t", ext="Bad Ext", expect=INVALID)])
 V("envelope/body-trailing-space-counts", ["PV-EN-2"],
-  "500 letters plus a trailing space are 501 code points and refused body_too_long (catches trimming before counting)",
-  lambda: [post("agent_a", env("ask", b=cat(rep("a", 500), " ")), TOO_LONG)])
+  "body_max_chars letters plus a trailing space are one code point over and refused body_too_long (catches trimming before counting)",
+  lambda: [post("agent_a", env("ask", b=cat(fill("a", L), " ")), TOO_LONG)])
 V("envelope/body-leading-newline-counts", ["PV-EN-2"],
-  "A newline followed by 500 CJK characters is 501 code points and refused body_too_long",
-  lambda: [post("agent_a", env("ask", b=cat("\n", rep("字", 500))), TOO_LONG)])
+  "A newline followed by body_max_chars CJK characters is one code point over and refused body_too_long",
+  lambda: [post("agent_a", env("ask", b=cat("\n", fill("字", L))), TOO_LONG)])
 V("envelope/thread-and-nested-parent", ["PV-EN-5", "PV-RD-1"],
   "thread plus a nested parent replies under that parent, not under the root (catches a server that ignores parent when thread is given)",
   lambda: [open_thread(),

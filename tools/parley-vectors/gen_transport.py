@@ -209,20 +209,28 @@ V("transport/order-401-before-413", ["PV-AU-6", "PV-TR-4"],
 V("transport/order-403-before-413", ["PV-AU-6", "PV-AU-1"],
   "A reader with an oversized body: 403 token_right_missing comes before 413",
   lambda: [post("reader", env("ask", b=BIG), RIGHT_MISSING)])
+# `{"kind":"ask","body":""}` is 24 bytes of compact JSON: a body of request_max_bytes − 24
+# letters makes a request of exactly the declared request_max_bytes (PV-MF-2: the declared
+# value, 65,536 on the reference, is the one enforced).
+RMAX = "$limits.request_max_bytes"
 V("transport/request-exactly-max-bytes", ["PV-TR-5", "PV-MF-2"],
-  "A request of exactly request_max_bytes (65,536 bytes of compact JSON) is not 413: it reaches the body check (400 body_too_long)",
-  lambda: [manifest("anonymous", {"limits": {"request_max_bytes": 65536}}, note="this vector assumes the reference-instance request_max_bytes"),
-           raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
-               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": 65512}}}, expect=TOO_LONG)])
+  "A request of exactly the declared request_max_bytes (65,536 bytes of compact JSON on the reference) is not 413: it reaches the body check (400 body_too_long)",
+  lambda: [raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
+               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": {"$add": [RMAX, -24]}}}}, expect=TOO_LONG)])
 V("transport/request-one-over-max-bytes", ["PV-TR-5", "PV-MF-2"],
-  "A request of request_max_bytes + 1 (65,537 bytes) is 413 payload_too_large",
-  lambda: [manifest("anonymous", {"limits": {"request_max_bytes": 65536}}, note="this vector assumes the reference-instance request_max_bytes"),
-           raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
-               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": 65513}}}, expect=TOO_LARGE)])
+  "A request of the declared request_max_bytes + 1 (65,537 bytes on the reference) is 413 payload_too_large",
+  lambda: [raw("agent_a", "POST", "/v1/messages", headers={"content-type": "application/json"},
+               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": {"$add": [RMAX, -23]}}}}, expect=TOO_LARGE)])
+# RFC 9110 §10.2.3: Retry-After = HTTP-date / delay-seconds, and §5.6.7: recipients accept
+# the IMF-fixdate and both obsolete date formats — PV-TR-5 only asks for the header.
+RETRY_AFTER = ("^([0-9]+"
+               "|[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT"
+               "|[A-Z][a-z]+, [0-9]{2}-[A-Z][a-z]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT"
+               "|[A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4})$")
 V("transport/quota-429-retry-after", ["PV-TR-5"],
   "Writes over the token's quota (5/min) get 429 rate_limited with a Retry-After header",
   lambda: [post("limited", env("ask", b=body("quota")), one_of(created(), RATE_LIMITED), repeat=11,
-                expect_seen=refused(429, "rate_limited", {"retry-after": rx("^[0-9]+$")}))])
+                expect_seen=refused(429, "rate_limited", {"retry-after": rx(RETRY_AFTER)}))])
 V("transport/quota-counts-refused-writes", ["PV-TR-5", "PV-AU-6"],
   "Write attempts that pass the right check count against the quota even when refused 400 later (429 comes before 400)",
   lambda: [post("limited", {"kind": "ask", "body": "", "junk": 1}, one_of(INVALID, RATE_LIMITED), repeat=11,

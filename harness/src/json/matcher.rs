@@ -294,7 +294,14 @@ pub fn validate_matcher(m: &Value, at: &str) -> Result<(), String> {
                 arg.as_str(),
                 Some("string" | "number" | "integer" | "boolean" | "null" | "object" | "array")
             ),
-            "$len" => arg.is_u64(),
+            // A count, or a placeholder / generator resolving to one before matching
+            // (`"$limits.body_max_chars"`, `{"$add": [...]}`).
+            "$len" => {
+                arg.is_u64()
+                    || arg.as_str().is_some_and(|s| s.starts_with('$'))
+                    || as_operator(arg)
+                        .is_some_and(|(g, _)| super::placeholders::GENERATORS.contains(&g))
+            }
             "$prefix" => arg.is_string(),
             "$regex" => arg.as_str().is_some_and(|p| regex(p).is_ok()),
             "$not" => return validate_matcher(arg, at),

@@ -18,6 +18,9 @@ pub const GENERATORS: &[&str] = &[
     "$number_of",
     "$string_number_of",
     "$time_from_now",
+    "$add",
+    "$fill",
+    "$take",
 ];
 
 static WHOLE: LazyLock<Option<Regex>> =
@@ -155,6 +158,53 @@ impl Env {
                     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 ))
             }
+            "$fill" => {
+                // Exactly `chars` code points: whole copies of `s`, then "a" to make up the
+                // rest — a boundary body for whatever limit the target declares (PV-MF-2).
+                let s = arg
+                    .get("s")
+                    .and_then(Value::as_str)
+                    .ok_or("$fill needs a string s")?;
+                let chars = arg
+                    .get("chars")
+                    .and_then(Value::as_u64)
+                    .ok_or("$fill needs an integer chars")?;
+                let unit = s.chars().count() as u64;
+                if unit == 0 || chars > 10_000_000 {
+                    return Err("$fill needs a non-empty s and chars ≤ 10,000,000".into());
+                }
+                let mut out = s.repeat((chars / unit) as usize);
+                out.push_str(&"a".repeat((chars % unit) as usize));
+                Ok(Value::String(out))
+            }
+            "$take" => {
+                // `n` items cycling through `items`: a list as long as a declared limit.
+                let items = arg
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .filter(|a| !a.is_empty())
+                    .ok_or("$take needs a non-empty array items")?;
+                let n = arg
+                    .get("n")
+                    .and_then(Value::as_u64)
+                    .filter(|n| *n <= 100_000)
+                    .ok_or("$take needs an integer n ≤ 100,000")?;
+                Ok(Value::Array(
+                    items.iter().cycle().take(n as usize).cloned().collect(),
+                ))
+            }
+            "$add" => {
+                // Integer arithmetic on declared limits (`{"$add": ["$limits.body_max_chars", 1]}`).
+                let terms = arg.as_array().ok_or("$add needs an array of integers")?;
+                let mut sum: i64 = 0;
+                for t in terms {
+                    let n = t
+                        .as_i64()
+                        .ok_or_else(|| format!("$add needs integers, got {t}"))?;
+                    sum = sum.checked_add(n).ok_or("$add overflows")?;
+                }
+                Ok(Value::from(sum))
+            }
             other => Err(format!("unknown generator {other}")),
         }
     }
@@ -212,6 +262,29 @@ mod tests {
             json!("abb")
         );
         assert!(env.resolve(&json!("$nope")).is_err());
+        let mut limits = Env::new();
+        limits.set("limits.body_max_chars", json!(280));
+        assert_eq!(
+            limits
+                .resolve(
+                    &json!({"$repeat": {"s": "a", "n": {"$add": ["$limits.body_max_chars", 1]}}})
+                )
+                .unwrap(),
+            json!("a".repeat(281))
+        );
+        assert!(limits.resolve(&json!({"$add": ["x", 1]})).is_err());
+        let filled = limits
+            .resolve(&json!({"$fill": {"s": "e\u{301}", "chars": {"$add": ["$limits.body_max_chars", 1]}}}))
+            .unwrap();
+        let filled = filled.as_str().unwrap();
+        assert_eq!(filled.chars().count(), 281);
+        assert!(filled.ends_with('a') && filled.starts_with("e\u{301}"));
+        assert_eq!(
+            limits
+                .resolve(&json!({"$take": {"items": [1, 2], "n": 5}}))
+                .unwrap(),
+            json!([1, 2, 1, 2, 1])
+        );
         assert_eq!(
             env.resolve(&json!({"$contains": ["$thread"]})).unwrap(),
             json!({"$contains": ["th_12"]})

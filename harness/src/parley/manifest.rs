@@ -37,6 +37,55 @@ pub fn default_routes() -> Routes {
     ]))
 }
 
+/// A raw request path written against the table of `parley-v1.md` §1 (`/v1/threads/th_3/state?x`),
+/// mapped to the route the target declares for the same operation (`/api/th_3/mark?x`).
+/// The preamble of parley-v1.md: the harness adapts to the operation routes a server declares;
+/// raw vectors are written once, against the table, and follow the manifest. A path that is
+/// no operation of the table (an unknown route, a `/v2/…` prefix) is returned as it is.
+pub fn declared_path(path: &str, declared: &Routes) -> String {
+    let (bare, query) = match path.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (path, None),
+    };
+    let defaults = default_routes();
+    for (op, route) in &defaults.0 {
+        let Some(route) = route else { continue };
+        let Some(params) = match_template(&route.path, bare) else {
+            continue;
+        };
+        let Some(Some(target)) = declared.0.get(op) else {
+            break;
+        };
+        let mut out = target.path.clone();
+        for (name, value) in params {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
+        return match query {
+            Some(q) => format!("{out}?{q}"),
+            None => out,
+        };
+    }
+    path.to_string()
+}
+
+/// The `{name}` segments of `template` matched in `path`, when every other segment is equal.
+fn match_template<'a>(template: &'a str, path: &'a str) -> Option<Vec<(&'a str, &'a str)>> {
+    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
+    if t.len() != p.len() {
+        return None;
+    }
+    let mut params = Vec::new();
+    for (ts, ps) in t.iter().zip(&p) {
+        match ts.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+            Some(name) if !ps.is_empty() => params.push((name, *ps)),
+            Some(_) => return None,
+            None if ts == ps => {}
+            None => return None,
+        }
+    }
+    Some(params)
+}
+
 /// What `whoami` said about a role's token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
@@ -170,6 +219,27 @@ impl Manifest {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn raw_paths_follow_the_declared_routes() {
+        let m = Manifest::from_value(serde_json::json!({"operations": [
+            {"name": "mark", "http": {"method": "POST", "path": "/api/t/{thread}/mark"}},
+        ]}));
+        assert_eq!(
+            declared_path("/v1/threads/th_3/state?x=1", &m.routes),
+            "/api/t/th_3/mark?x=1"
+        );
+        // Not redeclared: the table's route; not an operation of the table: untouched.
+        assert_eq!(
+            declared_path("/v1/threads/th_3", &m.routes),
+            "/v1/threads/th_3"
+        );
+        assert_eq!(declared_path("/v2/manifest", &m.routes), "/v2/manifest");
+        assert_eq!(
+            declared_path("/v1/threads//state", &m.routes),
+            "/v1/threads//state"
+        );
+    }
 
     #[test]
     fn manifest_routes_override_defaults() {

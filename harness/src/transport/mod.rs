@@ -229,6 +229,11 @@ pub fn client(timeout: Duration) -> Result<reqwest::Client, TransportError> {
         .timeout(timeout)
         .no_proxy()
         .pool_max_idle_per_host(64)
+        // Servers close idle keep-alive connections on their own schedule (the reference
+        // after 10 s, Node's default after 5 s); a request sent on a connection the server
+        // is closing fails with "error sending request" — a false failure. Dropping idle
+        // connections after 2 s keeps the pool inside every common server's idle window.
+        .pool_idle_timeout(Duration::from_secs(2))
         .build()
         .map_err(|e| TransportError::Unusable(format!("building the HTTP client: {e}")))
 }

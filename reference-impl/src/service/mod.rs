@@ -125,6 +125,16 @@ impl ParleyService {
         }
     }
 
+    /// Declares and enforces `limits` instead of the reference's (the legal variants of
+    /// issue 14: PV-MF-2 holds because the manifest and every check read this one value).
+    /// Call before the service is shared.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.limits = limits;
+        }
+        self
+    }
+
     /// Switches the dialectic profile off (PV-DI-8: its kinds become `kind_unknown` and the
     /// manifest lists no profile). Call before the service is shared.
     pub fn without_dialectic(mut self) -> Self {

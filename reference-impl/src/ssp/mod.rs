@@ -16,6 +16,7 @@ pub mod limits;
 mod runner;
 pub mod schema;
 mod service;
+pub use service::CAPABILITY_TYPES;
 pub mod skills;
 
 pub use service::{Answer, MAX_INVOCATION_BODY, Refusal};

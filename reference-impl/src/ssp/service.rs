@@ -24,6 +24,9 @@ use crate::domain::ssp::{
     validation_error,
 };
 
+/// The capability types of seed §3 (SSP-DISC-3: the discovery filter's values).
+pub const CAPABILITY_TYPES: [&str; 4] = ["plugin", "api", "knowledge", "task"];
+
 /// Largest accepted invocation body (64 KiB); larger → 413 with the unified error.
 pub const MAX_INVOCATION_BODY: usize = 64 * 1024;
 
@@ -263,10 +266,12 @@ impl SspState {
         filters: &[String],
         read: &Signed<'_>,
     ) -> Result<Answer, Refusal> {
-        const TYPES: [&str; 4] = ["plugin", "api", "knowledge", "task"];
         let authenticated = self.authenticated(headers, read);
         // Validate: SSP-DISC-3, an unknown value → 400 VALIDATION_ERROR.
-        if let Some(f) = filters.iter().find(|f| !TYPES.contains(&f.as_str())) {
+        if let Some(f) = filters
+            .iter()
+            .find(|f| !CAPABILITY_TYPES.contains(&f.as_str()))
+        {
             return Err(Refusal::new(
                 400,
                 validation_error(
@@ -274,7 +279,7 @@ impl SspState {
                     vec![ValidationDetail {
                         path: "/capability_type".into(),
                         message: "must be equal to one of the allowed values".into(),
-                        expected: json!(TYPES),
+                        expected: json!(CAPABILITY_TYPES),
                         actual: json!(f),
                     }],
                 ),

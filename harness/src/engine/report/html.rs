@@ -185,6 +185,43 @@ fn suite_power(o: &mut String, p: &super::power::SuitePower) {
         );
     }
     o.push_str("</table>\n");
+    if let Some(v) = &p.variants {
+        variants(o, v);
+    }
+}
+
+/// The legal-variants section (issue 14): every variant, the sentence allowing it, and the
+/// false failures it drew (none, when the suite is right).
+fn variants(o: &mut String, v: &super::power::VariantsAccepted) {
+    let _ = writeln!(
+        o,
+        "<h2 id=\"variants\">Legal variants accepted</h2><p>{} of {} legal variants accepted with no failure.</p>",
+        v.accepted, v.total
+    );
+    o.push_str(
+        "<table><tr><th>variant</th><th>suite</th><th>result</th><th>allowed by</th></tr>\n",
+    );
+    for r in &v.variants {
+        let result = if r.is_accepted() {
+            "accepted".to_string()
+        } else {
+            let ids: Vec<String> = r.failures.iter().map(|f| escape(&f.id)).collect();
+            format!(
+                "NOT accepted: {} {}",
+                escape(r.error.as_deref().unwrap_or("")),
+                ids.join(" ")
+            )
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td><code>{}</code><br><span class=\"small\">{}</span></td><td>{}</td><td>{result}</td><td>{}</td></tr>",
+            escape(&r.name),
+            escape(&r.description),
+            escape(&r.suite),
+            escape(&r.allowed_by)
+        );
+    }
+    o.push_str("</table>\n");
 }
 
 fn details(c: &super::CheckResult) -> Option<String> {

@@ -1,6 +1,8 @@
 //! Suite power (issue 6): how many seeded faults of the reference server the suite catches,
-//! on their own requirement IDs. Plain data, so every report can carry it; it is measured by
-//! `conform faults` (cargo feature `faults`, `crate::faults`).
+//! on their own requirement IDs, and (issue 14) how many legal variants it accepts without
+//! a failure — the two numbers that measure a certification suite. Plain data, so every
+//! report can carry it; it is measured by `conform faults` (cargo feature `faults`,
+//! `crate::faults`) and `conform variants` (feature `variants`, `crate::variants`).
 
 use serde::{Deserialize, Serialize};
 /// Version of the [`SuitePower`] document.
@@ -175,6 +177,125 @@ pub struct SuitePower {
     pub requirements: Vec<RequirementPower>,
     /// Wall time of the whole measurement.
     pub wall_time_ms: u64,
+    /// Legal variants accepted (issue 14), when measured with the faults.
+    #[serde(default)]
+    pub variants: Option<VariantsAccepted>,
+}
+
+/// The measurement of one legal variant: the whole suite against the reference with it on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantResult {
+    /// Variant name (`--variant NAME`).
+    pub name: String,
+    /// Protocol it concerns (`parley`, `ssp`, `both`).
+    pub suite: String,
+    /// The sentence of the notes or seeds that allows it.
+    pub allowed_by: String,
+    /// What the server does differently.
+    pub description: String,
+    /// Checks run.
+    pub checks_run: usize,
+    /// Failing checks: false failures of the suite (must be empty).
+    pub failures: Vec<FailedCheck>,
+    /// Warnings drawn (allowed: rules below MUST, or points the notes leave open).
+    pub warnings: Vec<FailedCheck>,
+    /// Checks that ended in a harness error.
+    pub harness_errors: Vec<String>,
+    /// Why the run could not be made.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Wall time of the run.
+    pub wall_time_ms: u64,
+}
+
+impl VariantResult {
+    /// Accepted: the run was made, no check failed and none ended in a harness error.
+    pub fn is_accepted(&self) -> bool {
+        self.error.is_none() && self.failures.is_empty() && self.harness_errors.is_empty()
+    }
+}
+
+/// The variants section of the suite-power report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantsAccepted {
+    /// Variants measured.
+    pub total: usize,
+    /// Accepted without a failure.
+    pub accepted: usize,
+    /// Per variant, in catalogue order.
+    pub variants: Vec<VariantResult>,
+    /// Wall time of the whole measurement.
+    pub wall_time_ms: u64,
+}
+
+impl VariantsAccepted {
+    /// True when every variant is accepted.
+    pub fn is_complete(&self) -> bool {
+        self.accepted == self.total && self.variants.iter().all(VariantResult::is_accepted)
+    }
+}
+
+/// The "legal variants" section in Markdown.
+pub fn render_variants_markdown(v: &VariantsAccepted) -> String {
+    let mut out = String::from(
+        "## Legal variants accepted
+
+",
+    );
+    out.push_str(&format!(
+        "**{} of {} legal variants accepted with no failure ({})**: each is a behaviour the notes or seeds allow, switched on alone in the reference; a failure would be a false failure of the suite. Wall time {:.1} s.\n\n",
+        v.accepted,
+        v.total,
+        pct(v.accepted, v.total),
+        v.wall_time_ms as f64 / 1000.0
+    ));
+    out.push_str("| variant | suite | result | checks | warnings | allowed by |\n|---|---|---|---|---|---|\n");
+    for r in &v.variants {
+        let result = if r.is_accepted() {
+            "accepted".to_string()
+        } else if let Some(e) = &r.error {
+            format!("**run failed**: {e}")
+        } else {
+            let ids: Vec<String> = r
+                .failures
+                .iter()
+                .take(3)
+                .map(|f| format!("`{}`", f.id))
+                .collect();
+            format!(
+                "**{} false failures** {}{}",
+                r.failures.len() + r.harness_errors.len(),
+                ids.join(", "),
+                if r.failures.len() > 3 { " …" } else { "" }
+            )
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            r.name,
+            r.suite,
+            cell(&result),
+            r.checks_run,
+            r.warnings.len(),
+            cell(&r.allowed_by)
+        ));
+    }
+    for r in v.variants.iter().filter(|r| !r.is_accepted()) {
+        out.push_str(&format!("\n### `{}` — false failures\n\n", r.name));
+        for f in &r.failures {
+            out.push_str(&format!(
+                "- `{}` ({}): {}\n",
+                f.id,
+                f.requirements.join(", "),
+                cell(&f.message)
+            ));
+        }
+        for e in &r.harness_errors {
+            out.push_str(&format!("- harness error: {}\n", cell(e)));
+        }
+    }
+    out
 }
 
 impl FaultResult {
@@ -192,6 +313,10 @@ impl SuitePower {
     pub fn is_complete(&self) -> bool {
         self.faults.iter().all(FaultResult::is_caught)
             && self.clean.as_ref().is_none_or(CleanRun::is_clean)
+            && self
+                .variants
+                .as_ref()
+                .is_none_or(VariantsAccepted::is_complete)
     }
 }
 
@@ -228,6 +353,14 @@ pub fn render_markdown(p: &SuitePower) -> String {
         },
         p.wall_time_ms as f64 / 1000.0
     ));
+    if let Some(v) = &p.variants {
+        out.push_str(&format!(
+            "**{} of {} legal variants accepted with no failure ({})** (see \"Legal variants accepted\").\n\n",
+            v.accepted,
+            v.total,
+            pct(v.accepted, v.total)
+        ));
+    }
     match &p.clean {
         Some(c) if c.is_clean() => out.push_str(&format!(
             "Fault-free reference: {} checks, no failure (no false failures).\n\n",
@@ -326,6 +459,10 @@ pub fn render_markdown(p: &SuitePower) -> String {
             "\nNo seeded fault yet for: {}.\n",
             untargeted.join(", ")
         ));
+    }
+    if let Some(v) = &p.variants {
+        out.push('\n');
+        out.push_str(&render_variants_markdown(v));
     }
     out
 }

@@ -238,7 +238,8 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
             referenced_names(&e, &mut used);
         }
         for name in used {
-            if !defined.contains(&name) {
+            // `$limits.<name>`: built-ins from the target's manifest (PV-MF-2).
+            if !defined.contains(&name) && !name.starts_with("limits.") {
                 step(format!("uses ${name} before any step captures it"));
             }
         }

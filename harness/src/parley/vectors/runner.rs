@@ -566,8 +566,11 @@ pub fn normalise(v: &Value, ids: &mut HashMap<String, String>) -> Value {
             v.clone()
         }
         Value::Array(a) => Value::Array(a.iter().map(|x| normalise(x, ids)).collect()),
+        // Members in name order: ids are numbered in the order they are met, and member
+        // order carries no meaning (RFC 8259 §4), so two bindings listing the same members
+        // in different orders must normalise alike (PV-TR-1).
         Value::Object(o) => Value::Object(
-            o.iter()
+            sorted_members(o)
                 .map(|(k, x)| {
                     let nv = if k == "cursor" && !x.is_null() {
                         json!("<cursor>")
@@ -580,6 +583,12 @@ pub fn normalise(v: &Value, ids: &mut HashMap<String, String>) -> Value {
         ),
         _ => v.clone(),
     }
+}
+
+fn sorted_members(o: &serde_json::Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
+    let mut members: Vec<(&String, &Value)> = o.iter().collect();
+    members.sort_by(|a, b| a.0.cmp(b.0));
+    members.into_iter()
 }
 
 struct RunState<'a> {
@@ -619,10 +628,18 @@ impl RunState<'_> {
     }
 }
 
-/// Builds the environment of built-ins for a target (`$identity.<role>`, `$lock_label.<role>`, `$run`).
+/// Builds the environment of built-ins for a target (`$identity.<role>`, `$lock_label.<role>`,
+/// `$run`, and `$limits.<name>` for every limit the target's manifest declares — PV-MF-2:
+/// the declared values are authoritative, so boundary vectors are written against them,
+/// never against the reference's numbers).
 pub fn base_env(target: &ParleyTarget, run_nonce: &str) -> Env {
     let mut env = Env::new();
     env.set("run", json!(run_nonce));
+    if let Some(limits) = target.manifest.raw.get("limits").and_then(Value::as_object) {
+        for (name, value) in limits {
+            env.set(format!("limits.{name}"), value.clone());
+        }
+    }
     for (role, id) in &target.identities {
         env.set(format!("identity.{role}"), json!(id.identity));
         env.set(
@@ -661,10 +678,11 @@ async fn send_once(
         }
         Some(StepAction::Http(h)) => {
             let mut h = h.clone();
-            h.path = match env.resolve_str(&h.path).map_err(Err)? {
+            let path = match env.resolve_str(&h.path).map_err(Err)? {
                 Value::String(s) => s,
                 other => other.to_string(),
             };
+            h.path = crate::parley::manifest::declared_path(&path, &target.manifest.routes);
             if let Some(b) = &h.body_json {
                 h.body_json = Some(env.resolve(b).map_err(Err)?);
             }
