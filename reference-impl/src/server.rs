@@ -280,9 +280,13 @@ pub async fn spawn_with(
     } else {
         allowed_hosts(&config)
     };
+    // An unknown variant name is refused by `build` just below.
+    let connection = crate::variants::Variants::from_names(&config.variants)
+        .map(|v| v.connection())
+        .unwrap_or((false, true));
     let router = build(config, hosts, limits)?;
     let (stop, stop_rx) = oneshot::channel();
-    let task = tokio::spawn(accept_loop(listener, router, stop_rx, limits));
+    let task = tokio::spawn(accept_loop(listener, router, stop_rx, limits, connection));
     tracing::info!(%addr, "listening");
     Ok(RunningServer {
         addr,
@@ -293,7 +297,13 @@ pub async fn spawn_with(
 
 /// HTTP/1.1 only: nothing in either protocol needs h2c, and one protocol keeps one idle
 /// deadline and one refusal path (an h2 preface gets a JSON `505`).
-fn http1(limits: &Limits) -> hyper::server::conn::http1::Builder {
+///
+/// `(title_case, keep_alive)` come from the connection variants (issue 14); the reference
+/// itself writes lowercase names and keeps connections alive.
+fn http1(
+    limits: &Limits,
+    (title_case, keep_alive): (bool, bool),
+) -> hyper::server::conn::http1::Builder {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         // The idle deadline of `conn::watch` replaces it (it also covers the first byte).
@@ -302,7 +312,8 @@ fn http1(limits: &Limits) -> hyper::server::conn::http1::Builder {
         .max_headers(limits.max_headers)
         // Whole heads in one write: see `refusal::hyper_refusal`.
         .writev(false)
-        .keep_alive(true);
+        .title_case_headers(title_case)
+        .keep_alive(keep_alive);
     http
 }
 
@@ -311,9 +322,10 @@ async fn accept_loop(
     router: Router,
     mut stop: oneshot::Receiver<()>,
     limits: Limits,
+    connection: (bool, bool),
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let http = Arc::new(http1(&limits));
+    let http = Arc::new(http1(&limits, connection));
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     // Refusing also holds a socket for a moment; beyond this many at once, just close.
     let refusing = Arc::new(Semaphore::new(REFUSING_AT_ONCE));

@@ -16,6 +16,7 @@
 //! - declared limits and quotas ([`Variants::limits`]): the service enforces exactly what
 //!   the manifest then declares (PV-MF-2);
 //! - the identity realm ([`Variants::tokens`]): the token rows' identities;
+//! - header casing and keep-alive ([`Variants::connection`]): the HTTP/1.1 accept loop;
 //! - everything a client sees on the wire (manifest shapes, routes, member order and
 //!   formatting, headers, SSP statuses and shapes): the `wire` service in front of the
 //!   router, with its pure JSON rewrites in `json`.
@@ -117,6 +118,12 @@ catalogue! {
     RetryAfterHttpDate = "retry-after-http-date",
         "parley-v1.md §1 PV-TR-5: 429 with `Retry-After`; RFC 9110 §10.2.3 allows an HTTP-date or delay-seconds",
         "`Retry-After` is an HTTP-date instead of a number of seconds.";
+    TitleCaseHeaders = "title-case-headers",
+        "RFC 9110 §5.1: field names are case-insensitive; no note fixes their casing",
+        "Response header names are written in title case (`Content-Type`, `Retry-After`).";
+    ConnectionClose = "connection-close",
+        "RFC 9112 §9.6: a server may close the connection after any response (`Connection: close`); no note asks for keep-alive",
+        "Every connection is closed after one response: no keep-alive.";
     // ---- SSP --------------------------------------------------------------------------
     SspPrivateDescriptor404 = "ssp-private-descriptor-404",
         "ssp.md SSP-DISC-4: a private descriptor without credentials → 401 `AUTH_REQUIRED` (the harness also accepts 404)",
@@ -242,6 +249,15 @@ impl Variants {
             limits.writes_per_minute = 3000;
         }
         limits
+    }
+
+    /// How the accept loop speaks HTTP/1.1 under the connection variants:
+    /// `(title-case header names, keep-alive)`.
+    pub fn connection(&self) -> (bool, bool) {
+        (
+            self.is_on(Variant::TitleCaseHeaders),
+            !self.is_on(Variant::ConnectionClose),
+        )
     }
 
     /// The token rows, with identities moved to the variant's realm (`identity-realm-forum`).
