@@ -46,7 +46,7 @@ for area, vs in dsl.AREAS.items():
             for k in ("args", "http", "mcp", "expect", "expect_seen"):
                 if k in st: refs(st[k], used)
             for u in used:
-                if u.startswith("identity.") or u.startswith("lock_label."): continue
+                if u.startswith(("identity.", "lock_label.", "tool.")): continue
                 assert u in defined, (v["id"], u)
             defined |= set(st.get("capture", {}).keys())
 counts = dsl.write_all(OUT)

@@ -18,6 +18,7 @@ pub const GENERATORS: &[&str] = &[
     "$number_of",
     "$string_number_of",
     "$time_from_now",
+    "$sum",
 ];
 
 static WHOLE: LazyLock<Option<Regex>> =
@@ -155,6 +156,19 @@ impl Env {
                     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                 ))
             }
+            // Integers added up: sizes derived from a declared limit (`request_max_bytes`
+            // minus the envelope's own bytes), so a vector follows the target's manifest.
+            "$sum" => {
+                let parts = arg.as_array().ok_or("$sum needs an array")?;
+                let mut total: i64 = 0;
+                for p in parts {
+                    let n = p
+                        .as_i64()
+                        .ok_or_else(|| format!("$sum: {p} is not an integer"))?;
+                    total = total.checked_add(n).ok_or("$sum overflows")?;
+                }
+                Ok(Value::from(total))
+            }
             other => Err(format!("unknown generator {other}")),
         }
     }
@@ -212,6 +226,13 @@ mod tests {
             json!("abb")
         );
         assert!(env.resolve(&json!("$nope")).is_err());
+        env.set("max", json!(65536));
+        assert_eq!(
+            env.resolve(&json!({"$repeat": {"s": "a", "n": {"$sum": ["$max", -65533]}}}))
+                .unwrap(),
+            json!("aaa")
+        );
+        assert!(env.resolve(&json!({"$sum": ["x"]})).is_err());
         assert_eq!(
             env.resolve(&json!({"$contains": ["$thread"]})).unwrap(),
             json!({"$contains": ["th_12"]})

@@ -37,6 +37,96 @@ pub fn default_routes() -> Routes {
     ]))
 }
 
+/// Maps a raw request path written against the reference binding (`parley-v1.md` §1 table,
+/// as raw vector steps are) onto the route the target declares for the same operation.
+///
+/// The manifest is authoritative for operation routes (parley-v1.md preamble: the harness
+/// "must still read the target's manifest and adapt to what a third-party server declares
+/// there (operation routes, limits, profiles)"), so a raw step aimed at `POST /v1/messages`
+/// goes to the target's declared `post` route. Path parameters (`{thread}`, `{claim}`) carry
+/// over; the query string is kept. A path that is no reference route (an unknown-route probe)
+/// or whose operation the target declares as the reference does is returned unchanged.
+pub fn declared_path(routes: &Routes, path: &str) -> String {
+    let (bare, query) = match path.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (path, None),
+    };
+    let segments: Vec<&str> = bare.split('/').collect();
+    for (op, reference) in default_routes().0 {
+        let Some(reference) = reference else { continue };
+        let template: Vec<&str> = reference.path.split('/').collect();
+        if template.len() != segments.len() {
+            continue;
+        }
+        let mut params: Vec<(&str, &str)> = Vec::new();
+        let fits = template.iter().zip(&segments).all(|(t, s)| {
+            match t.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+                Some(name) if !s.is_empty() => {
+                    params.push((name, s));
+                    true
+                }
+                Some(_) => false,
+                None => t == s,
+            }
+        });
+        if !fits {
+            continue;
+        }
+        let Some(Some(declared)) = routes.0.get(&op) else {
+            return path.to_string();
+        };
+        if declared.path == reference.path {
+            return path.to_string();
+        }
+        let mut out = declared.path.clone();
+        for (name, value) in params {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
+        return match query {
+            Some(q) => format!("{out}?{q}"),
+            None => out,
+        };
+    }
+    path.to_string()
+}
+
+/// The tool an operation's MCP binding names.
+///
+/// PV-MF-1 fixes only that `operations` is "the table above, machine-readable": the §1 table
+/// gives each operation an "MCP tool" column, but no JSON shape for it. A bare string
+/// (`"post"`), `{"tool": "post"}` and `{"name": "post"}` all name the tool; `null` is the
+/// declared absence of the binding (PV-TR-1a), handled by the caller.
+pub fn mcp_tool_name(binding: &Value) -> Option<&str> {
+    match binding {
+        Value::String(s) => Some(s.as_str()),
+        Value::Object(o) => o
+            .get("tool")
+            .or_else(|| o.get("name"))
+            .and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// The route an operation's HTTP binding declares: `{"method", "path"}`, or the §1 table's
+/// own notation as one string, `"GET /v1/manifest"` (PV-MF-1 fixes no JSON shape for it).
+pub fn http_route(binding: &Value) -> Option<Route> {
+    let (method, path) = match binding {
+        Value::String(s) => s.trim().split_once(' ')?,
+        Value::Object(o) => (
+            o.get("method").and_then(Value::as_str)?,
+            o.get("path")
+                .or_else(|| o.get("route"))
+                .and_then(Value::as_str)?,
+        ),
+        _ => return None,
+    };
+    let path = path.trim();
+    path.starts_with('/').then(|| Route {
+        method: method.trim().to_ascii_uppercase(),
+        path: path.to_string(),
+    })
+}
+
 /// What `whoami` said about a role's token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Identity {
@@ -83,7 +173,12 @@ impl Manifest {
         let mut missing = Vec::new();
         if let Some(ops) = raw.get("operations").and_then(Value::as_array) {
             for op in ops {
-                let Some(name) = op.get("name").and_then(Value::as_str) else {
+                // The §1 table's first column is headed "operation": either key names it.
+                let Some(name) = op
+                    .get("name")
+                    .or_else(|| op.get("operation"))
+                    .and_then(Value::as_str)
+                else {
                     continue;
                 };
                 match op.get("http") {
@@ -92,17 +187,8 @@ impl Manifest {
                         missing.push(format!("{name}: no HTTP binding"));
                     }
                     Some(h) => {
-                        if let (Some(m), Some(p)) = (
-                            h.get("method").and_then(Value::as_str),
-                            h.get("path").and_then(Value::as_str),
-                        ) {
-                            routes.0.insert(
-                                name.into(),
-                                Some(Route {
-                                    method: m.to_ascii_uppercase(),
-                                    path: p.into(),
-                                }),
-                            );
+                        if let Some(route) = http_route(h) {
+                            routes.0.insert(name.into(), Some(route));
                         }
                     }
                     None => {}
@@ -113,7 +199,7 @@ impl Manifest {
                         missing.push(format!("{name}: no MCP binding"));
                     }
                     Some(m) => {
-                        if let Some(t) = m.get("tool").and_then(Value::as_str) {
+                        if let Some(t) = mcp_tool_name(m) {
                             tools.insert(name.into(), Some(t.into()));
                         }
                     }
@@ -200,5 +286,47 @@ mod tests {
         assert_eq!(m.mcp_endpoint.as_deref(), Some("/rpc"));
         assert_eq!(m.profiles, ["dialectic"]);
         assert_eq!(m.missing_bindings, ["inbox: no HTTP binding"]);
+    }
+
+    #[test]
+    fn bindings_in_other_machine_readable_shapes() {
+        let m = Manifest::from_value(json!({
+            "operations": [
+                {"name": "post", "http": "POST /api/msg", "mcp": "parley_post"},
+                {"operation": "inbox", "http": {"method": "get", "path": "/api/inbox"}, "mcp": {"name": "box"}},
+                {"name": "whoami", "mcp": {"tool": 7}}
+            ]
+        }));
+        assert_eq!(m.routes.0["post"].as_ref().unwrap().path, "/api/msg");
+        assert_eq!(m.routes.0["inbox"].as_ref().unwrap().method, "GET");
+        assert_eq!(m.tools["post"], Some("parley_post".into()));
+        assert_eq!(m.tools["inbox"], Some("box".into()));
+        // A binding that names no tool is ignored (the default applies), not taken as absent.
+        assert!(!m.tools.contains_key("whoami"));
+    }
+
+    #[test]
+    fn raw_paths_follow_declared_routes() {
+        let m = Manifest::from_value(json!({
+            "operations": [
+                {"name": "post", "http": {"method": "POST", "path": "/api/msg"}},
+                {"name": "mark", "http": {"method": "POST", "path": "/api/t/{thread}/mark"}}
+            ]
+        }));
+        assert_eq!(declared_path(&m.routes, "/v1/messages"), "/api/msg");
+        assert_eq!(
+            declared_path(&m.routes, "/v1/threads/th_4/state?x=1"),
+            "/api/t/th_4/mark?x=1"
+        );
+        // Same route as the reference, or no reference route at all: unchanged.
+        assert_eq!(
+            declared_path(&m.routes, "/v1/inbox?limit=1"),
+            "/v1/inbox?limit=1"
+        );
+        assert_eq!(declared_path(&m.routes, "/v1/nope"), "/v1/nope");
+        assert_eq!(
+            declared_path(&m.routes, "/v1/threads/th_1/nope"),
+            "/v1/threads/th_1/nope"
+        );
     }
 }
