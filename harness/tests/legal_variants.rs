@@ -42,10 +42,21 @@ enum Rewrite {
     V2InSspShape,
     /// Broken: the Parley manifest served again under `/v2/manifest` (version prefix ignored).
     V2ServesManifest,
+    /// Legal (seed §4.5 fixes no query spelling): the SSP index filters on `?type=` only,
+    /// `?capability_type=` is ignored.
+    SspFilterOnlyType,
+    /// Broken (SSP-DISC-3): the index ignores every filter.
+    SspFilterIgnored,
+    /// Legal (seed §8.2: `details` and `retry` optional; §8.3.2: details DEVRAIT): 401
+    /// AUTH_REQUIRED without `details` nor `retry`.
+    SspAuthRequiredBare,
+    /// Broken (SSP-AUTH-2): 401 with another code than AUTH_REQUIRED.
+    SspAuthRequiredOtherCode,
 }
 
 struct Proxy {
-    upstream: String,
+    /// Set once the reference runs (it is started after the proxy, to learn its URL).
+    upstream: std::sync::OnceLock<String>,
     client: reqwest::Client,
     rewrite: Rewrite,
 }
@@ -57,21 +68,27 @@ struct Variant {
 }
 
 async fn start(rewrite: Rewrite) -> Variant {
-    let server = reference_impl::spawn(
-        reference_impl::Config::demo_in_memory(),
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-    )
-    .await
-    .expect("reference server");
     let state = Arc::new(Proxy {
-        upstream: format!("http://{}", server.addr),
+        upstream: std::sync::OnceLock::new(),
         client: reqwest::Client::builder()
             .no_proxy()
             .build()
             .expect("client"),
         rewrite,
     });
-    let base_url = support::http::serve(Router::new().fallback(handle).with_state(state)).await;
+    let base_url =
+        support::http::serve(Router::new().fallback(handle).with_state(state.clone())).await;
+    // The reference's SSP documents name their URLs after `base_url`: the proxy's, so every
+    // SSP request (descriptors, invocations, polls) goes through the proxy too.
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.base_url = Some(base_url.clone());
+    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("reference server");
+    state
+        .upstream
+        .set(format!("http://{}", server.addr))
+        .expect("set once");
     Variant {
         base_url,
         _server: server,
@@ -85,7 +102,8 @@ async fn forward(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
-    let mut rb = p.client.request(method, format!("{}{path}", p.upstream));
+    let upstream = p.upstream.get().expect("upstream started");
+    let mut rb = p.client.request(method, format!("{upstream}{path}"));
     for (k, v) in headers {
         if k != "host" && k != "content-length" {
             rb = rb.header(k, v);
@@ -100,6 +118,27 @@ async fn forward(
         }
     }
     let bytes = resp.bytes().await.expect("body");
+    if status == StatusCode::UNAUTHORIZED
+        && matches!(
+            p.rewrite,
+            Rewrite::SspAuthRequiredBare | Rewrite::SspAuthRequiredOtherCode
+        )
+        && let Ok(mut v) = serde_json::from_slice::<Value>(&bytes)
+        && v.pointer("/error/code").is_some()
+    {
+        let e = v["error"].as_object_mut().expect("error object");
+        if p.rewrite == Rewrite::SspAuthRequiredBare {
+            e.remove("details");
+            e.remove("retry");
+        } else {
+            e.insert("code".into(), json!("UNAUTHENTICATED"));
+        }
+        let mut resp = (status, axum::Json(v)).into_response();
+        if let Some(w) = hs.get("www-authenticate") {
+            resp.headers_mut().insert("www-authenticate", w.clone());
+        }
+        return resp;
+    }
     if path == "/v1/manifest"
         && let Ok(mut manifest) = serde_json::from_slice::<Value>(&bytes)
     {
@@ -138,7 +177,7 @@ fn rewrite_manifest(rewrite: Rewrite, m: &mut Value) {
                 }
             }
         }
-        Rewrite::V2InSspShape | Rewrite::V2ServesManifest => {}
+        _ => {}
     }
 }
 
@@ -149,7 +188,19 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let path = uri.path_and_query().map_or("/", |x| x.as_str()).to_string();
+    let mut path = uri.path_and_query().map_or("/", |x| x.as_str()).to_string();
+    if uri.path().ends_with("/.well-known/skill-sharing") {
+        let drop_query = match p.rewrite {
+            Rewrite::SspFilterIgnored => true,
+            Rewrite::SspFilterOnlyType => {
+                uri.query().is_some_and(|q| q.contains("capability_type="))
+            }
+            _ => false,
+        };
+        if drop_query {
+            path = uri.path().to_string();
+        }
+    }
     if uri.path().starts_with("/v2/") {
         match p.rewrite {
             Rewrite::V2InSspShape => {
@@ -206,9 +257,8 @@ fn assert_all(rewrite: Rewrite, got: &[(String, Verdict)], want: fn(&Verdict) ->
     for (check, verdict) in got {
         assert!(
             want(verdict),
-            "{rewrite:?}: {check} must {what}, got {}: {:?}",
-            verdict.name(),
-            verdict.violation().map(|v| &v.message)
+            "{rewrite:?}: {check} must {what}, got {}",
+            support::verdicts::describe(verdict)
         );
     }
 }
@@ -269,4 +319,80 @@ async fn foreign_404_outside_the_namespace_passes_and_a_served_v2_manifest_warns
     // On the plain reference (a Parley-only origin) it is the §10 404 not_found: a pass.
     let got = verdicts(Rewrite::McpBindingAsString, checks).await;
     assert_all(Rewrite::McpBindingAsString, &got, Verdict::is_pass, "pass");
+}
+
+/// The verdict of each SSP check of `checks` against the variant.
+async fn ssp_verdicts(rewrite: Rewrite, checks: &[&str]) -> Vec<(String, Verdict)> {
+    let variant = start(rewrite).await;
+    // The proxy is no spawned reference: its profile names the demo fixtures explicitly.
+    let demo = support::vectors::dir().join("ssp/provider/reference-demo.profile.toml");
+    let demo = conform::engine::protocol::load_profile(&demo, &conform::registry::protocols())
+        .expect("demo profile");
+    let mut profile = demo_profile(&variant.base_url);
+    profile.sections.insert(
+        "ssp".into(),
+        demo.section("ssp").cloned().expect("[ssp] table"),
+    );
+    let target = conform::registry::connect(profile, &ConnectOptions::default(), &["ssp"])
+        .await
+        .expect("pre-flight");
+    let mut suite = support::vectors::suite("ssp").expect("ssp suite");
+    suite.checks.retain(|c| checks.contains(&c.id()));
+    assert_eq!(suite.checks.len(), checks.len(), "every named check exists");
+    let report = run(Arc::new(target), &[suite], &RunOptions::default())
+        .await
+        .expect("run");
+    let out: Vec<(String, Verdict)> = report
+        .checks
+        .into_iter()
+        .map(|c| (c.check, c.verdict))
+        .collect();
+    assert_eq!(out.len(), checks.len(), "one verdict per check: {out:?}");
+    out
+}
+
+fn not_failed(v: &Verdict) -> bool {
+    matches!(v, Verdict::Pass | Verdict::Warn(_))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssp_filter_in_either_spelling_passes_and_an_ignored_filter_fails() {
+    let checks = &["SSP-DISC-3/filter"];
+    let got = ssp_verdicts(Rewrite::SspFilterOnlyType, checks).await;
+    // Reported (the note's own spelling is not honoured), never failed.
+    assert_all(
+        Rewrite::SspFilterOnlyType,
+        &got,
+        |v| matches!(v, Verdict::Warn(_)),
+        "warn",
+    );
+    let got = ssp_verdicts(Rewrite::SspFilterIgnored, checks).await;
+    assert_all(
+        Rewrite::SspFilterIgnored,
+        &got,
+        |v| matches!(v, Verdict::Fail(_)),
+        "fail",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssp_auth_required_without_details_passes_and_another_code_fails() {
+    let checks = &[
+        "SSP-AUTH-2/api-key",
+        "SSP-AUTH-2/oauth2",
+        "SSP-AUTH-2/custom",
+    ];
+    let got = ssp_verdicts(Rewrite::SspAuthRequiredBare, checks).await;
+    assert_all(Rewrite::SspAuthRequiredBare, &got, not_failed, "not fail");
+    assert!(
+        got.iter().all(|(_, v)| matches!(v, Verdict::Warn(_))),
+        "the missing details are still reported: {got:?}"
+    );
+    let got = ssp_verdicts(Rewrite::SspAuthRequiredOtherCode, checks).await;
+    assert_all(
+        Rewrite::SspAuthRequiredOtherCode,
+        &got,
+        |v| matches!(v, Verdict::Fail(_)),
+        "fail",
+    );
 }
