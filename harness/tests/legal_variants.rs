@@ -37,6 +37,12 @@ enum Rewrite {
     McpBindingAsName,
     /// Broken (PV-TR-1a): the operations declare no MCP binding at all.
     McpBindingMissing,
+    /// Legal (PV-MF-1 fixes no layout): `operations` an object keyed by operation.
+    OperationsKeyed,
+    /// Legal (the preamble: the harness adapts to declared "operation routes"): every route
+    /// declared and served under `/alt/` instead of `/v1/` (the manifest itself excepted);
+    /// `/v1/...` answers 404.
+    OtherRoutes,
     /// Legal: `/v2/...` (outside Parley v1) answered 404 in SSP's error shape, as by a
     /// server serving SSP on the same origin.
     V2InSspShape,
@@ -177,6 +183,30 @@ fn rewrite_manifest(rewrite: Rewrite, m: &mut Value) {
                 }
             }
         }
+        Rewrite::OperationsKeyed => {
+            let rows = m["operations"].as_array().expect("operations").clone();
+            let keyed: serde_json::Map<String, Value> = rows
+                .into_iter()
+                .map(|mut row| {
+                    let name = row["name"].as_str().expect("name").to_string();
+                    row.as_object_mut().expect("row").remove("name");
+                    (name, row)
+                })
+                .collect();
+            m["operations"] = Value::Object(keyed);
+        }
+        Rewrite::OtherRoutes => {
+            for op in m["operations"].as_array_mut().expect("operations") {
+                if op["name"] == "get_manifest" {
+                    continue;
+                }
+                let path = op["http"]["path"]
+                    .as_str()
+                    .expect("path")
+                    .replacen("/v1/", "/alt/", 1);
+                op["http"]["path"] = json!(path);
+            }
+        }
         _ => {}
     }
 }
@@ -199,6 +229,16 @@ async fn handle(
         };
         if drop_query {
             path = uri.path().to_string();
+        }
+    }
+    if p.rewrite == Rewrite::OtherRoutes {
+        if uri.path().starts_with("/alt/") {
+            path = path.replacen("/alt/", "/v1/", 1);
+        } else if uri.path().starts_with("/v1/") && uri.path() != "/v1/manifest" {
+            return support::http::json_response(
+                StatusCode::NOT_FOUND,
+                json!({"error": {"reason": "not_found", "status": 404, "message": "routes live under /alt/"}}),
+            );
         }
     }
     if uri.path().starts_with("/v2/") {
@@ -394,5 +434,49 @@ async fn ssp_auth_required_without_details_passes_and_another_code_fails() {
         &got,
         |v| matches!(v, Verdict::Fail(_)),
         "fail",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_keyed_by_name_pass() {
+    let checks = &[
+        "manifest/core-members",
+        "manifest/operations",
+        "manifest/dialectic-profile",
+        "transport/both-bindings-declared",
+    ];
+    let got = verdicts(Rewrite::OperationsKeyed, checks).await;
+    assert_all(Rewrite::OperationsKeyed, &got, Verdict::is_pass, "pass");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_routes_are_followed_by_op_and_raw_steps() {
+    // Raw steps written against /v1/... (415, 405, malformed JSON, query strings) and plain
+    // operations all reach the declared /alt/ routes; only the advisory check comparing the
+    // routes with the §1 table reports the difference.
+    let checks = &[
+        "shapes/415-text-plain",
+        "shapes/415-on-mark",
+        "shapes/json-with-charset-accepted",
+        "shapes/bodiless-reopen-needs-no-content-type",
+        "envelope/http-malformed-json",
+        "transport/http-405-delete-v1-messages",
+        "transport/http-inbox-query-parameters",
+        "transport/request-one-over-max-bytes",
+        "reading/tree-nested-by-parent",
+        "manifest/operations",
+    ];
+    let got = verdicts(Rewrite::OtherRoutes, checks).await;
+    assert_all(Rewrite::OtherRoutes, &got, Verdict::is_pass, "pass");
+    let got = verdicts(
+        Rewrite::OtherRoutes,
+        &["manifest/operations-reference-routes"],
+    )
+    .await;
+    assert_all(
+        Rewrite::OtherRoutes,
+        &got,
+        |v| matches!(v, Verdict::Warn(_)),
+        "warn",
     );
 }

@@ -9,7 +9,9 @@ TH = "^th_[0-9]+$"
 MSG = "^msg_[0-9]+$"
 EV = "^ev_[0-9]+$"
 CL = "^cl_[0-9]+$"
-TS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|\\+00:00)$"
+# RFC 3339 UTC (PV-RS-2 / §3: `created_at` "RFC 3339 UTC"): `Z` or `+00:00`; RFC 3339 §5.6
+# allows the `T` and `Z` in lower case too.
+TS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|\\+00:00)$"
 KI_MOD = "KI · ${lock_label.moderator}"
 NONNULL_TS = {"$regex": TS}
 ID_RE = {"th": TH, "msg": MSG, "ev": EV, "cl": CL}

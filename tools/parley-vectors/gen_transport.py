@@ -30,7 +30,8 @@ V("manifest/core-members", ["PV-MF-1"],
       "parley": "1",
       "version": rx(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"),
       "limits": {"$type": "object"}, "kinds": {"$any": True}, "states": {"$type": "object"},
-      "profiles": {"$type": "array"}, "operations": {"$type": "array"}, "reasons": {"$type": "array"},
+      "profiles": {"$type": "array"}, "operations": {"$one_of": [{"$type": "array"}, {"$type": "object"}]},
+      "reasons": {"$type": "array"},
       "identity": {"realm": {"$type": "string"}}})], area="manifest")
 V("manifest/limits", ["PV-MF-1", "PV-MF-2", "PV-EN-2"],
   "The manifest's limits declare every limit of §2, and body_max_chars is the seed's 500",
@@ -48,9 +49,14 @@ V("manifest/states", ["PV-MF-1", "PV-ST-1", "PV-ST-3"],
 V("manifest/reasons", ["PV-MF-1"],
   "The manifest's reasons list every refusal reason of §10",
   lambda: [manifest("anonymous", {"reasons": {"$contains": REASONS}})], area="manifest")
-def op_named(n):
-    # The §1 table's first column is headed "operation": `name` or `operation` names it.
-    return {"$one_of": [{"name": n}, {"operation": n}]}
+def operations_matcher(entries):
+    """PV-MF-1: `operations` is "the table above, machine-readable": an array of rows naming
+    their operation (`name`, or `operation` as the §1 table's column is headed), or an object
+    keyed by operation. `entries` maps an operation to the matcher of its row's bindings."""
+    return {"$one_of": [
+        {"$contains": [{"$one_of": [dict({"name": n}, **m), dict({"operation": n}, **m)]} for n, m in entries.items()]},
+        dict(entries),
+    ]}
 
 
 # PV-MF-1: `operations` is "the table above, machine-readable" — which operations, and that
@@ -59,17 +65,14 @@ def op_named(n):
 # third-party server declares"). PV-TR-1a: neither binding null.
 V("manifest/operations", ["PV-MF-1", "PV-TR-1a"],
   "The manifest's operations name the eight core operations, each with an MCP tool and an HTTP route (neither null), in any machine-readable shape",
-  lambda: [manifest("anonymous", {"operations": {"$contains": [
-      {"$one_of": [{"name": n, "mcp": tool_binding(), "http": http_binding(m)},
-                   {"operation": n, "mcp": tool_binding(), "http": http_binding(m)}]}
-      for n, (m, _) in OPS.items() if n != "read_claim"]}})],
+  lambda: [manifest("anonymous", {"operations": operations_matcher(
+      {n: {"mcp": tool_binding(), "http": http_binding(m)} for n, (m, _) in OPS.items() if n != "read_claim"})})],
   area="manifest")
 V("manifest/operations-reference-routes", ["PV-TR-1a", "PV-TR-3"],
   "The HTTP routes declared for the nine operations are those of the §1 table",
-  lambda: [manifest("anonymous", {"operations": {"$contains": [
-      {"$one_of": [{"name": n, "http": {"$one_of": [{"method": m, "path": p}, f"{m} {p}"]}},
-                   {"operation": n, "http": {"$one_of": [{"method": m, "path": p}, f"{m} {p}"]}}]}
-      for n, (m, p) in OPS.items() if n != "read_claim"]}})], area="manifest",
+  lambda: [manifest("anonymous", {"operations": operations_matcher(
+      {n: {"http": {"$one_of": [{"method": m, "path": p}, f"{m} {p}"]}} for n, (m, p) in OPS.items() if n != "read_claim"})})],
+  area="manifest",
   advisory="the §1 routes are the reference binding's; the preamble of parley-v1.md has the harness adapt to the "
             "operation routes a third-party server declares, so other routes are legal (reported for information)")
 V("manifest/dialectic-profile", ["PV-MF-1", "PV-DI-8"],
@@ -78,9 +81,7 @@ V("manifest/dialectic-profile", ["PV-MF-1", "PV-DI-8"],
       "name": "dialectic", "kinds": {"$contains": [kind_named(k) for k in ["assert", "attest", "refute", "verify"]]},
       "claim_states": {"$contains": ["unverified", "supported", "verified", "refuted", "superseded"]},
       "evidence_kinds": {"$contains": ["url", "hash", "artifact", "commit", "log", "reproducer", "note", "other"]}}]},
-      "operations": {"$contains": [{"$one_of": [
-          {"name": "read_claim", "mcp": tool_binding(), "http": http_binding("GET")},
-          {"operation": "read_claim", "mcp": tool_binding(), "http": http_binding("GET")}]}]}})],
+      "operations": operations_matcher({"read_claim": {"mcp": tool_binding(), "http": http_binding("GET")}})})],
   area="manifest", needs=["dialectic"])
 V("manifest/same-for-any-caller", ["PV-MF-1", "PV-TR-4"],
   "get_manifest needs no token and gives the same version and limits with or without one",
@@ -96,7 +97,10 @@ V("manifest/extension-pattern-enforced", ["PV-MF-2", "PV-EN-7"],
 # ================================================================ PV-TR-1a
 V("transport/both-bindings-declared", ["PV-TR-1a"],
   "The manifest declares both bindings: an MCP endpoint and the HTTP routes (neither null)",
-  lambda: [manifest("anonymous", {"operations": {"$not_contains": [{"mcp": None}, {"http": None}]}})])
+  lambda: [manifest("anonymous", {"operations": {"$one_of": [
+      {"$not_contains": [{"mcp": None}, {"http": None}]},
+      # keyed by operation (PV-MF-1 fixes no layout): no core operation's binding is null
+      {n: {"mcp": {"$not": None}, "http": {"$not": None}} for n in OPS if n != "read_claim"}]}})])
 
 # ================================================================ PV-TR-2 MCP
 def rpc(as_, expect, body=None, body_json=None, headers=None):

@@ -171,40 +171,46 @@ impl Manifest {
         let mut routes = default_routes();
         let mut tools: HashMap<String, Option<String>> = HashMap::new();
         let mut missing = Vec::new();
-        if let Some(ops) = raw.get("operations").and_then(Value::as_array) {
-            for op in ops {
-                // The §1 table's first column is headed "operation": either key names it.
-                let Some(name) = op
-                    .get("name")
-                    .or_else(|| op.get("operation"))
-                    .and_then(Value::as_str)
-                else {
-                    continue;
-                };
-                match op.get("http") {
-                    Some(Value::Null) => {
-                        routes.0.insert(name.into(), None);
-                        missing.push(format!("{name}: no HTTP binding"));
-                    }
-                    Some(h) => {
-                        if let Some(route) = http_route(h) {
-                            routes.0.insert(name.into(), Some(route));
-                        }
-                    }
-                    None => {}
+        // PV-MF-1: "the table above, machine-readable" — rows in an array, each naming its
+        // operation (`name`, or `operation` as the §1 column is headed), or an object keyed by
+        // operation; no layout is fixed, so both are read.
+        let rows: Vec<(&str, &Value)> = match raw.get("operations") {
+            Some(Value::Array(ops)) => ops
+                .iter()
+                .filter_map(|op| {
+                    op.get("name")
+                        .or_else(|| op.get("operation"))
+                        .and_then(Value::as_str)
+                        .map(|n| (n, op))
+                })
+                .collect(),
+            Some(Value::Object(ops)) => ops.iter().map(|(n, op)| (n.as_str(), op)).collect(),
+            _ => Vec::new(),
+        };
+        for (name, op) in rows {
+            match op.get("http") {
+                Some(Value::Null) => {
+                    routes.0.insert(name.into(), None);
+                    missing.push(format!("{name}: no HTTP binding"));
                 }
-                match op.get("mcp") {
-                    Some(Value::Null) => {
-                        tools.insert(name.into(), None);
-                        missing.push(format!("{name}: no MCP binding"));
+                Some(h) => {
+                    if let Some(route) = http_route(h) {
+                        routes.0.insert(name.into(), Some(route));
                     }
-                    Some(m) => {
-                        if let Some(t) = mcp_tool_name(m) {
-                            tools.insert(name.into(), Some(t.into()));
-                        }
-                    }
-                    None => {}
                 }
+                None => {}
+            }
+            match op.get("mcp") {
+                Some(Value::Null) => {
+                    tools.insert(name.into(), None);
+                    missing.push(format!("{name}: no MCP binding"));
+                }
+                Some(m) => {
+                    if let Some(t) = mcp_tool_name(m) {
+                        tools.insert(name.into(), Some(t.into()));
+                    }
+                }
+                None => {}
             }
         }
         let mcp_endpoint = raw
@@ -303,6 +309,19 @@ mod tests {
         assert_eq!(m.tools["inbox"], Some("box".into()));
         // A binding that names no tool is ignored (the default applies), not taken as absent.
         assert!(!m.tools.contains_key("whoami"));
+    }
+
+    #[test]
+    fn operations_keyed_by_name() {
+        let m = Manifest::from_value(json!({
+            "operations": {
+                "post": {"http": {"method": "POST", "path": "/api/msg"}, "mcp": "parley_post"},
+                "inbox": {"http": null, "mcp": {"tool": "inbox"}}
+            }
+        }));
+        assert_eq!(m.routes.0["post"].as_ref().unwrap().path, "/api/msg");
+        assert_eq!(m.tools["post"], Some("parley_post".into()));
+        assert_eq!(m.missing_bindings, ["inbox: no HTTP binding"]);
     }
 
     #[test]
