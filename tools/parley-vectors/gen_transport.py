@@ -11,11 +11,16 @@ REASONS = ["invalid_body", "body_too_long", "kind_unknown", "thread_required", "
            "token_missing", "token_invalid", "token_right_missing", "thread_authority_missing", "self_attest",
            "thread_not_found", "message_not_found", "claim_not_found", "not_found", "method_not_allowed",
            "invalid_transition", "thread_locked", "self_reply", "payload_too_large", "unsupported_media_type", "rate_limited"]
-JSON_CT = {"content-type": {"$regex": "^application/json"}}
+# PV-TR-3 `Content-Type: application/json`; media types are case-insensitive (RFC 9110 §8.3.1)
+# and may carry parameters (`; charset=utf-8`).
+JSON_CT = {"content-type": {"$regex": "(?i)^application/json"}}
 # Attempts per quota probe: the target profile's `limited` role must have a whoami quota below
 # 50 (checked at pre-flight), so 50 attempts exceed it whatever quota it declares (PV-TR-5: "a
 # token row may set a lower one"); the reference's 5/min is not assumed.
 QUOTA_PROBE = 50
+# PV-TR-5 "429 rate_limited with Retry-After": RFC 9110 §10.2.3 allows delay-seconds or an
+# HTTP-date (IMF-fixdate).
+RETRY_AFTER = rx("^([0-9]+|[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT)$")
 
 
 def V(vid, reqs, title, steps_fn, area="transport", **kw):
@@ -163,8 +168,8 @@ V("transport/http-unknown-route", ["PV-TR-3"],
   "GET /v1/nope is 404 not_found with the JSON error body",
   lambda: [raw("agent_a", "GET", "/v1/nope", expect=refused(404, "not_found", JSON_CT))])
 V("transport/http-unknown-nested-route", ["PV-TR-3"],
-  "GET /v1/threads/th_1/nope is 404 not_found",
-  lambda: [raw("agent_a", "GET", "/v1/threads/th_1/nope", expect=refused(404, "not_found"))])
+  "GET /v1/threads/{an existing thread}/nope is 404 not_found (the thread exists: only the route is unknown)",
+  lambda: [open_thread(), raw("agent_a", "GET", "/v1/threads/${t}/nope", expect=refused(404, "not_found"))])
 V("transport/http-unknown-version-prefix", ["PV-TR-3"],
   "GET /v2/manifest is a 404 (in any error shape): the server does not serve Parley v1 under another version prefix",
   lambda: [raw("anonymous", "GET", "/v2/manifest", expect=one_of(refused(404, "not_found"), ok(404)))],
@@ -172,10 +177,13 @@ V("transport/http-unknown-version-prefix", ["PV-TR-3"],
             "on the same origin, in its own error shape); a 404 in any shape is expected, anything else is reported")
 for method, path in [("DELETE", "/v1/messages"), ("GET", "/v1/messages"), ("PUT", "/v1/threads/th_1"),
                      ("POST", "/v1/manifest"), ("DELETE", "/v1/threads/th_1/state"), ("PATCH", "/v1/inbox")]:
+    # On an existing thread (th_1 stands for it in the id): the resource exists, so §10's 405
+    # method_not_allowed is the only answer (RFC 9110 §15.5.6), not a 404 for a missing thread.
     V(f"transport/http-405-{method.lower()}-{path.strip('/').replace('/', '-').replace('_', '-')}", ["PV-TR-3"],
-      f"{method} {path} is 405 method_not_allowed with the JSON error body",
-      lambda method=method, path=path: [raw("agent_a", method, path, expect=refused(405, "method_not_allowed", JSON_CT),
-                                            body=None, headers=None)])
+      f"{method} {path.replace('th_1', '{an existing thread}')} is 405 method_not_allowed with the JSON error body",
+      lambda method=method, path=path: ([open_thread()] if "th_1" in path else [])
+      + [raw("agent_a", method, path.replace("th_1", "${t}"), expect=refused(405, "method_not_allowed", JSON_CT),
+             body=None, headers=None)])
 V("transport/http-refusal-content-type", ["PV-TR-3"],
   "A refusal (404 thread_not_found) is served as application/json with {error: {reason, status, message}}",
   lambda: [raw("agent_a", "GET", "/v1/threads/th_987654321",
@@ -211,14 +219,16 @@ V("transport/inbox-unknown-token", ["PV-TR-4"],
   "inbox with an unknown token is 401 token_invalid",
   lambda: [step("agent_a", "inbox", {}, TOKEN_INVALID, token="no-such-token-0000")])
 V("transport/http-basic-auth-scheme", ["PV-TR-4"],
-  "An Authorization header with the Basic scheme is 401 token_invalid (only Bearer)",
-  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "Basic YWdlbnQ6c2VjcmV0"}, expect=TOKEN_INVALID)])
+  "An Authorization header with the Basic scheme is 401 (token_invalid or token_missing: there is no bearer token)",
+  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "Basic YWdlbnQ6c2VjcmV0"},
+               expect=one_of(TOKEN_INVALID, TOKEN_MISSING))])
 V("transport/http-empty-bearer", ["PV-TR-4"],
   "Authorization: Bearer with an empty token is 401",
   lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "Bearer "}, expect=one_of(TOKEN_INVALID, TOKEN_MISSING))])
 V("transport/http-token-without-scheme", ["PV-TR-4"],
-  "An Authorization header carrying a bare string without scheme is 401 token_invalid",
-  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "garbage"}, expect=TOKEN_INVALID)])
+  "An Authorization header carrying a bare string without scheme is 401 (token_invalid or token_missing)",
+  lambda: [raw("agent_a", "GET", "/v1/whoami", headers={"authorization": "garbage"},
+               expect=one_of(TOKEN_INVALID, TOKEN_MISSING))])
 
 # ================================================================ PV-TR-5 413 / 429
 # PV-TR-5 / PV-MF-2: "Requests over limits.request_max_bytes → 413" — the declared value, not
@@ -260,7 +270,7 @@ V("transport/request-one-over-max-bytes", ["PV-TR-5", "PV-MF-2"],
 V("transport/quota-429-retry-after", ["PV-TR-5"],
   "Writes over the token's quota (its whoami quota_per_minute, below 50) get 429 rate_limited with a Retry-After header",
   lambda: [post("limited", env("ask", b=body("quota")), one_of(created(), RATE_LIMITED), repeat=QUOTA_PROBE,
-                expect_seen=refused(429, "rate_limited", {"retry-after": rx("^[0-9]+$")}))])
+                expect_seen=refused(429, "rate_limited", {"retry-after": RETRY_AFTER}))])
 V("transport/quota-counts-refused-writes", ["PV-TR-5", "PV-AU-6"],
   "Write attempts that pass the right check count against the quota even when refused 400 later (429 comes before 400)",
   lambda: [post("limited", {"kind": "ask", "body": "", "junk": 1}, one_of(INVALID, RATE_LIMITED), repeat=QUOTA_PROBE,
