@@ -38,22 +38,42 @@ V("manifest/core-members", ["PV-MF-1"],
       "profiles": {"$type": "array"}, "operations": {"$one_of": [{"$type": "array"}, {"$type": "object"}]},
       "reasons": {"$type": "array"},
       "identity": {"realm": {"$type": "string"}}})], area="manifest")
+# The seed fixes the 500 ("un corps d'au plus 500 caractères"); the other values are the
+# target's own (PV-MF-2). The evidence limits belong to the dialectic profile: a server without
+# it has no evidence to limit, so they are asked of servers listing the profile only.
 V("manifest/limits", ["PV-MF-1", "PV-MF-2", "PV-EN-2"],
-  "The manifest's limits declare every limit of §2, and body_max_chars is the seed's 500",
+  "The manifest's limits declare every core limit of §2, and body_max_chars is the seed's 500",
   lambda: [manifest("anonymous", {"limits": {
       "body_max_chars": 500, "extension_pattern": {"$type": "string"}, "request_max_bytes": {"$type": "integer"},
       "inbox_limit_default": {"$type": "integer"}, "inbox_limit_max": {"$type": "integer"},
-      "evidence_max": {"$type": "integer"}, "evidence_ref_max_chars": {"$type": "integer"},
       "provenance_max_chars": {"$type": "integer"}, "writes_per_minute": {"$type": "integer"}}})], area="manifest")
+V("manifest/limits-dialectic", ["PV-MF-1", "PV-MF-2", "PV-DI-1"],
+  "With the dialectic profile, the manifest's limits declare evidence_max and evidence_ref_max_chars",
+  lambda: [manifest("anonymous", {"limits": {
+      "evidence_max": {"$type": "integer"}, "evidence_ref_max_chars": {"$type": "integer"}}})],
+  area="manifest", needs=["dialectic"])
 V("manifest/states", ["PV-MF-1", "PV-ST-1", "PV-ST-3"],
   "The manifest lists the forward states in order and the three lateral states",
   lambda: [manifest("anonymous", {"states": {"forward": ["open", "answered", "decided", "closed"],
                                              "lateral": {"$one_of": [["deferred", "obsolete", "rejected"],
                                                                      {"$contains": ["deferred", "obsolete", "rejected"], }]}}})],
   area="manifest")
+# PV-MF-1: `reasons` lists "every refusal reason the server can emit" — not every reason of
+# §10: the dialectic reasons only when the profile is on, and unsupported_media_type only from
+# a server that answers 415 (a SHOULD, PV-RS-4).
+DIALECTIC_REASONS = ["evidence_required", "evidence_invalid", "self_attest", "claim_not_found"]
 V("manifest/reasons", ["PV-MF-1"],
-  "The manifest's reasons list every refusal reason of §10",
-  lambda: [manifest("anonymous", {"reasons": {"$contains": REASONS}})], area="manifest")
+  "The manifest's reasons list every core refusal reason of §10",
+  lambda: [manifest("anonymous", {"reasons": {"$contains": [
+      r for r in REASONS if r not in DIALECTIC_REASONS and r != "unsupported_media_type"]}})], area="manifest")
+V("manifest/reasons-dialectic", ["PV-MF-1", "PV-DI-1"],
+  "With the dialectic profile, the manifest's reasons list the profile's refusal reasons too",
+  lambda: [manifest("anonymous", {"reasons": {"$contains": DIALECTIC_REASONS}})], area="manifest", needs=["dialectic"])
+V("manifest/reasons-415", ["PV-MF-1", "PV-RS-4"],
+  "The manifest's reasons list unsupported_media_type (emitted by a server answering 415)",
+  lambda: [manifest("anonymous", {"reasons": {"$contains": ["unsupported_media_type"]}})], area="manifest",
+  advisory="PV-MF-1 asks for the reasons 'the server can emit' and 415 is a SHOULD (PV-RS-4): a server that never "
+            "answers 415 rightly omits unsupported_media_type")
 def operations_matcher(entries):
     """PV-MF-1: `operations` is "the table above, machine-readable": an array of rows naming
     their operation (`name`, or `operation` as the §1 table's column is headed), or an object
