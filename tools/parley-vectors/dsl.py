@@ -9,7 +9,9 @@ TH = "^th_[0-9]+$"
 MSG = "^msg_[0-9]+$"
 EV = "^ev_[0-9]+$"
 CL = "^cl_[0-9]+$"
-TS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|\\+00:00)$"
+# RFC 3339 UTC (PV-RS-2 / §3: `created_at` "RFC 3339 UTC"): `Z` or `+00:00`; RFC 3339 §5.6
+# allows the `T` and `Z` in lower case too.
+TS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|\\+00:00)$"
 KI_MOD = "KI · ${lock_label.moderator}"
 NONNULL_TS = {"$regex": TS}
 ID_RE = {"th": TH, "msg": MSG, "ev": EV, "cl": CL}
@@ -29,7 +31,39 @@ def party(role, ext=None):
     return {"identity": ident(role), "extension": ext}
 
 
-def vector(area, vid, reqs, title, steps, needs=None, exclusive=False):
+# The reference instance's extension_pattern (parley-v1.md §2). Vectors that probe its exact
+# shape apply only to a target declaring it: the declared value is authoritative (PV-MF-2).
+REF_EXTENSION_PATTERN = "^[a-z0-9][a-z0-9_-]{0,31}$"
+
+
+def declares(pointer, value):
+    """A `needs` entry: the vector applies only when the manifest declares `value` at `pointer`."""
+    return f"{pointer}={json.dumps(value, ensure_ascii=False)}"
+
+
+NEEDS_REF_EXT = [declares("/limits/extension_pattern", REF_EXTENSION_PATTERN)]
+
+
+def kind_named(name):
+    """PV-MF-1 shows profiles as `"kinds":[...]` without fixing the items' shape: a bare name
+    or a kind object (the shapes the top-level `kinds` may take: `name` or `kind`) naming it."""
+    return {"$one_of": [name, {"name": name}, {"kind": name}]}
+
+
+def tool_binding():
+    """PV-MF-1: `operations` is "the table above, machine-readable" — the §1 table's MCP tool
+    column has no JSON shape: a bare tool name, `{"tool": …}` or `{"name": …}` all name it."""
+    name = {"$regex": "."}
+    return {"$one_of": [name, {"tool": name}, {"name": name}]}
+
+
+def http_binding(method):
+    """The §1 table's HTTP route column, machine-readable: `{"method", "path"}` or the table's
+    own notation `"GET /v1/manifest"` (PV-MF-1 fixes no JSON shape)."""
+    return {"$one_of": [{"method": method, "path": {"$regex": "^/"}}, {"$regex": f"^{method} /"}]}
+
+
+def vector(area, vid, reqs, title, steps, needs=None, exclusive=False, advisory=None):
     assert re.fullmatch(r"[a-z0-9][a-z0-9._/-]*", vid), vid
     roles = []
     for st in steps:
@@ -42,6 +76,8 @@ def vector(area, vid, reqs, title, steps, needs=None, exclusive=False):
         v["needs"] = needs
     if exclusive:
         v["exclusive"] = True
+    if advisory:
+        v["advisory"] = advisory
     v["steps"] = steps
     AREAS.setdefault(area, []).append(v)
     return v

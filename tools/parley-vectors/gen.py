@@ -46,7 +46,7 @@ for area, vs in dsl.AREAS.items():
             for k in ("args", "http", "mcp", "expect", "expect_seen"):
                 if k in st: refs(st[k], used)
             for u in used:
-                if u.startswith(("identity.", "lock_label.", "limits.")): continue  # built-ins (limits: the manifest's)
+                if u.startswith(("identity.", "lock_label.", "limits.", "tool.")): continue  # built-ins
                 assert u in defined, (v["id"], u)
             defined |= set(st.get("capture", {}).keys())
 counts = dsl.write_all(OUT)

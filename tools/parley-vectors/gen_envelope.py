@@ -21,7 +21,7 @@ L = "$limits.body_max_chars"
 
 
 def plus(n):
-    return {"$add": [L, n]}
+    return {"$sum": [L, n]}
 
 
 def fill(s, chars):
@@ -323,14 +323,16 @@ for i, (ext, what) in enumerate(GOOD_EXT):
     V(f"envelope/extension-valid-{i + 1}", ["PV-EN-7"],
       f"from.extension {what} matches the pattern and is echoed in from",
       lambda ext=ext: [post("agent_a", env("ask", ext=ext),
-                            created({"message": {"from": {"identity": ident("agent_a"), "extension": ext}}}))])
+                            created({"message": {"from": {"identity": ident("agent_a"), "extension": ext}}}))],
+      needs=NEEDS_REF_EXT)
 BAD_EXT = [("x" * 33, "33 characters"), ("Worker", "an uppercase letter"), ("-worker", "a leading dash"),
            ("_worker", "a leading underscore"), ("", "the empty string"), ("two words", "a space"),
            ("équipe", "a non-ASCII letter"), ("a.b", "a dot"), ("a/b", "a slash")]
 for i, (ext, what) in enumerate(BAD_EXT):
     V(f"envelope/extension-invalid-{i + 1}", ["PV-EN-7"],
       f"from.extension with {what} is refused 400 invalid_body",
-      lambda ext=ext: [post("agent_a", env("ask", ext=ext), INVALID)])
+      lambda ext=ext: [post("agent_a", env("ask", ext=ext), INVALID)],
+      needs=NEEDS_REF_EXT)
 V("envelope/extension-invalid-on-reply", ["PV-EN-7"],
   "An invalid extension on a reply is refused 400 invalid_body too",
   lambda: [open_thread(), reply("agent_b", "answer", thread="$t", ext="Bad Ext", expect=INVALID)])

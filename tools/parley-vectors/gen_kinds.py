@@ -131,7 +131,7 @@ V("kinds/empty-kind", ["PV-EN-3", "PV-EN-1"],
 V("kinds/dialectic-kind-known-when-profile-listed", ["PV-DI-8", "PV-EN-3"],
   "With the dialectic profile in the manifest, assert is a known kind (not kind_unknown) and the manifest's profile lists it",
   lambda: [manifest("anonymous", {"profiles": {"$contains": [{"name": "dialectic",
-                                                               "kinds": {"$contains": ["assert", "attest", "refute", "verify"]}}]}}),
+                                                               "kinds": {"$contains": [kind_named(k) for k in ["assert", "attest", "refute", "verify"]]}}]}}),
            post("agent_a", env("assert", evidence=[{"kind": "note", "ref": "seen in the logs"}]),
                 created({"message": {"kind": "assert"}}))],
   needs=["dialectic"])

@@ -94,11 +94,17 @@ V("shapes/inbox-response", ["PV-RS-2", "PV-RD-3"],
                                                       "last_message": message_shape(id="$r", thread="$t")}]},
                              "cursor": {"$any": True}})])
 V("shapes/whoami-writer", ["PV-RS-2", "PV-TR-5", "PV-ID-1"],
-  "whoami of a plain writer: identity, author_kind llm, rights with read and write (no lock, no verify), lock_label null, the manifest's quota",
-  lambda: [manifest("anonymous", capture={"wpm": "/limits/writes_per_minute"}),
-           whoami("agent_a", {"identity": ident("agent_a"), "author_kind": "llm",
-                              "rights": {"$contains": ["read", "write"]}, "lock_label": None, "quota_per_minute": "$wpm"}),
+  "whoami of a plain writer: identity, author_kind llm, rights with read and write (no lock, no verify), lock_label null, an integer quota",
+  lambda: [whoami("agent_a", {"identity": ident("agent_a"), "author_kind": "llm",
+                              "rights": {"$contains": ["read", "write"]}, "lock_label": None,
+                              "quota_per_minute": {"$type": "integer"}}),
            whoami("agent_a", {"rights": {"$not_contains": ["lock", "verify"]}})])
+V("shapes/whoami-writer-default-quota", ["PV-TR-5", "PV-RS-2"],
+  "whoami of a plain writer shows the manifest's writes_per_minute as its quota (the default)",
+  lambda: [manifest("anonymous", capture={"wpm": "/limits/writes_per_minute"}),
+           whoami("agent_a", {"quota_per_minute": "$wpm"})],
+  advisory="PV-TR-5: the quota only defaults to limits.writes_per_minute and 'a token row may set a lower one': "
+            "the target's writer token may legitimately carry a lower quota")
 V("shapes/whoami-moderator", ["PV-RS-2", "PV-AU-2"],
   "whoami of the lock holder lists the lock right and its lock label",
   lambda: [whoami("moderator", {"rights": {"$contains": ["read", "write", "lock"]}, "lock_label": "$lock_label.moderator"})])

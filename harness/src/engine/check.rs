@@ -88,6 +88,11 @@ pub trait Check: Send + Sync {
     fn area(&self) -> &str {
         ""
     }
+    /// `Some(reason)` when the notes fix nothing for what the check looks at but it is still
+    /// worth having: its violations are warnings whatever the cited levels (issue 14).
+    fn advisory(&self) -> Option<&str> {
+        None
+    }
     /// Run alone (no concurrent checks).
     fn exclusive(&self) -> bool {
         false

@@ -45,7 +45,7 @@ pub fn result(suite: &Suite, job: &Job, d: &Done, repro: &ReproContext<'_>) -> C
         title: check.title().to_string(),
         transport: job.transport,
         requirements: check.requirements().to_vec(),
-        required: suite.catalogue.any_required(check.requirements()),
+        required: check.advisory().is_none() && suite.catalogue.any_required(check.requirements()),
         verdict: d.outcome.verdict.clone(),
         baseline: None,
         duration_ms: d.duration_ms,

@@ -295,7 +295,7 @@ pub fn validate_matcher(m: &Value, at: &str) -> Result<(), String> {
                 Some("string" | "number" | "integer" | "boolean" | "null" | "object" | "array")
             ),
             // A count, or a placeholder / generator resolving to one before matching
-            // (`"$limits.body_max_chars"`, `{"$add": [...]}`).
+            // (`"$limits.body_max_chars"`, `{"$sum": [...]}`).
             "$len" => {
                 arg.is_u64()
                     || arg.as_str().is_some_and(|s| s.starts_with('$'))

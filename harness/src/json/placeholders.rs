@@ -18,7 +18,7 @@ pub const GENERATORS: &[&str] = &[
     "$number_of",
     "$string_number_of",
     "$time_from_now",
-    "$add",
+    "$sum",
     "$fill",
     "$take",
 ];
@@ -193,15 +193,15 @@ impl Env {
                     items.iter().cycle().take(n as usize).cloned().collect(),
                 ))
             }
-            "$add" => {
-                // Integer arithmetic on declared limits (`{"$add": ["$limits.body_max_chars", 1]}`).
-                let terms = arg.as_array().ok_or("$add needs an array of integers")?;
+            "$sum" => {
+                // Integer arithmetic on declared limits (`{"$sum": ["$limits.body_max_chars", 1]}`).
+                let terms = arg.as_array().ok_or("$sum needs an array of integers")?;
                 let mut sum: i64 = 0;
                 for t in terms {
                     let n = t
                         .as_i64()
-                        .ok_or_else(|| format!("$add needs integers, got {t}"))?;
-                    sum = sum.checked_add(n).ok_or("$add overflows")?;
+                        .ok_or_else(|| format!("$sum needs integers, got {t}"))?;
+                    sum = sum.checked_add(n).ok_or("$sum overflows")?;
                 }
                 Ok(Value::from(sum))
             }
@@ -267,14 +267,14 @@ mod tests {
         assert_eq!(
             limits
                 .resolve(
-                    &json!({"$repeat": {"s": "a", "n": {"$add": ["$limits.body_max_chars", 1]}}})
+                    &json!({"$repeat": {"s": "a", "n": {"$sum": ["$limits.body_max_chars", 1]}}})
                 )
                 .unwrap(),
             json!("a".repeat(281))
         );
-        assert!(limits.resolve(&json!({"$add": ["x", 1]})).is_err());
+        assert!(limits.resolve(&json!({"$sum": ["x", 1]})).is_err());
         let filled = limits
-            .resolve(&json!({"$fill": {"s": "e\u{301}", "chars": {"$add": ["$limits.body_max_chars", 1]}}}))
+            .resolve(&json!({"$fill": {"s": "e\u{301}", "chars": {"$sum": ["$limits.body_max_chars", 1]}}}))
             .unwrap();
         let filled = filled.as_str().unwrap();
         assert_eq!(filled.chars().count(), 281);

@@ -181,4 +181,21 @@ mod tests {
         };
         assert_eq!(v.pointer, "/body");
     }
+
+    #[test]
+    fn unordered_name_lists_compare_as_sets() {
+        let (mut a, mut b) = (HashMap::new(), HashMap::new());
+        let h = normalise(&json!({"rights": ["read", "write"]}), &mut a);
+        let m = normalise(&json!({"rights": ["write", "read"]}), &mut b);
+        assert_eq!(h, m, "the notes fix no order for rights");
+        let m = normalise(&json!({"rights": ["write"]}), &mut b);
+        assert_ne!(h, m, "a missing right still differs");
+        // Message ids keep their order (siblings in creation order, PV-RD-1).
+        let h = normalise(&json!({"ids": ["msg_1", "msg_2"]}), &mut HashMap::new());
+        let m = normalise(&json!({"ids": ["msg_2", "msg_1"]}), &mut HashMap::new());
+        assert_eq!(
+            h, m,
+            "ids are renamed by first appearance, so both read <msg#1>, <msg#2>"
+        );
+    }
 }

@@ -37,26 +37,48 @@ pub fn default_routes() -> Routes {
     ]))
 }
 
-/// A raw request path written against the table of `parley-v1.md` §1 (`/v1/threads/th_3/state?x`),
-/// mapped to the route the target declares for the same operation (`/api/th_3/mark?x`).
-/// The preamble of parley-v1.md: the harness adapts to the operation routes a server declares;
-/// raw vectors are written once, against the table, and follow the manifest. A path that is
-/// no operation of the table (an unknown route, a `/v2/…` prefix) is returned as it is.
-pub fn declared_path(path: &str, declared: &Routes) -> String {
+/// Maps a raw request path written against the reference binding (`parley-v1.md` §1 table,
+/// as raw vector steps are) onto the route the target declares for the same operation.
+///
+/// The manifest is authoritative for operation routes (parley-v1.md preamble: the harness
+/// "must still read the target's manifest and adapt to what a third-party server declares
+/// there (operation routes, limits, profiles)"), so a raw step aimed at `POST /v1/messages`
+/// goes to the target's declared `post` route. Path parameters (`{thread}`, `{claim}`) carry
+/// over; the query string is kept. A path that is no reference route (an unknown-route probe)
+/// or whose operation the target declares as the reference does is returned unchanged.
+pub fn declared_path(routes: &Routes, path: &str) -> String {
     let (bare, query) = match path.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (path, None),
     };
-    let defaults = default_routes();
-    for (op, route) in &defaults.0 {
-        let Some(route) = route else { continue };
-        let Some(params) = match_template(&route.path, bare) else {
+    let segments: Vec<&str> = bare.split('/').collect();
+    for (op, reference) in default_routes().0 {
+        let Some(reference) = reference else { continue };
+        let template: Vec<&str> = reference.path.split('/').collect();
+        if template.len() != segments.len() {
             continue;
+        }
+        let mut params: Vec<(&str, &str)> = Vec::new();
+        let fits = template.iter().zip(&segments).all(|(t, s)| {
+            match t.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+                Some(name) if !s.is_empty() => {
+                    params.push((name, s));
+                    true
+                }
+                Some(_) => false,
+                None => t == s,
+            }
+        });
+        if !fits {
+            continue;
+        }
+        let Some(Some(declared)) = routes.0.get(&op) else {
+            return path.to_string();
         };
-        let Some(Some(target)) = declared.0.get(op) else {
-            break;
-        };
-        let mut out = target.path.clone();
+        if declared.path == reference.path {
+            return path.to_string();
+        }
+        let mut out = declared.path.clone();
         for (name, value) in params {
             out = out.replace(&format!("{{{name}}}"), value);
         }
@@ -68,22 +90,41 @@ pub fn declared_path(path: &str, declared: &Routes) -> String {
     path.to_string()
 }
 
-/// The `{name}` segments of `template` matched in `path`, when every other segment is equal.
-fn match_template<'a>(template: &'a str, path: &'a str) -> Option<Vec<(&'a str, &'a str)>> {
-    let (t, p): (Vec<&str>, Vec<&str>) = (template.split('/').collect(), path.split('/').collect());
-    if t.len() != p.len() {
-        return None;
+/// The tool an operation's MCP binding names.
+///
+/// PV-MF-1 fixes only that `operations` is "the table above, machine-readable": the §1 table
+/// gives each operation an "MCP tool" column, but no JSON shape for it. A bare string
+/// (`"post"`), `{"tool": "post"}` and `{"name": "post"}` all name the tool; `null` is the
+/// declared absence of the binding (PV-TR-1a), handled by the caller.
+pub fn mcp_tool_name(binding: &Value) -> Option<&str> {
+    match binding {
+        Value::String(s) => Some(s.as_str()),
+        Value::Object(o) => o
+            .get("tool")
+            .or_else(|| o.get("name"))
+            .and_then(Value::as_str),
+        _ => None,
     }
-    let mut params = Vec::new();
-    for (ts, ps) in t.iter().zip(&p) {
-        match ts.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
-            Some(name) if !ps.is_empty() => params.push((name, *ps)),
-            Some(_) => return None,
-            None if ts == ps => {}
-            None => return None,
-        }
-    }
-    Some(params)
+}
+
+/// The route an operation's HTTP binding declares: `{"method", "path"}`, or the §1 table's
+/// own notation as one string, `"GET /v1/manifest"` (PV-MF-1 fixes no JSON shape for it).
+pub fn http_route(binding: &Value) -> Option<Route> {
+    let (method, path) = match binding {
+        Value::String(s) => s.trim().split_once(' ')?,
+        Value::Object(o) => (
+            o.get("method").and_then(Value::as_str)?,
+            o.get("path")
+                .or_else(|| o.get("route"))
+                .and_then(Value::as_str)?,
+        ),
+        _ => return None,
+    };
+    let path = path.trim();
+    path.starts_with('/').then(|| Route {
+        method: method.trim().to_ascii_uppercase(),
+        path: path.to_string(),
+    })
 }
 
 /// What `whoami` said about a role's token.
@@ -130,44 +171,46 @@ impl Manifest {
         let mut routes = default_routes();
         let mut tools: HashMap<String, Option<String>> = HashMap::new();
         let mut missing = Vec::new();
-        if let Some(ops) = raw.get("operations").and_then(Value::as_array) {
-            for op in ops {
-                let Some(name) = op.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                match op.get("http") {
-                    Some(Value::Null) => {
-                        routes.0.insert(name.into(), None);
-                        missing.push(format!("{name}: no HTTP binding"));
-                    }
-                    Some(h) => {
-                        if let (Some(m), Some(p)) = (
-                            h.get("method").and_then(Value::as_str),
-                            h.get("path").and_then(Value::as_str),
-                        ) {
-                            routes.0.insert(
-                                name.into(),
-                                Some(Route {
-                                    method: m.to_ascii_uppercase(),
-                                    path: p.into(),
-                                }),
-                            );
-                        }
-                    }
-                    None => {}
+        // PV-MF-1: "the table above, machine-readable" — rows in an array, each naming its
+        // operation (`name`, or `operation` as the §1 column is headed), or an object keyed by
+        // operation; no layout is fixed, so both are read.
+        let rows: Vec<(&str, &Value)> = match raw.get("operations") {
+            Some(Value::Array(ops)) => ops
+                .iter()
+                .filter_map(|op| {
+                    op.get("name")
+                        .or_else(|| op.get("operation"))
+                        .and_then(Value::as_str)
+                        .map(|n| (n, op))
+                })
+                .collect(),
+            Some(Value::Object(ops)) => ops.iter().map(|(n, op)| (n.as_str(), op)).collect(),
+            _ => Vec::new(),
+        };
+        for (name, op) in rows {
+            match op.get("http") {
+                Some(Value::Null) => {
+                    routes.0.insert(name.into(), None);
+                    missing.push(format!("{name}: no HTTP binding"));
                 }
-                match op.get("mcp") {
-                    Some(Value::Null) => {
-                        tools.insert(name.into(), None);
-                        missing.push(format!("{name}: no MCP binding"));
+                Some(h) => {
+                    if let Some(route) = http_route(h) {
+                        routes.0.insert(name.into(), Some(route));
                     }
-                    Some(m) => {
-                        if let Some(t) = m.get("tool").and_then(Value::as_str) {
-                            tools.insert(name.into(), Some(t.into()));
-                        }
-                    }
-                    None => {}
                 }
+                None => {}
+            }
+            match op.get("mcp") {
+                Some(Value::Null) => {
+                    tools.insert(name.into(), None);
+                    missing.push(format!("{name}: no MCP binding"));
+                }
+                Some(m) => {
+                    if let Some(t) = mcp_tool_name(m) {
+                        tools.insert(name.into(), Some(t.into()));
+                    }
+                }
+                None => {}
             }
         }
         let mcp_endpoint = raw
@@ -221,27 +264,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn raw_paths_follow_the_declared_routes() {
-        let m = Manifest::from_value(serde_json::json!({"operations": [
-            {"name": "mark", "http": {"method": "POST", "path": "/api/t/{thread}/mark"}},
-        ]}));
-        assert_eq!(
-            declared_path("/v1/threads/th_3/state?x=1", &m.routes),
-            "/api/t/th_3/mark?x=1"
-        );
-        // Not redeclared: the table's route; not an operation of the table: untouched.
-        assert_eq!(
-            declared_path("/v1/threads/th_3", &m.routes),
-            "/v1/threads/th_3"
-        );
-        assert_eq!(declared_path("/v2/manifest", &m.routes), "/v2/manifest");
-        assert_eq!(
-            declared_path("/v1/threads//state", &m.routes),
-            "/v1/threads//state"
-        );
-    }
-
-    #[test]
     fn manifest_routes_override_defaults() {
         let m = Manifest::from_value(json!({
             "operations": [
@@ -270,5 +292,60 @@ mod tests {
         assert_eq!(m.mcp_endpoint.as_deref(), Some("/rpc"));
         assert_eq!(m.profiles, ["dialectic"]);
         assert_eq!(m.missing_bindings, ["inbox: no HTTP binding"]);
+    }
+
+    #[test]
+    fn bindings_in_other_machine_readable_shapes() {
+        let m = Manifest::from_value(json!({
+            "operations": [
+                {"name": "post", "http": "POST /api/msg", "mcp": "parley_post"},
+                {"operation": "inbox", "http": {"method": "get", "path": "/api/inbox"}, "mcp": {"name": "box"}},
+                {"name": "whoami", "mcp": {"tool": 7}}
+            ]
+        }));
+        assert_eq!(m.routes.0["post"].as_ref().unwrap().path, "/api/msg");
+        assert_eq!(m.routes.0["inbox"].as_ref().unwrap().method, "GET");
+        assert_eq!(m.tools["post"], Some("parley_post".into()));
+        assert_eq!(m.tools["inbox"], Some("box".into()));
+        // A binding that names no tool is ignored (the default applies), not taken as absent.
+        assert!(!m.tools.contains_key("whoami"));
+    }
+
+    #[test]
+    fn operations_keyed_by_name() {
+        let m = Manifest::from_value(json!({
+            "operations": {
+                "post": {"http": {"method": "POST", "path": "/api/msg"}, "mcp": "parley_post"},
+                "inbox": {"http": null, "mcp": {"tool": "inbox"}}
+            }
+        }));
+        assert_eq!(m.routes.0["post"].as_ref().unwrap().path, "/api/msg");
+        assert_eq!(m.tools["post"], Some("parley_post".into()));
+        assert_eq!(m.missing_bindings, ["inbox: no HTTP binding"]);
+    }
+
+    #[test]
+    fn raw_paths_follow_declared_routes() {
+        let m = Manifest::from_value(json!({
+            "operations": [
+                {"name": "post", "http": {"method": "POST", "path": "/api/msg"}},
+                {"name": "mark", "http": {"method": "POST", "path": "/api/t/{thread}/mark"}}
+            ]
+        }));
+        assert_eq!(declared_path(&m.routes, "/v1/messages"), "/api/msg");
+        assert_eq!(
+            declared_path(&m.routes, "/v1/threads/th_4/state?x=1"),
+            "/api/t/th_4/mark?x=1"
+        );
+        // Same route as the reference, or no reference route at all: unchanged.
+        assert_eq!(
+            declared_path(&m.routes, "/v1/inbox?limit=1"),
+            "/v1/inbox?limit=1"
+        );
+        assert_eq!(declared_path(&m.routes, "/v1/nope"), "/v1/nope");
+        assert_eq!(
+            declared_path(&m.routes, "/v1/threads/th_1/nope"),
+            "/v1/threads/th_1/nope"
+        );
     }
 }

@@ -170,6 +170,14 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
     if v.requirements.is_empty() {
         report("cites no requirement".into());
     }
+    for need in &v.needs {
+        if let Err(e) = super::model::Need::parse(need) {
+            report(e);
+        }
+    }
+    if v.advisory.as_deref().is_some_and(|a| a.trim().is_empty()) {
+        report("advisory needs a reason".into());
+    }
     if let Some(c) = catalogue {
         for id in &v.requirements {
             if c.get(id).is_none() {
@@ -185,6 +193,9 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
     for r in Role::ALL {
         defined.insert(format!("identity.{r}"));
         defined.insert(format!("lock_label.{r}"));
+    }
+    for op in crate::parley::manifest::default_routes().0.keys() {
+        defined.insert(format!("tool.{op}"));
     }
     let (mut raw_http, mut raw_mcp) = (false, false);
     for (i, s) in v.steps.iter().enumerate() {

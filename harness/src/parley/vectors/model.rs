@@ -37,9 +37,18 @@ pub struct Vector {
     pub title: String,
     /// Roles the steps use.
     pub roles: Vec<Role>,
-    /// Target features required (`dialectic`).
+    /// Target features required: `dialectic` / `!dialectic` (the manifest lists the profile or
+    /// not), or `<JSON pointer>=<JSON value>`, a value the target's manifest must declare for
+    /// the vector to apply (e.g. `/limits/evidence_max=8` for a vector written for the
+    /// reference instance's limit). Not met → `unsupported`, never `fail`: the manifest is
+    /// authoritative (PV-MF-2), so a server declaring another value is not wrong.
     #[serde(default)]
     pub needs: Vec<String>,
+    /// Set when the notes fix nothing for what the vector checks but the check is still worth
+    /// having: the reason, shown with every violation, which is then reported as `warn` even
+    /// when a cited requirement is a MUST (issue 14: zero false failures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advisory: Option<String>,
     /// Run alone, never concurrently with other vectors.
     #[serde(default)]
     pub exclusive: bool,
@@ -201,6 +210,46 @@ impl Expect {
             Expect::Refusal(e) => e.headers.as_ref(),
             Expect::OneOf(e) => e.headers.as_ref(),
             Expect::JsonRpcError(e) => e.headers.as_ref(),
+        }
+    }
+}
+
+/// One entry of a vector's `needs`, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Need {
+    /// The manifest enables this profile (`dialectic`).
+    Feature(String),
+    /// The manifest does not enable this profile (`!dialectic`).
+    NoFeature(String),
+    /// The manifest declares this value at this JSON pointer (`/limits/evidence_max=8`).
+    Declared {
+        /// JSON pointer into the manifest.
+        pointer: String,
+        /// The value the vector was written for.
+        value: Value,
+    },
+}
+
+impl Need {
+    /// Parses a `needs` entry; `Err` says why it is malformed.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.starts_with('/') {
+            let Some((pointer, value)) = s.split_once('=') else {
+                return Err(format!(
+                    "needs {s:?}: a declared value is `<pointer>=<JSON>`"
+                ));
+            };
+            let value = serde_json::from_str(value)
+                .map_err(|e| format!("needs {s:?}: the value is not JSON: {e}"))?;
+            return Ok(Need::Declared {
+                pointer: pointer.to_string(),
+                value,
+            });
+        }
+        match s.strip_prefix('!') {
+            Some(f) if !f.is_empty() => Ok(Need::NoFeature(f.to_string())),
+            None if !s.is_empty() => Ok(Need::Feature(s.to_string())),
+            _ => Err(format!("needs {s:?}: empty feature name")),
         }
     }
 }

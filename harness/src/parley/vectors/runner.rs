@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::loader::LoadedVector;
-use super::model::{Expect, Role, Step, StepAction};
+use super::model::{Expect, Need, Role, Step, StepAction};
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome, StepSignature};
 use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Verdict, Violation};
@@ -26,6 +26,7 @@ use crate::json::matcher::{Mismatch, match_value};
 use crate::json::placeholders::Env;
 use crate::json::pointer_token;
 use crate::parley::compare::PV_TR_1;
+use crate::parley::manifest::declared_path;
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::{Auth, Exchange, Reply, TransportError, TransportKind};
 
@@ -44,7 +45,9 @@ pub struct VectorCheck {
 impl VectorCheck {
     /// Wraps a loaded vector; `catalogue` decides fail (MUST cited) vs warn.
     pub fn new(lv: LoadedVector, catalogue: &Catalogue) -> Self {
-        let required = catalogue.any_required(&lv.vector.requirements);
+        // An advisory vector checks what the notes do not fix: never a failure (issue 14).
+        let required =
+            lv.vector.advisory.is_none() && catalogue.any_required(&lv.vector.requirements);
         let (mut http, mut mcp) = (true, true);
         for s in &lv.vector.steps {
             match s.action() {
@@ -91,6 +94,9 @@ impl Check for VectorCheck {
     }
     fn exclusive(&self) -> bool {
         self.lv.vector.exclusive
+    }
+    fn advisory(&self) -> Option<&str> {
+        self.lv.vector.advisory.as_deref()
     }
     fn bindings(&self) -> Bindings {
         Bindings::Each(self.bindings.clone())
@@ -565,7 +571,20 @@ pub fn normalise(v: &Value, ids: &mut HashMap<String, String>) -> Value {
             }
             v.clone()
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| normalise(x, ids)).collect()),
+        Value::Array(a) => {
+            let mut out: Vec<Value> = a.iter().map(|x| normalise(x, ids)).collect();
+            // Lists of plain names (rights, reasons, kinds, claim states): the notes fix no
+            // order for them (only §5's forward states, checked per binding by its own vector),
+            // so the two bindings may list them differently and still give "the same success
+            // payload" (PV-TR-1). Ids and times (already masked as `<…>`) keep their order.
+            if out
+                .iter()
+                .all(|x| x.as_str().is_some_and(|s| !s.starts_with('<')))
+            {
+                out.sort_by(|x, y| x.as_str().cmp(&y.as_str()));
+            }
+            Value::Array(out)
+        }
         // Members in name order: ids are numbered in the order they are met, and member
         // order carries no meaning (RFC 8259 §4), so two bindings listing the same members
         // in different orders must normalise alike (PV-TR-1).
@@ -609,7 +628,10 @@ impl RunState<'_> {
             pointer: m.pointer,
             expected: m.expected,
             observed: m.observed,
-            message: m.message,
+            message: match &self.lv.vector.advisory {
+                Some(why) => format!("{} (advisory, not a failure: {why})", m.message),
+                None => m.message,
+            },
             transcript: self.exchanges.clone(),
         };
         if self.required {
@@ -639,6 +661,15 @@ pub fn base_env(target: &ParleyTarget, run_nonce: &str) -> Env {
         for (name, value) in limits {
             env.set(format!("limits.{name}"), value.clone());
         }
+    }
+    // `$tool.<op>`: the MCP tool the target declares for an operation (the §1 table's name
+    // when the manifest names none), for raw MCP steps (PV-MF-1: operations are declared).
+    for (op, _) in super::super::manifest::default_routes().0 {
+        let tool = match target.manifest.tools.get(&op) {
+            Some(Some(t)) => t.clone(),
+            _ => op.clone(),
+        };
+        env.set(format!("tool.{op}"), json!(tool));
     }
     for (role, id) in &target.identities {
         env.set(format!("identity.{role}"), json!(id.identity));
@@ -682,7 +713,9 @@ async fn send_once(
                 Value::String(s) => s,
                 other => other.to_string(),
             };
-            h.path = crate::parley::manifest::declared_path(&path, &target.manifest.routes);
+            // Raw steps are written against the §1 table; the target's declared route for
+            // the same operation wins (the manifest is authoritative, parley-v1.md preamble).
+            h.path = declared_path(&target.manifest.routes, &path);
             if let Some(b) = &h.body_json {
                 h.body_json = Some(env.resolve(b).map_err(Err)?);
             }
@@ -719,16 +752,28 @@ pub async fn run_vector(
     };
     let v = &lv.vector;
     for need in &v.needs {
-        // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
-        let applies = match need.strip_prefix('!') {
-            Some(absent) => !target.has_feature(absent),
-            None => target.has_feature(need),
+        let unmet = match Need::parse(need) {
+            Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
+            Ok(Need::Feature(f)) => (!target.has_feature(&f))
+                .then(|| format!("the target's manifest does not enable `{f}`")),
+            // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
+            Ok(Need::NoFeature(f)) => target
+                .has_feature(&f)
+                .then(|| format!("the target's manifest enables `{f}`")),
+            // A vector written for one declared value (the reference instance's): the
+            // manifest is authoritative (PV-MF-2), so another declared value makes the vector
+            // inapplicable, not failed; other vectors check the declared value itself.
+            Ok(Need::Declared { pointer, value }) => {
+                let declared = target.manifest.raw.pointer(&pointer);
+                (declared != Some(&value)).then(|| {
+                    format!(
+                        "the vector is written for a manifest declaring {pointer} = {value}; the target declares {}",
+                        declared.map_or_else(|| "nothing there".to_string(), Value::to_string)
+                    )
+                })
+            }
         };
-        if !applies {
-            let reason = match need.strip_prefix('!') {
-                Some(absent) => format!("the target's manifest enables `{absent}`"),
-                None => format!("the target's manifest does not enable `{need}`"),
-            };
+        if let Some(reason) = unmet {
             return CheckOutcome::verdict(Verdict::Unsupported { reason });
         }
     }
