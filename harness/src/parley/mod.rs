@@ -9,6 +9,7 @@
 pub mod bindings_offered;
 pub mod compare;
 pub mod manifest;
+pub mod pacing;
 pub mod preflight;
 pub mod role;
 pub mod vectors;

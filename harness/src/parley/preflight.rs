@@ -123,6 +123,9 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
     if mcp_selected && part.manifest.offers(TransportKind::Mcp) {
         preflight_mcp(&part, target).await?;
     }
+    // Writes are paced under each token's quota (PV-TR-5): no check meets a 429 it did
+    // not provoke.
+    target.insert_part(super::pacing::Pacer::for_target(&part));
     target.insert_part(part);
     Ok(())
 }

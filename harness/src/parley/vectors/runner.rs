@@ -27,6 +27,7 @@ use crate::json::placeholders::Env;
 use crate::json::pointer_token;
 use crate::parley::compare::PV_TR_1;
 use crate::parley::manifest::declared_path;
+use crate::parley::pacing::{MAX_RETRY_AFTER, Pacer, retry_after};
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::{Auth, Exchange, Reply, TransportError, TransportKind};
 
@@ -799,6 +800,7 @@ pub async fn run_vector(
             }
         }
     }
+    let pacer = ctx.target.part::<Pacer>();
     let mut env = base_env(target, &ctx.run_nonce);
     let mut drifted = false;
     let mut st = RunState {
@@ -831,6 +833,7 @@ pub async fn run_vector(
                 &auth,
                 raw_mcp,
                 &mut st.exchanges,
+                pacer,
             )
             .await
             {
@@ -947,6 +950,28 @@ enum StepError {
     NoResponse(String),
 }
 
+/// Whether a step writes (PV-TR-5 counts write attempts): the write operations, and every
+/// raw request that is not a GET (counted conservatively: pacing one too many is harmless).
+fn is_write(step: &Step) -> bool {
+    match step.action() {
+        Some(StepAction::Op(op)) => matches!(op, "post" | "mark" | "reopen"),
+        Some(StepAction::Http(h)) => !h.method.eq_ignore_ascii_case("GET"),
+        Some(StepAction::Mcp(_)) => true,
+        None => false,
+    }
+}
+
+/// A `429 rate_limited` the step did not ask for: the target's quota window still holds
+/// writes the pacer could not see (an earlier run against the same server).
+fn unprovoked_429(step: &Step, obs: &Observation) -> bool {
+    let limited = obs.http_status == 429
+        || obs.body().and_then(|b| b.pointer("/error/status")) == Some(&Value::from(429));
+    limited
+        && !serde_json::to_string(&step.expect)
+            .is_ok_and(|e| e.contains("rate_limited") || e.contains("429"))
+}
+
+#[allow(clippy::too_many_arguments)] // one step's whole context, passed through unchanged
 async fn observe(
     target: &ParleyTarget,
     kind: TransportKind,
@@ -955,24 +980,32 @@ async fn observe(
     auth: &Auth,
     raw_mcp: bool,
     exchanges: &mut Vec<Exchange>,
+    pacer: Option<&Pacer>,
 ) -> Result<Observation, StepError> {
+    let token = match auth {
+        Auth::Bearer { token, .. } => Some(token.as_str()),
+        Auth::None => None,
+    };
+    let paced = token
+        .zip(pacer)
+        .filter(|(t, p)| is_write(step) && p.paces(t));
     let mut send = async |extra: Option<(&str, &Value)>| -> Result<Observation, StepError> {
-        match send_once(target, kind, step, env, auth, extra).await {
-            Ok((mut reply, raw)) => {
-                let ex = std::mem::take(&mut reply.exchanges);
-                exchanges.extend(ex);
-                Ok(Observation::new(kind, raw || raw_mcp, reply))
-            }
-            Err(Ok(TransportError::Unusable(m))) => Err(StepError::Harness(m)),
-            Err(Ok(TransportError::Io {
-                message,
-                exchanges: ex,
-            })) => {
-                exchanges.extend(ex);
-                Err(StepError::NoResponse(message))
-            }
-            Err(Err(m)) => Err(StepError::Harness(m)),
+        if let Some((t, p)) = paced {
+            p.admit(t).await;
         }
+        let first = send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await?;
+        if paced.is_none() || !unprovoked_429(step, &first) {
+            return Ok(first);
+        }
+        // Wait as the target asks, then retry once; both exchanges stay in the transcript.
+        let wait = retry_after(first.header("retry-after")).unwrap_or(MAX_RETRY_AFTER);
+        tracing::warn!(
+            step = step_label(step),
+            wait_s = wait.as_secs(),
+            "unprovoked 429: waiting Retry-After, then retrying once"
+        );
+        tokio::time::sleep(wait).await;
+        send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await
     };
     if !step.paginate {
         return send(None).await;
@@ -1013,4 +1046,42 @@ async fn observe(
     }
     first.synthetic = Some(json!({"items": items, "cursor": cursor}));
     Ok(first)
+}
+
+fn step_label(step: &Step) -> String {
+    match step.action() {
+        Some(StepAction::Op(op)) => op.to_string(),
+        Some(StepAction::Http(h)) => format!("{} {}", h.method, h.path),
+        Some(StepAction::Mcp(_)) => "raw MCP".into(),
+        None => String::new(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // one request's whole context, passed through unchanged
+async fn send_raw(
+    target: &ParleyTarget,
+    kind: TransportKind,
+    step: &Step,
+    env: &Env,
+    auth: &Auth,
+    raw_mcp: bool,
+    exchanges: &mut Vec<Exchange>,
+    extra: Option<(&str, &Value)>,
+) -> Result<Observation, StepError> {
+    match send_once(target, kind, step, env, auth, extra).await {
+        Ok((mut reply, raw)) => {
+            let ex = std::mem::take(&mut reply.exchanges);
+            exchanges.extend(ex);
+            Ok(Observation::new(kind, raw || raw_mcp, reply))
+        }
+        Err(Ok(TransportError::Unusable(m))) => Err(StepError::Harness(m)),
+        Err(Ok(TransportError::Io {
+            message,
+            exchanges: ex,
+        })) => {
+            exchanges.extend(ex);
+            Err(StepError::NoResponse(message))
+        }
+        Err(Err(m)) => Err(StepError::Harness(m)),
+    }
 }

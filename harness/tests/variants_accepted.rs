@@ -1,0 +1,86 @@
+//! Issue 14: every legal variant of the reference server is accepted by the whole suite —
+//! no failing check, no harness error (warnings allowed). The dual of `faults_caught`: a
+//! failure here is a false failure of the suite, a check stricter than the text it cites.
+//!
+//! One named test per variant (`accepted/<variant>`), each against its own in-process
+//! server. Filter as usual:
+//! `cargo test -p conform --features variants --test variants_accepted -- pretty-json`.
+
+mod support;
+
+#[cfg(feature = "variants")]
+mod accepted {
+    use std::sync::OnceLock;
+
+    use conform::engine::protocol::Suite;
+    use conform::faults::load_suites;
+    use conform::variants::measure_variant;
+    use libtest_mimic::{Arguments, Failed, Trial};
+    use reference_impl::variants::Variant;
+
+    /// Concurrent checks inside one run.
+    const JOBS: usize = 8;
+
+    fn suites() -> Result<&'static [Suite], Failed> {
+        static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
+        SUITES
+            .get_or_init(|| {
+                load_suites(&conform::engine::protocol::default_vectors_dir())
+                    .map_err(|e| e.to_string())
+            })
+            .as_deref()
+            .map_err(|e| Failed::from(format!("loading the suites: {e}")))
+    }
+
+    fn accepted(variant: Variant) -> Result<(), Failed> {
+        let suites = suites()?;
+        let rt = crate::support::runtime(2).map_err(Failed::from)?;
+        let r = rt.block_on(measure_variant(variant, suites, JOBS));
+        if r.is_accepted() {
+            return Ok(());
+        }
+        let mut problems = vec![format!(
+            "variant {} ({}) is legal — {} — yet:",
+            r.name, r.description, r.allowed_by
+        )];
+        problems.extend(
+            r.error
+                .iter()
+                .map(|e| format!("the run could not be made: {e}")),
+        );
+        problems.extend(
+            r.failures
+                .iter()
+                .map(|f| format!("false failure {} {:?}: {}", f.id, f.requirements, f.message)),
+        );
+        problems.extend(
+            r.harness_errors
+                .iter()
+                .map(|h| format!("harness error {h}")),
+        );
+        Err(problems.join("\n").into())
+    }
+
+    pub fn main() {
+        let mut args = Arguments::from_args();
+        // Each trial spawns its own server and runs every check; two at a time keeps two
+        // cores busy without starving the per-request timeouts.
+        if args.test_threads.is_none() {
+            args.test_threads = Some(2);
+        }
+        let trials = Variant::ALL
+            .iter()
+            .map(|v| {
+                let v = *v;
+                Trial::test(format!("accepted/{}", v.name()), move || accepted(v))
+                    .with_kind(v.suite())
+            })
+            .collect();
+        libtest_mimic::run(&args, trials).exit();
+    }
+}
+
+fn main() {
+    #[cfg(feature = "variants")]
+    accepted::main();
+}
