@@ -301,6 +301,8 @@ pub fn compare(http: &Outcome, mcp: &Outcome) -> Option<Breach> {
         (Outcome::Refusal(a), Outcome::Refusal(b)) => a == b,
         // Neither readable: other oracles report it.
         (Outcome::Other(_), _) | (_, Outcome::Other(_)) => true,
+        // A write quota may run out between the two sends of the same request.
+        (Outcome::Refusal(r), _) | (_, Outcome::Refusal(r)) if r == "rate_limited" => true,
         _ => false,
     };
     (!same).then(|| {
