@@ -167,7 +167,11 @@ fn post_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
     let mut m = envelope(rng, k);
     let keys: Vec<String> = m.keys().cloned().collect();
     let key = keys[rng.usize(..keys.len())].clone();
-    let mutation = match rng.u8(..11) {
+    let which = rng.u8(..11);
+    if which >= 7 {
+        return raw_post_case(rng, k, m, &key, which);
+    }
+    let mutation = match which {
         0 => {
             m.remove(&key);
             format!("drop `{key}`")
@@ -203,7 +207,7 @@ fn post_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
             m.insert(name.into(), json!(1));
             format!("unknown member {name:?}")
         }
-        6 => {
+        _ => {
             let depth = [16usize, 129, 5000][rng.usize(..3)];
             let v: Value = serde_json::from_str(&deep(depth.min(100))).unwrap_or(Value::Null);
             if depth > 100 {
@@ -215,11 +219,25 @@ fn post_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
             m.insert(key.clone(), v);
             format!("`{key}` nested {depth} deep")
         }
+    };
+    post_from_args(k, Value::Object(m), mutation)
+}
+
+/// Mutations below the JSON value: duplicate members, truncation, invalid UTF-8, content
+/// types (`which` in 7..=10).
+fn raw_post_case(
+    rng: &mut fastrand::Rng,
+    k: &Knowledge,
+    m: Map<String, Value>,
+    key: &str,
+    which: u8,
+) -> Case {
+    match which {
         7 => {
-            let text = Value::Object(m.clone()).to_string();
+            let text = Value::Object(m).to_string();
             let other = odd_value(rng);
             let body = format!("{},\"{key}\":{other}}}", &text[..text.len() - 1]);
-            return Case {
+            Case {
                 op: "post",
                 mutation: format!("duplicate member `{key}`"),
                 http: Some(json_post(
@@ -236,30 +254,30 @@ fn post_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
                     headers: BTreeMap::new(),
                 }),
                 logical: Some(json!({"duplicate": key})),
-            };
+            }
         }
         8 => {
             let text = Value::Object(m).to_string();
             let cut = rng.usize(1..text.len());
-            return http_only(
+            http_only(
                 k,
                 "post",
                 format!("body truncated at {cut}"),
                 text[..cut].into(),
-            );
+            )
         }
         9 => {
             let mut bytes = Value::Object(m).to_string().into_bytes();
             let at = rng.usize(1..bytes.len() - 1);
             let bad = [0xffu8, 0xc3, 0xed, 0x80][rng.usize(..4)];
             bytes.insert(at, bad);
-            return Case {
+            Case {
                 op: "post",
                 mutation: format!("invalid UTF-8 byte {bad:#x} at {at}"),
                 http: Some(json_post(k, bytes, Some("application/json"))),
                 mcp: None,
                 logical: None,
-            };
+            }
         }
         _ => {
             let ct = pick(
@@ -268,16 +286,15 @@ fn post_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
             );
             let body = Value::Object(m).to_string().into_bytes();
             let ctype = (!ct.is_empty()).then_some(ct);
-            return Case {
+            Case {
                 op: "post",
                 mutation: format!("content type {ct:?}"),
                 http: Some(json_post(k, body, ctype)),
                 mcp: None,
                 logical: None,
-            };
+            }
         }
-    };
-    post_from_args(k, Value::Object(m), mutation)
+    }
 }
 
 /// A post carrying `args` on both bindings (minimization rebuilds cases with this).
