@@ -296,13 +296,14 @@ fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Breac
 
 /// PV-TR-1 on one logical request: `None` when the outcomes agree.
 pub fn compare(http: &Outcome, mcp: &Outcome) -> Option<Breach> {
+    let quota = |o: &Outcome| matches!(o, Outcome::Refusal(r) if r == "rate_limited");
     let same = match (http, mcp) {
+        // A write quota may run out between the two sends of the same request.
+        _ if quota(http) || quota(mcp) => true,
         (Outcome::Success, Outcome::Success) => true,
         (Outcome::Refusal(a), Outcome::Refusal(b)) => a == b,
         // Neither readable: other oracles report it.
         (Outcome::Other(_), _) | (_, Outcome::Other(_)) => true,
-        // A write quota may run out between the two sends of the same request.
-        (Outcome::Refusal(r), _) | (_, Outcome::Refusal(r)) if r == "rate_limited" => true,
         _ => false,
     };
     (!same).then(|| {
@@ -368,5 +369,8 @@ mod tests {
         assert_eq!((o, b), (Outcome::Refusal("invalid_body".into()), vec![]));
         assert!(compare(&Outcome::Success, &Outcome::Refusal("x".into())).is_some());
         assert!(compare(&Outcome::Refusal("x".into()), &Outcome::Refusal("x".into())).is_none());
+        let quota = Outcome::Refusal("rate_limited".into());
+        assert!(compare(&Outcome::Refusal("x".into()), &quota).is_none());
+        assert!(compare(&quota, &Outcome::Success).is_none());
     }
 }
