@@ -73,14 +73,19 @@ impl Baseline {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let file: BaselineFile = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        Self::parse(&text, &shown).map_err(err)
+    }
+
+    /// Parses and validates baseline text (`path` names it in messages).
+    pub fn parse(text: &str, path: &str) -> Result<Self, String> {
+        let file: BaselineFile = toml::from_str(text).map_err(|e| e.to_string())?;
         if file.format_version != 1 {
-            return Err(err(format!(
+            return Err(format!(
                 "format_version {} is not supported",
                 file.format_version
-            )));
+            ));
         }
-        Self::from_entries(file.expected_failure, shown.clone()).map_err(err)
+        Self::from_entries(file.expected_failure, path.to_string())
     }
 
     /// Builds a baseline from entries.

@@ -194,7 +194,7 @@ fn check_sections(p: &Profile, protocols: &[Arc<dyn Protocol>]) -> Result<(), St
                 .collect();
             return Err(format!(
                 "unknown field `{key}` (engine keys: format_version, name, base_url, \
-                 mcp_endpoint, mcp_revision, timeout_ms, concurrency; protocol keys: {})",
+                 mcp_endpoint, mcp_revision, timeout_ms, concurrency, limits; protocol keys: {})",
                 known.join(", ")
             ));
         }

@@ -16,7 +16,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::report::TargetInfo;
-use crate::transport::{McpRevision, TransportKind};
+use crate::transport::limits::Limits;
+use crate::transport::{Client, McpRevision, TransportKind};
 
 /// The TOML target profile (`--target FILE`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -40,6 +41,9 @@ pub struct Profile {
     /// Concurrent checks (default 8).
     #[serde(default)]
     pub concurrency: Option<usize>,
+    /// What the harness reads from a response at most (`[limits]`; default 16 MiB bodies).
+    #[serde(default)]
+    pub limits: Limits,
     /// Protocol sections (`tokens`, `ssp`, …), read by the protocol that claims each key.
     #[serde(flatten)]
     pub sections: toml::Table,
@@ -83,6 +87,7 @@ impl Profile {
             mcp_revision: None,
             timeout_ms: None,
             concurrency: None,
+            limits: Limits::default(),
             sections: toml::Table::new(),
         }
     }
@@ -115,6 +120,7 @@ impl Profile {
                 p.format_version
             ));
         }
+        p.limits.validate()?;
         if url::Url::parse(&p.base_url).is_err() {
             return Err(format!("base_url {:?} is not an absolute URL", p.base_url));
         }
@@ -169,7 +175,7 @@ pub struct Target {
     /// Per-request timeout.
     pub timeout: Duration,
     /// HTTP client shared by every transport (connection pool).
-    pub client: reqwest::Client,
+    pub client: Client,
     parts: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     keep_alive: Option<Box<dyn Any + Send + Sync>>,
 }
@@ -186,8 +192,8 @@ impl Target {
     /// An empty target for `profile` (no pre-flight yet).
     pub fn new(profile: Profile, opts: &ConnectOptions) -> Result<Self, TargetError> {
         let timeout = Duration::from_millis(profile.timeout_ms.unwrap_or(10_000));
-        let client =
-            crate::transport::client(timeout).map_err(|e| TargetError::Transport(e.to_string()))?;
+        let client = Client::new(timeout, profile.limits)
+            .map_err(|e| TargetError::Transport(e.to_string()))?;
         let base = profile.base_url.trim_end_matches('/').to_string();
         let revision = opts
             .revision_override

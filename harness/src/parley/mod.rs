@@ -4,10 +4,11 @@
 //! with the engine as [`Parley`].
 //!
 //! Next kinds of check get their own folders here: `model/` (proptest-state-machine models
-//! of threads, authority, inbox and claims) and `fuzz/` (mutators and oracles).
+//! of threads, authority, inbox and claims); `fuzz/` holds `conform fuzz` (mutators and oracles).
 
 pub mod bindings_offered;
 pub mod compare;
+pub mod fuzz;
 pub mod manifest;
 pub mod pacing;
 pub mod preflight;
@@ -94,6 +95,31 @@ impl Protocol for Parley {
         opts: &'a ConnectOptions,
     ) -> BoxFuture<'a, Result<(), TargetError>> {
         preflight::preflight(target, opts).boxed()
+    }
+
+    fn commands(&self) -> Vec<clap::Command> {
+        use clap::Args as _;
+        vec![
+            fuzz::cli::FuzzArgs::augment_args(clap::Command::new("fuzz")).about(
+                "Fuzz a Parley server with hostile requests; the oracles are checks of the report (exit 1 on a finding)",
+            ),
+        ]
+    }
+
+    fn run_command(
+        &self,
+        name: &str,
+        args: &clap::ArgMatches,
+    ) -> Result<u8, crate::engine::protocol::CommandError> {
+        use clap::FromArgMatches as _;
+        if name != "fuzz" {
+            return Err(crate::engine::protocol::CommandError(format!(
+                "parley has no command {name:?}"
+            )));
+        }
+        let args = fuzz::cli::FuzzArgs::from_arg_matches(args)
+            .map_err(|e| crate::engine::protocol::CommandError(e.to_string()))?;
+        fuzz::cli::execute(Arc::new(Parley), &args)
     }
 
     fn offers(&self, target: &Target, kind: TransportKind) -> bool {

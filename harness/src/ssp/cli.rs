@@ -6,6 +6,7 @@
 //! calls [`run`], returning its exit code.
 
 use crate::ssp::validator::{DocType, Mode, SspValidator, ValidationIssue, ValidationReport};
+use crate::transport::limits::DEFAULT_RESPONSE_BODY_BYTES;
 use serde_json::Value;
 use std::io::Write;
 use std::time::Duration;
@@ -173,7 +174,10 @@ async fn load(source: &str) -> Result<String, CliError> {
             .await
             .map_err(|e| fetch_err(e.to_string()))?;
         let status = resp.status();
-        let body = resp.text().await.map_err(|e| fetch_err(e.to_string()))?;
+        let bytes = crate::transport::read_body(resp, DEFAULT_RESPONSE_BODY_BYTES)
+            .await
+            .map_err(fetch_err)?;
+        let body = String::from_utf8_lossy(&bytes).into_owned();
         if !status.is_success() {
             return Err(fetch_err(format!(
                 "HTTP {status}: {}",

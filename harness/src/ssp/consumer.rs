@@ -18,6 +18,7 @@ use crate::ssp::types::{
     InvocationResponse, RetrySuggestion, SkillDescriptor, SkillIndex,
 };
 use crate::ssp::validator::{DocType, Mode, SspValidator, ValidationReport};
+use crate::transport::limits::DEFAULT_RESPONSE_BODY_BYTES;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use std::future::Future;
@@ -401,10 +402,12 @@ impl<S: Sleeper> Consumer<S> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_owned();
-        let body = resp.bytes().await.map_err(|e| ConsumerError::BadResponse {
-            url: url.into(),
-            reason: e.to_string(),
-        })?;
+        let body = crate::transport::read_body(resp, DEFAULT_RESPONSE_BODY_BYTES)
+            .await
+            .map_err(|reason| ConsumerError::BadResponse {
+                url: url.into(),
+                reason,
+            })?;
         if !(200..300).contains(&status) {
             return Err(provider_error(url, status, &body));
         }
@@ -526,10 +529,12 @@ impl<S: Sleeper> Consumer<S> {
         .await
         .map_err(|e| unreachable_error(url, &e, 1))?;
         let status = resp.status().as_u16();
-        let body = resp.bytes().await.map_err(|e| ConsumerError::BadResponse {
-            url: url.into(),
-            reason: e.to_string(),
-        })?;
+        let body = crate::transport::read_body(resp, DEFAULT_RESPONSE_BODY_BYTES)
+            .await
+            .map_err(|reason| ConsumerError::BadResponse {
+                url: url.into(),
+                reason,
+            })?;
         if status != 200 && !(allow_202 && status == 202) {
             return Err(provider_error(url, status, &body));
         }
@@ -578,10 +583,12 @@ impl<S: Sleeper> Consumer<S> {
                 Err(e) => (unreachable_error(url, &e, attempt), None),
                 Ok(resp) => {
                     let status = resp.status().as_u16();
-                    let bytes = resp.bytes().await.map_err(|e| ConsumerError::BadResponse {
-                        url: url.into(),
-                        reason: e.to_string(),
-                    })?;
+                    let bytes = crate::transport::read_body(resp, DEFAULT_RESPONSE_BODY_BYTES)
+                        .await
+                        .map_err(|reason| ConsumerError::BadResponse {
+                            url: url.into(),
+                            reason,
+                        })?;
                     if (200..300).contains(&status) {
                         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
                             ConsumerError::BadResponse {

@@ -53,7 +53,7 @@ impl Protocol for Ssp {
     ) -> BoxFuture<'a, Result<(), TargetError>> {
         async move {
             let url = format!("{}/.well-known/skill-sharing", target.info.base_url);
-            match target.client.get(&url).send().await {
+            match target.client.http().get(&url).send().await {
                 Ok(_) => Ok(()),
                 Err(e) => {
                     Err(target

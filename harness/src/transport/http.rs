@@ -102,14 +102,14 @@ pub fn build_request(
 /// HTTP transport over one keep-alive client.
 #[derive(Debug, Clone)]
 pub struct HttpTransport {
-    client: reqwest::Client,
+    client: crate::transport::Client,
     base: String,
     routes: Routes,
 }
 
 impl HttpTransport {
     /// `base` is the origin the routes' paths are relative to (`http://127.0.0.1:8080`).
-    pub fn new(client: reqwest::Client, base: &str, routes: Routes) -> Self {
+    pub fn new(client: crate::transport::Client, base: &str, routes: Routes) -> Self {
         Self {
             client,
             base: base.trim_end_matches('/').to_string(),

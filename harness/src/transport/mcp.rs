@@ -51,7 +51,7 @@ struct Session {
 /// MCP transport over one keep-alive client.
 #[derive(Debug)]
 pub struct McpTransport {
-    client: reqwest::Client,
+    client: crate::transport::Client,
     url: String,
     revision: McpRevision,
     tools: HashMap<String, Option<String>>,
@@ -101,7 +101,7 @@ impl McpTransport {
     /// `url` is the full MCP endpoint; `tools` maps operation → tool name (`None` = not offered).
     /// `init_auth` is sent with the 2025-11-25 handshake (servers may demand a token on every POST).
     pub fn new(
-        client: reqwest::Client,
+        client: crate::transport::Client,
         url: &str,
         revision: McpRevision,
         tools: HashMap<String, Option<String>>,

@@ -4,6 +4,7 @@
 //! every exchange, so a failure always comes with the exact bytes that caused it.
 
 pub mod http;
+pub mod limits;
 pub mod mcp;
 pub mod raw;
 
@@ -14,6 +15,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use limits::{LimitExceeded, Limits};
 use raw::{RawHttp, RawMcp};
 
 /// Which binding a check ran on.
@@ -223,19 +225,46 @@ pub trait Transport: Send + Sync {
     ) -> BoxFuture<'a, Result<Reply, TransportError>>;
 }
 
-/// Shared HTTP client settings (keep-alive pool, no proxy: the target is reached directly).
-pub fn client(timeout: Duration) -> Result<reqwest::Client, TransportError> {
-    reqwest::Client::builder()
-        .timeout(timeout)
-        .no_proxy()
-        .pool_max_idle_per_host(64)
-        // Servers close idle keep-alive connections on their own schedule (the reference
-        // after 10 s, Node's default after 5 s); a request sent on a connection the server
-        // is closing fails with "error sending request" — a false failure. Dropping idle
-        // connections after 2 s keeps the pool inside every common server's idle window.
-        .pool_idle_timeout(Duration::from_secs(2))
-        .build()
-        .map_err(|e| TransportError::Unusable(format!("building the HTTP client: {e}")))
+/// The HTTP client every transport shares (keep-alive pool, no proxy: the target is reached
+/// directly) and the limits of what it reads from a response.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    limits: Limits,
+}
+
+impl Client {
+    /// A client whose requests (body included) end after `timeout`, reading at most `limits`.
+    pub fn new(timeout: Duration, limits: Limits) -> Result<Self, TransportError> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .no_proxy()
+            .pool_max_idle_per_host(64)
+            .http1_max_headers(limits.response_headers)
+            // Servers close idle keep-alive connections on their own schedule (the reference
+            // after 10 s, Node's default after 5 s); a request sent on a connection the server
+            // is closing fails with "error sending request" — a false failure. Dropping idle
+            // connections after 2 s keeps the pool inside every common server's idle window.
+            .pool_idle_timeout(Duration::from_secs(2))
+            .build()
+            .map_err(|e| TransportError::Unusable(format!("building the HTTP client: {e}")))?;
+        Ok(Self { http, limits })
+    }
+
+    /// The underlying HTTP client (for requests whose body is not read).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// What a response may hold at most.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// A client with the default [`Limits`].
+pub fn client(timeout: Duration) -> Result<Client, TransportError> {
+    Client::new(timeout, Limits::default())
 }
 
 /// Body bytes of a raw request.
@@ -280,7 +309,7 @@ pub(crate) type RawResponse = (u16, Vec<(String, String)>, String);
 
 /// Sends one prepared request and records it.
 pub(crate) async fn send_recorded(
-    client: &reqwest::Client,
+    client: &Client,
     transport: TransportKind,
     p: Prepared,
 ) -> (Exchange, Option<RawResponse>) {
@@ -313,7 +342,7 @@ pub(crate) async fn send_recorded(
             return (ex, None);
         }
     };
-    let mut rb = client.request(m, url);
+    let mut rb = client.http.request(m, url);
     for (k, v) in &headers {
         rb = rb.header(k.as_str(), v.as_str());
     }
@@ -333,17 +362,27 @@ pub(crate) async fn send_recorded(
                 )
             })
             .collect();
-        let bytes = resp.bytes().await?;
-        Ok::<_, reqwest::Error>((status, hs, String::from_utf8_lossy(&bytes).into_owned()))
+        let (bytes, over) = read_capped(resp, client.limits.response_body_bytes).await?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let over = over.or_else(|| shape_exceeded(&hs, &text, &client.limits));
+        Ok::<_, reqwest::Error>((status, hs, text, over))
     }
     .await;
     ex.elapsed_us = started.elapsed().as_micros() as u64;
     match result {
-        Ok((status, hs, text)) => {
+        Ok((status, hs, text, None)) => {
             ex.status = Some(status);
             ex.response_headers = hs.clone();
             ex.response_body = Some(text.clone());
             (ex, Some((status, hs, text)))
+        }
+        Ok((status, hs, text, Some(over))) => {
+            // The response is unusable: record its start and why, and let the check judge.
+            ex.status = Some(status);
+            ex.response_headers = hs;
+            ex.response_body = Some(target_truncate(&text, SHOWN_OVERFLOW_BYTES));
+            ex.error = Some(over.to_string());
+            (ex, None)
         }
         Err(e) => {
             let kind = if e.is_timeout() {
@@ -357,4 +396,87 @@ pub(crate) async fn send_recorded(
             (ex, None)
         }
     }
+}
+
+/// Bytes of an over-limit response kept in the transcript.
+const SHOWN_OVERFLOW_BYTES: usize = 4096;
+
+/// The first `n` bytes of `s` (on a character boundary), marked as cut when it was.
+fn target_truncate(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes shown of {})", &s[..end], end, s.len())
+}
+
+/// A whole response body of at most `cap` bytes; longer is an error saying so (for clients
+/// outside the recording transports: `conform validate URL`, the SSP consumer).
+pub async fn read_body(resp: reqwest::Response, cap: u64) -> Result<Vec<u8>, String> {
+    match read_capped(resp, cap).await {
+        Ok((bytes, None)) => Ok(bytes),
+        Ok((_, Some(over))) => Err(over.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Reads a body chunk by chunk, stopping once it exceeds `cap` bytes (a declared length
+/// above the cap stops it before any read).
+async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: u64,
+) -> Result<(Vec<u8>, Option<LimitExceeded>), reqwest::Error> {
+    let over = LimitExceeded::Body { limit: cap };
+    if resp.content_length().is_some_and(|n| n > cap) {
+        return Ok((Vec::new(), Some(over)));
+    }
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut buf = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        if buf.len().saturating_add(chunk.len()) > cap {
+            let room = cap - buf.len();
+            buf.extend_from_slice(&chunk[..room.min(SHOWN_OVERFLOW_BYTES)]);
+            return Ok((buf, Some(over)));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok((buf, None))
+}
+
+/// The JSON-depth and SSE-event limits, judged on a complete body.
+fn shape_exceeded(
+    headers: &[(String, String)],
+    text: &str,
+    limits: &Limits,
+) -> Option<LimitExceeded> {
+    let ct = headers
+        .iter()
+        .find(|(k, _)| k == "content-type")
+        .map(|(_, v)| v.to_ascii_lowercase());
+    if ct
+        .as_deref()
+        .is_some_and(|c| c.starts_with("text/event-stream"))
+    {
+        let (mut events, mut data) = (0usize, false);
+        for line in text.lines().chain(std::iter::once("")) {
+            if line.is_empty() {
+                events += usize::from(data);
+                data = false;
+            } else {
+                data |= line.starts_with("data:");
+            }
+        }
+        if events > limits.sse_events {
+            return Some(LimitExceeded::SseEvents {
+                limit: limits.sse_events,
+            });
+        }
+        // Each event's data is JSON: the depth scan over the whole stream bounds them all.
+    }
+    limits::json_deeper_than(text, limits.json_depth).then_some(LimitExceeded::JsonDepth {
+        limit: limits.json_depth,
+    })
 }

@@ -207,12 +207,16 @@ fn query_value(key: &str, value: String) -> Value {
 /// Invalid UTF-8, invalid JSON and JSON nested deeper than serde_json's recursion limit
 /// (128) become [`Args::Malformed`] (→ 400 `invalid_body` at the 400 step). A body that is
 /// valid JSON but not an object is passed as is (the service refuses it as a wrong JSON
-/// type). A body member that contradicts a path parameter is malformed too.
+/// type). A body member that contradicts a path parameter is malformed too, and so is a
+/// repeated member name (see [`super::duplicates`]).
 fn merge_body(path_args: Map<String, Value>, bytes: &[u8]) -> Args {
     let parsed: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => return Args::Malformed(format!("body is not valid JSON: {e}")),
     };
+    if let Some(path) = super::duplicates::first_duplicate(bytes) {
+        return Args::Malformed(format!("duplicate member name `{}`", path.join(".")));
+    }
     let Value::Object(mut body) = parsed else {
         return Args::Json(parsed);
     };

@@ -29,8 +29,8 @@ use axum::routing::any;
 use http_body_util::BodyExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Tool,
+    InitializeRequestParams, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -143,7 +143,10 @@ impl ServerHandler for ParleyMcp {
             Some(parts) => bearer_from_headers(&parts.headers),
             None => self.stdio_token.clone().map(BearerToken::Token),
         };
-        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let args = match parts.and_then(|p| p.extensions.get::<McpMalformedArguments>()) {
+            Some(why) => Args::Malformed(why.0.clone()),
+            None => Args::Json(Value::Object(request.arguments.clone().unwrap_or_default())),
+        };
         let body_len = parts
             .and_then(|p| p.extensions.get::<McpBodyLen>())
             .map(|len| len.0)
@@ -152,7 +155,7 @@ impl ServerHandler for ParleyMcp {
         let req = Request {
             op,
             auth,
-            args: Args::Json(args),
+            args,
             body_len,
             content_type: ContentType::NotApplicable,
         };
@@ -368,6 +371,30 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
             );
         }
     };
+    if let Some(path) = super::duplicates::first_duplicate(&bytes) {
+        match duplicate_in_arguments(&value, &path) {
+            // Inside the tool's arguments: the operation's malformed body (`invalid_body`)
+            // at its place in the check order, as on HTTP.
+            Some(message) => {
+                parts.extensions.insert(McpMalformedArguments(message));
+            }
+            None => {
+                let id = (path[0] != "id")
+                    .then(|| value.get("id").filter(|id| id_ok(id)).cloned())
+                    .flatten()
+                    .unwrap_or(Value::Null);
+                return jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    id,
+                    JsonRpcCode::INVALID_REQUEST,
+                    &format!(
+                        "Invalid Request: duplicate member name `{}`",
+                        path.join(".")
+                    ),
+                );
+            }
+        }
+    }
     if let Err((id, message)) = check_envelope(&value) {
         return jsonrpc_error(
             StatusCode::BAD_REQUEST,
@@ -376,7 +403,7 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
             &message,
         );
     }
-    if let Err(message) = check_tool_call_params(&value) {
+    if let Err(message) = check_params(&value) {
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         return jsonrpc_error(
             StatusCode::BAD_REQUEST,
@@ -430,7 +457,6 @@ fn check_envelope(value: &Value) -> Result<(), (Value, String)> {
         return Err((Value::Null, format!("Invalid Request: {what}")));
     };
     let id = obj.get("id");
-    let id_ok = |id: &Value| id.is_string() || id.is_i64() || id.is_u64();
     let echo = id.filter(|id| id_ok(id)).cloned().unwrap_or(Value::Null);
     if obj.get("jsonrpc") != Some(&Value::from("2.0")) {
         return Err((echo, "Invalid Request: `jsonrpc` must be \"2.0\"".into()));
@@ -465,13 +491,46 @@ fn check_envelope(value: &Value) -> Result<(), (Value, String)> {
     }
 }
 
-/// `tools/call` needs `params.name` (string) and, when present, `params.arguments`
-/// (object). rmcp would parse a malformed call as a custom request and answer `-32601`;
-/// PV-TR-2 calls it bad params (`-32602`).
-fn check_tool_call_params(value: &Value) -> Result<(), String> {
-    if value.get("method").and_then(Value::as_str) != Some("tools/call") {
-        return Ok(());
+/// An id this server can echo: a string or an integer in the `i64` range (rmcp's request
+/// id). A larger integer would be read by the front and refused by rmcp with `-32602`.
+fn id_ok(id: &Value) -> bool {
+    id.is_string() || id.is_i64()
+}
+
+/// Marks a tool call whose `arguments` repeat a member name (→ `Args::Malformed`).
+#[derive(Debug, Clone)]
+pub struct McpMalformedArguments(pub String);
+
+/// The refusal message when the duplicate member `path` lies inside a `tools/call`'s
+/// `arguments`; `None` when it is part of the JSON-RPC envelope.
+fn duplicate_in_arguments(value: &Value, path: &[String]) -> Option<String> {
+    let in_arguments = value.get("method").and_then(Value::as_str) == Some("tools/call")
+        && path.len() > 2
+        && path[0] == "params"
+        && path[1] == "arguments";
+    in_arguments.then(|| format!("duplicate member name `{}`", path[2..].join(".")))
+}
+
+/// Params of the methods whose malformed params rmcp would read as a custom request and
+/// answer `-32601`: JSON-RPC calls them invalid params (`-32602`, PV-TR-2).
+fn check_params(value: &Value) -> Result<(), String> {
+    match value.get("method").and_then(Value::as_str) {
+        Some("tools/call") => check_tool_call_params(value),
+        Some("initialize") => {
+            let params = value.get("params").unwrap_or(&Value::Null);
+            InitializeRequestParams::deserialize(params).map(|_| ()).map_err(|e| {
+                format!(
+                    "Invalid params: initialize needs params {{protocolVersion, capabilities, clientInfo}}: {e}"
+                )
+            })
+        }
+        _ => Ok(()),
     }
+}
+
+/// `tools/call` needs `params.name` (string) and, when present, `params.arguments`
+/// (object).
+fn check_tool_call_params(value: &Value) -> Result<(), String> {
     let Some(params) = value.get("params") else {
         return Err("Invalid params: tools/call needs params {name, arguments}".into());
     };

@@ -4,6 +4,7 @@
 //! [`crate::service::Response`] back into the wire; every decision (check order PV-AU-6,
 //! refusals, persistence) is the service's, so the bindings cannot disagree (PV-TR-1).
 
+pub mod duplicates;
 pub mod http;
 pub mod mcp;
 pub mod ssp;

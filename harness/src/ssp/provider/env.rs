@@ -208,7 +208,7 @@ pub struct Fixture {
 
 /// Per-run state of one check.
 pub struct Env {
-    client: reqwest::Client,
+    client: crate::transport::Client,
     /// Target origin.
     pub base: String,
     /// The SSP profile.
@@ -224,7 +224,12 @@ pub struct Env {
 
 impl Env {
     /// A fresh environment.
-    pub fn new(client: reqwest::Client, base: &str, profile: SspProfile, nonce: &str) -> Self {
+    pub fn new(
+        client: crate::transport::Client,
+        base: &str,
+        profile: SspProfile,
+        nonce: &str,
+    ) -> Self {
         Self {
             client,
             base: base.trim_end_matches('/').to_owned(),
@@ -277,14 +282,14 @@ impl Env {
     }
 
     /// The HTTP client (for concurrent requests outside `&mut self`).
-    pub fn client_handle(&self) -> reqwest::Client {
+    pub fn client_handle(&self) -> crate::transport::Client {
         self.client.clone()
     }
 
     /// Sends one request without touching the environment (concurrency checks); the caller
     /// records the returned exchange.
     pub async fn send_detached(
-        client: &reqwest::Client,
+        client: &crate::transport::Client,
         method: &str,
         url: &str,
         body: &Value,

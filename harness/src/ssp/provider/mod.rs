@@ -127,7 +127,10 @@ impl Check for ProviderCheck {
                 }
                 Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
             };
-            let client = match crate::transport::client(ctx.target.timeout) {
+            let client = match crate::transport::Client::new(
+                ctx.target.timeout,
+                *ctx.target.client.limits(),
+            ) {
                 Ok(c) => c,
                 Err(e) => {
                     return CheckOutcome::verdict(Verdict::HarnessError {

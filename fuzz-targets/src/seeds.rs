@@ -1,0 +1,133 @@
+//! Seed corpora from the golden vectors: post arguments and raw bodies for the Parley
+//! targets, JSON-RPC bodies for MCP, the validator vectors' documents for SSP, and the
+//! vector files, profiles and a baseline themselves for the harness's parsers.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Seeds per target name (deduplicated, in a stable order).
+pub type Corpora = BTreeMap<&'static str, Vec<Vec<u8>>>;
+
+fn walk_steps(v: &Value, out: &mut Corpora) {
+    let steps = v
+        .get("vectors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    for step in steps.flat_map(|v| {
+        v.get("steps")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    }) {
+        if step.get("op").and_then(Value::as_str) == Some("post")
+            && let Some(args) = step.get("args")
+        {
+            push(out, "parley_envelope", args.to_string().into_bytes());
+            push(out, "parley_http", args.to_string().into_bytes());
+        }
+        if let Some(http) = step.get("http") {
+            for body in [
+                http.get("body").and_then(Value::as_str).map(str::to_string),
+                http.get("body_json").map(Value::to_string),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                push(out, "parley_envelope", body.clone().into_bytes());
+                push(out, "parley_http", body.into_bytes());
+            }
+        }
+        if let Some(mcp) = step.get("mcp") {
+            for body in [
+                mcp.get("body").and_then(Value::as_str).map(str::to_string),
+                mcp.get("body_json").map(Value::to_string),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                for era in [0u8, 1] {
+                    let mut seed = vec![era];
+                    seed.extend_from_slice(body.as_bytes());
+                    push(out, "parley_mcp", seed);
+                }
+            }
+        }
+    }
+}
+
+fn push(out: &mut Corpora, target: &'static str, seed: Vec<u8>) {
+    let seeds = out.entry(target).or_default();
+    if !seeds.contains(&seed) {
+        seeds.push(seed);
+    }
+}
+
+fn files(dir: &Path, ext: &str) -> Vec<(String, String)> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .filter_map(|p| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The seed corpora of every target from the vectors directory.
+pub fn from_vectors(vectors: &Path) -> Corpora {
+    let mut out = Corpora::new();
+    for (_, text) in files(&vectors.join("parley"), "json") {
+        push(&mut out, "harness_parsers", text.clone().into_bytes());
+        if let Ok(v) = serde_json::from_str::<Value>(&text) {
+            walk_steps(&v, &mut out);
+        }
+    }
+    for (_, text) in files(&vectors.join("ssp/validator"), "json") {
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        for doc in v
+            .get("bases")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|b| b.values())
+        {
+            push(&mut out, "ssp_documents", doc.to_string().into_bytes());
+            push(&mut out, "ssp_invocation", doc.to_string().into_bytes());
+        }
+    }
+    for (_, text) in files(&vectors.join("ssp/provider"), "toml") {
+        push(&mut out, "harness_parsers", text.into_bytes());
+    }
+    push(
+        &mut out,
+        "harness_parsers",
+        b"format_version = 1\n[[expected_failure]]\ncheck = \"envelope/*\"\nreason = \"known\"\n"
+            .to_vec(),
+    );
+    push(
+        &mut out,
+        "ssp_invocation",
+        br#"{"inputs":{"text":"hi"}}"#.to_vec(),
+    );
+    out
+}
+
+/// Writes the corpora as `DIR/<target>/seed-<n>` (cargo fuzz's corpus layout).
+pub fn write(corpora: &Corpora, dir: &Path) -> std::io::Result<usize> {
+    let mut n = 0;
+    for (target, seeds) in corpora {
+        let d = dir.join(target);
+        std::fs::create_dir_all(&d)?;
+        for (i, seed) in seeds.iter().enumerate() {
+            std::fs::write(d.join(format!("seed-{i:04}")), seed)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}

@@ -1,0 +1,5 @@
+//! Fuzz target `harness_parsers`: the body is `conform_fuzz_targets::harness::parsers` (replayed on stable by
+//! `fuzz-targets/tests/replay.rs`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| conform_fuzz_targets::harness::parsers(data));

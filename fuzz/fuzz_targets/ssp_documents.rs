@@ -1,0 +1,5 @@
+//! Fuzz target `ssp_documents`: the body is `conform_fuzz_targets::ssp::documents` (replayed on stable by
+//! `fuzz-targets/tests/replay.rs`).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| conform_fuzz_targets::ssp::documents(data));

@@ -1,0 +1,357 @@
+//! One black-box campaign: draw cases until the deadline, send them on the selected
+//! bindings, judge every answer with the oracles, then check the target still answers and
+//! reads back what it accepted. Findings are deduplicated by (operation, oracle, key) and
+//! minimized (members of a post dropped while the same breach recurs).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::cases::{self, Case, Knowledge};
+use super::oracles::{self, Breach, Oracle, Outcome};
+use crate::engine::target::Target;
+use crate::parley::preflight::ParleyTarget;
+use crate::parley::role::Role;
+use crate::transport::{Auth, Exchange, McpRevision, Reply, TransportError, TransportKind};
+
+/// How long and with what seed.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Wall time of the sending phase.
+    pub duration: Duration,
+    /// RNG seed (printed; the same seed replays the same cases).
+    pub seed: u64,
+    /// Bindings to fuzz.
+    pub transports: Vec<TransportKind>,
+}
+
+/// One distinct finding.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Operation of the case.
+    pub op: String,
+    /// Binding it was seen on (`None` for comparisons and the final state check).
+    pub transport: Option<TransportKind>,
+    /// The breach.
+    pub breach: Breach,
+    /// The (minimized) mutation.
+    pub mutation: String,
+    /// The exchanges that show it.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// What a campaign did and found.
+#[derive(Debug, Clone, Default)]
+pub struct Outcomes {
+    /// Distinct findings, in discovery order.
+    pub findings: Vec<Finding>,
+    /// Cases drawn.
+    pub cases: u64,
+    /// HTTP requests sent.
+    pub requests: u64,
+    /// Wall time of the sending phase.
+    pub elapsed: Duration,
+    /// The seed.
+    pub seed: u64,
+}
+
+impl Outcomes {
+    /// Requests per second of the sending phase.
+    pub fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-3)
+    }
+}
+
+fn strings(v: Option<&Value>, key: &str) -> Vec<String> {
+    let items = match v {
+        Some(Value::Array(a)) => a.clone(),
+        Some(Value::Object(o)) => o
+            .values()
+            .flat_map(|x| x.as_array().cloned().unwrap_or_default())
+            .collect(),
+        _ => Vec::new(),
+    };
+    items
+        .iter()
+        .filter_map(|i| i.as_str().or_else(|| i.get(key).and_then(Value::as_str)))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What the generator may use, read from the manifest.
+pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
+    let raw = &part.manifest.raw;
+    let body_max = raw
+        .pointer("/limits/body_max_chars")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(500);
+    let routes = (part.manifest.routes.0.iter())
+        .filter_map(|(op, r)| {
+            r.as_ref()
+                .map(|r| (op.clone(), (r.method.clone(), r.path.clone())))
+        })
+        .collect();
+    let tools = (part.manifest.tools.iter())
+        .filter_map(|(op, t)| t.as_ref().map(|t| (op.clone(), t.clone())))
+        .collect();
+    let k = Knowledge {
+        body_max,
+        kinds: strings(raw.get("kinds"), "name"),
+        states: strings(raw.get("states"), "name"),
+        threads: Vec::new(),
+        routes,
+        tools,
+    };
+    let declared = strings(raw.get("reasons"), "reason").into_iter().collect();
+    (k, declared)
+}
+
+struct Run<'a> {
+    part: &'a ParleyTarget,
+    auth: Auth,
+    declared: BTreeSet<String>,
+    revision: McpRevision,
+    found: BTreeMap<(String, Oracle, String), Finding>,
+    accepted: Vec<(String, String)>,
+    requests: u64,
+}
+
+type Sent = (
+    Option<(Outcome, Vec<Breach>, Vec<Exchange>)>,
+    Option<(Outcome, Vec<Breach>, Vec<Exchange>)>,
+);
+
+impl Run<'_> {
+    async fn send(&mut self, case: &Case, transports: &[TransportKind]) -> Sent {
+        let mut out: Sent = (None, None);
+        if let (Some(req), true) = (&case.http, transports.contains(&TransportKind::Http)) {
+            let r = self.part.http.raw_http(req, &self.auth).await;
+            out.0 = Some(self.judged(TransportKind::Http, case, r));
+        }
+        if let (Some(req), true) = (&case.mcp, transports.contains(&TransportKind::Mcp)) {
+            let r = self.part.mcp.raw_mcp(req, &self.auth).await;
+            out.1 = Some(self.judged(TransportKind::Mcp, case, r));
+        }
+        out
+    }
+
+    fn judged(
+        &mut self,
+        kind: TransportKind,
+        case: &Case,
+        r: Result<Reply, TransportError>,
+    ) -> (Outcome, Vec<Breach>, Vec<Exchange>) {
+        let (outcome, breaches) = oracles::judge(kind, &r, &self.declared, case.op == "headers");
+        let exchanges = match &r {
+            Ok(reply) => reply.exchanges.clone(),
+            Err(e) => e.exchanges().to_vec(),
+        };
+        self.requests += exchanges.len() as u64;
+        if let (Ok(reply), TransportKind::Http, "post") = (&r, kind, case.op)
+            && (200..300).contains(&reply.http_status)
+            && let Some(j) = &reply.json
+            && let (Some(t), Some(m)) = (
+                j.pointer("/thread/id").and_then(Value::as_str),
+                j.pointer("/message/id").and_then(Value::as_str),
+            )
+        {
+            self.accepted.push((t.to_string(), m.to_string()));
+        }
+        (outcome, breaches, exchanges)
+    }
+
+    fn comparable(&self, case: &Case) -> bool {
+        case.logical.is_some()
+            && case
+                .mcp
+                .as_ref()
+                .is_some_and(|m| m.body_json.is_some() || self.revision == McpRevision::V2025_11_25)
+    }
+
+    fn record(
+        &mut self,
+        case: &Case,
+        transport: Option<TransportKind>,
+        breach: Breach,
+        exchanges: Vec<Exchange>,
+    ) {
+        let key = (case.op.to_string(), breach.oracle, breach.key.clone());
+        self.found.entry(key).or_insert_with(|| Finding {
+            op: case.op.to_string(),
+            transport,
+            breach,
+            mutation: case.mutation.clone(),
+            exchanges,
+        });
+    }
+
+    /// Every breach of one case (comparison included).
+    async fn breaches(
+        &mut self,
+        case: &Case,
+        transports: &[TransportKind],
+    ) -> Vec<(Option<TransportKind>, Breach, Vec<Exchange>)> {
+        let (http, mcp) = self.send(case, transports).await;
+        let mut all = Vec::new();
+        if let (Some(h), Some(m)) = (&http, &mcp)
+            && self.comparable(case)
+            && let Some(b) = oracles::compare(&h.0, &m.0)
+        {
+            let ex = h.2.iter().chain(&m.2).cloned().collect();
+            all.push((None, b, ex));
+        }
+        for (kind, sent) in [(TransportKind::Http, http), (TransportKind::Mcp, mcp)] {
+            if let Some((_, bs, ex)) = sent {
+                all.extend(bs.into_iter().map(|b| (Some(kind), b, ex.clone())));
+            }
+        }
+        all
+    }
+
+    /// Drops the post's members one at a time while `target` still recurs.
+    async fn minimize(
+        &mut self,
+        case: Case,
+        k: &Knowledge,
+        target: &Breach,
+        transports: &[TransportKind],
+    ) -> Case {
+        let Some(Value::Object(args)) = case.logical.clone() else {
+            return case;
+        };
+        if case.http.as_ref().is_none_or(|h| h.body_base64.is_none())
+            || case.mcp.as_ref().is_none_or(|m| m.body_json.is_none())
+        {
+            return case;
+        }
+        let mut best = (case, args);
+        for key in best.1.keys().cloned().collect::<Vec<_>>() {
+            let mut smaller = best.1.clone();
+            smaller.remove(&key);
+            let candidate = cases::post_from_args(
+                k,
+                Value::Object(smaller.clone()),
+                format!("{} (without `{key}`)", best.0.mutation),
+            );
+            let again = self.breaches(&candidate, transports).await;
+            if again
+                .iter()
+                .any(|(_, b, _)| b.oracle == target.oracle && b.key == target.key)
+            {
+                best = (candidate, smaller);
+            }
+        }
+        best.0
+    }
+}
+
+/// Runs a campaign against a pre-flighted Parley target.
+pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, String> {
+    let part = target
+        .part::<ParleyTarget>()
+        .ok_or("the Parley pre-flight did not run")?;
+    let (mut k, declared) = knowledge(part);
+    let auth = part.auth(Role::AgentA).unwrap_or(Auth::None);
+    let mut run = Run {
+        part,
+        auth,
+        declared,
+        revision: target.info.mcp_revision,
+        found: BTreeMap::new(),
+        accepted: Vec::new(),
+        requests: 0,
+    };
+    let transports: Vec<TransportKind> = (settings.transports.iter().copied())
+        .filter(|t| part.manifest.offers(*t))
+        .collect();
+    let mut rng = fastrand::Rng::with_seed(settings.seed);
+    let started = Instant::now();
+    let mut cases = 0u64;
+    while started.elapsed() < settings.duration {
+        let case = cases::next(&mut rng, &k);
+        cases += 1;
+        for (transport, breach, exchanges) in run.breaches(&case, &transports).await {
+            let key = (case.op.to_string(), breach.oracle, breach.key.clone());
+            if run.found.contains_key(&key) {
+                continue;
+            }
+            let small = run.minimize(case.clone(), &k, &breach, &transports).await;
+            run.record(&small, transport, breach, exchanges);
+        }
+        for (t, _) in run.accepted.iter().rev().take(1) {
+            if k.threads.len() < 64 && !k.threads.contains(t) {
+                k.threads.push(t.clone());
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    state_intact(&mut run).await;
+    Ok(Outcomes {
+        findings: run.found.into_values().collect(),
+        cases,
+        requests: run.requests,
+        elapsed,
+        seed: settings.seed,
+    })
+}
+
+/// After the campaign: the manifest and `whoami` still answer, and every accepted post
+/// (the last 20) reads back in its thread.
+async fn state_intact(run: &mut Run<'_>) {
+    let case = Case {
+        op: "after",
+        mutation: "read back after the campaign".into(),
+        http: None,
+        mcp: None,
+        logical: None,
+    };
+    let http = run.part.http.clone();
+    let mut checks: Vec<(String, Value)> = vec![
+        ("get_manifest".into(), json!({})),
+        ("whoami".into(), json!({})),
+    ];
+    let accepted: Vec<(String, String)> = run.accepted.iter().rev().take(20).cloned().collect();
+    checks.extend(
+        accepted
+            .iter()
+            .map(|(t, _)| ("read_thread".to_string(), json!({"thread": t}))),
+    );
+    for (i, (op, args)) in checks.iter().enumerate() {
+        let r = http.call(op, args, &run.auth).await;
+        run.requests += 1;
+        let problem = match &r {
+            Err(e) => Some(format!("{op} no longer answers: {e}")),
+            Ok(reply) if reply.http_status != 200 => {
+                Some(format!("{op} answered HTTP {}", reply.http_status))
+            }
+            Ok(reply) => {
+                let wanted = i
+                    .checked_sub(2)
+                    .and_then(|j| accepted.get(j))
+                    .map(|(_, m)| m);
+                wanted
+                    .filter(|m| !reply.text.contains(m.as_str()))
+                    .map(|m| format!("accepted message {m} is missing from its thread"))
+            }
+        };
+        if let Some(message) = problem {
+            let exchanges = match &r {
+                Ok(reply) => reply.exchanges.clone(),
+                Err(e) => e.exchanges().to_vec(),
+            };
+            let key = if op == "read_thread" {
+                "lost message".to_string()
+            } else {
+                op.clone()
+            };
+            let breach = Breach {
+                oracle: Oracle::StateIntact,
+                key,
+                message,
+            };
+            run.record(&case, Some(TransportKind::Http), breach, exchanges);
+        }
+    }
+}

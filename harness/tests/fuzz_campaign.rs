@@ -1,0 +1,99 @@
+//! `conform fuzz` (issue 11 item 2) against the in-process reference: a seeded campaign finds
+//! nothing on the fault-free reference, and finds the seeded faults that concern hostile
+//! input. The seed is fixed and printed by every failure, so a failure replays with
+//! `conform fuzz --spawn-reference --seed <seed>`.
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use conform::engine::protocol::default_vectors_dir;
+use conform::engine::requirements::Catalogue;
+use conform::engine::target::ConnectOptions;
+use conform::parley::Parley;
+use conform::parley::fuzz::campaign::{Outcomes, Settings};
+use conform::parley::fuzz::cli::fuzz;
+use conform::transport::TransportKind;
+
+const SEED: u64 = 11;
+
+async fn campaign(faults: &[&str], duration: Duration) -> (Outcomes, i32) {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let protocols: Vec<Arc<dyn conform::engine::protocol::Protocol>> = vec![Arc::new(Parley)];
+    let target = conform::reference::spawn_with(config, &ConnectOptions::default(), &protocols)
+        .await
+        .expect("pre-flight");
+    let catalogue =
+        Catalogue::load(&default_vectors_dir().join("requirements/parley.toml")).unwrap();
+    let settings = Settings {
+        duration,
+        seed: SEED,
+        transports: vec![TransportKind::Http, TransportKind::Mcp],
+    };
+    let (report, campaign) = fuzz(target, Arc::new(Parley), catalogue, settings, "test".into())
+        .await
+        .unwrap();
+    let outcomes = campaign.finished().unwrap().clone().unwrap();
+    (outcomes, report.exit_code())
+}
+
+fn shown(o: &Outcomes) -> String {
+    o.findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{:?} {} {}: {}",
+                f.breach.oracle, f.op, f.mutation, f.breach.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reference_has_no_findings() {
+    let (o, code) = campaign(&[], Duration::from_secs(5)).await;
+    assert!(o.cases > 100, "seed {SEED}: only {} cases", o.cases);
+    assert!(o.findings.is_empty(), "seed {SEED}:\n{}", shown(&o));
+    assert_eq!(code, 0);
+}
+
+/// Seeded faults of the catalogue that concern hostile input and the oracle expected to
+/// see each.
+#[cfg(feature = "faults")]
+const FOUND: &[(&str, conform::parley::fuzz::oracles::Oracle)] = {
+    use conform::parley::fuzz::oracles::Oracle;
+    &[
+        ("http-refusal-not-json", Oracle::RefusalShape),
+        ("mcp-refusal-as-jsonrpc-error", Oracle::BindingsAgree),
+    ]
+};
+
+#[cfg(feature = "faults")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_hostile_input_faults_are_found() {
+    for (fault, oracle) in FOUND {
+        let (o, code) = campaign(&[fault], Duration::from_secs(4)).await;
+        assert!(
+            o.findings.iter().any(|f| f.breach.oracle == *oracle),
+            "{fault} (seed {SEED}) not found by {oracle:?}:\n{}",
+            shown(&o)
+        );
+        assert_eq!(code, 1, "{fault}: a finding fails the run");
+    }
+}
+
+/// Survey for the issue's closing note: which faults of the catalogue a short campaign
+/// finds (`cargo test -p conform --features faults --test fuzz_campaign -- --ignored --nocapture`).
+#[cfg(feature = "faults")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a survey of every fault (minutes), not a pass/fail check"]
+async fn survey_every_fault() {
+    for fault in reference_impl::faults::Fault::ALL {
+        let (o, _) = campaign(&[fault.name()], Duration::from_secs(3)).await;
+        let oracles: std::collections::BTreeSet<_> =
+            o.findings.iter().map(|f| f.breach.oracle.name()).collect();
+        println!("{:40} {:?}", fault.name(), oracles);
+    }
+}
