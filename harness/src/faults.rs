@@ -192,14 +192,16 @@ fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
         .checks
         .iter()
         .filter_map(|c| match &c.verdict {
+            // The IDs of the broken rule: a vector's violation cites the vector's IDs; a
+            // model's cites only the postcondition that broke, not every rule it exercises.
             Verdict::Fail(v) if !warnings => Some(FailedCheck {
                 id: c.id.clone(),
-                requirements: c.requirements.clone(),
+                requirements: v.requirements.clone(),
                 message: v.message.clone(),
             }),
             Verdict::Warn(v) if warnings => Some(FailedCheck {
                 id: c.id.clone(),
-                requirements: c.requirements.clone(),
+                requirements: v.requirements.clone(),
                 message: v.message.clone(),
             }),
             _ => None,

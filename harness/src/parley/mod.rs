@@ -9,6 +9,7 @@
 pub mod bindings_offered;
 pub mod compare;
 pub mod manifest;
+pub mod model;
 pub mod preflight;
 pub mod role;
 pub mod vectors;
@@ -20,7 +21,7 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use crate::engine::check::Check;
-use crate::engine::protocol::{CheckRun, Protocol, Secret, Suite, SuiteError};
+use crate::engine::protocol::{CheckRun, CommandError, Protocol, Secret, Suite, SuiteError};
 use crate::engine::report::CheckResult;
 use crate::engine::requirements::Catalogue;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
@@ -79,6 +80,7 @@ impl Protocol for Parley {
             .into_iter()
             .map(|lv| Arc::new(VectorCheck::new(lv, &catalogue)) as Arc<dyn Check>)
             .collect();
+        checks.extend(model::checks(&catalogue));
         if catalogue.get("PV-TR-1a").is_some() {
             checks.push(Arc::new(BindingsOffered {
                 requirements: vec!["PV-TR-1a".into()],
@@ -128,6 +130,25 @@ impl Protocol for Parley {
                 })
             })
             .collect()
+    }
+
+    fn commands(&self) -> Vec<clap::Command> {
+        use clap::Args as _;
+        vec![
+            model::cli::ModelArgs::augment_args(clap::Command::new("model")).about(
+                "Run the Parley state-machine model against a target (seeded, shrinking; exit 1 on a counterexample)",
+            ),
+        ]
+    }
+
+    fn run_command(&self, name: &str, args: &clap::ArgMatches) -> Result<u8, CommandError> {
+        use clap::FromArgMatches as _;
+        if name != "model" {
+            return Err(CommandError(format!("parley has no command {name:?}")));
+        }
+        let args = model::cli::ModelArgs::from_arg_matches(args)
+            .map_err(|e| CommandError(e.to_string()))?;
+        model::cli::execute(&args)
     }
 }
 

