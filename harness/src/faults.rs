@@ -38,6 +38,32 @@ use crate::engine::run::{RunError, RunOptions, run};
 use crate::engine::target::ConnectOptions;
 use crate::engine::verdict::Verdict;
 
+/// The seeded faults only a sequence of operations reveals (issue 10): every golden vector
+/// misses them, the state-machine model (`parley/model/`) catches each on its own IDs
+/// (`faults_caught`: `caught/<fault>` and `vectors-miss/<fault>`).
+pub const SEQUENCE_ONLY: &[&str] = &[
+    "second-reopen-refused",
+    "reopen-transfers-authority",
+    "forward-mark-after-reopen-refused",
+    "confirm-after-reopen-ignored",
+    "second-reopen-keeps-confirmation",
+    "post-after-reopen-confirmed",
+    "answer-reproposes-confirmed",
+    "reply-to-earlier-message-keeps-awaiting",
+    "inbox-hides-reopened-replies",
+    "relock-after-reopen-missed",
+    "read-thread-stale-after-reopen",
+    "read-thread-drops-deep-replies",
+];
+
+/// The suites without their model checks (what the golden vectors alone catch).
+pub fn without_models(suites: &[Suite]) -> Vec<Suite> {
+    suites
+        .iter()
+        .map(|s| s.retain(|c| !c.id().starts_with("model/")))
+        .collect()
+}
+
 /// Progress callback: (finished fault, done, total).
 pub type FaultProgressFn = Arc<dyn Fn(&FaultResult, usize, usize) + Send + Sync>;
 

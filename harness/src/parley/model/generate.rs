@@ -109,7 +109,11 @@ fn transitions(w: &World) -> BoxedStrategy<Op> {
             10,
             (
                 p(),
-                proptest::option::weighted(0.7, p()),
+                prop_oneof![
+                    3 => Just(None),
+                    3 => Just(Some(u32::MAX as usize)), // the last message: deep chains
+                    4 => p().prop_map(Some),
+                ],
                 party(n + 1),
                 kind(),
                 open_body,
@@ -124,13 +128,13 @@ fn transitions(w: &World) -> BoxedStrategy<Op> {
                 .boxed(),
         ));
         arms.push((
-            4,
+            6,
             (0..=n, p(), state())
                 .prop_map(|(by, thread, state)| Op::Mark { by, thread, state })
                 .boxed(),
         ));
         arms.push((
-            3,
+            4,
             (0..=n, p())
                 .prop_map(|(by, thread)| Op::Reopen { by, thread })
                 .boxed(),

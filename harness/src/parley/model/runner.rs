@@ -35,8 +35,8 @@ impl Budget {
     /// The budget inside `conform run`: a few seconds per binding.
     pub const DEFAULT: Budget = Budget {
         seed: 10,
-        cases: 8,
-        steps: 60,
+        cases: 20,
+        steps: 100,
     };
 }
 
@@ -211,6 +211,9 @@ pub fn run_model(
     };
     let mut runner = TestRunner::new_with_rng(config, rng(budget.seed));
     let first_failure: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+    // The last sequence that failed: shrinking only moves to failing sequences, so this is
+    // the minimal one (kept here rather than read back from the value tree).
+    let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
     let base = inbox_base(handle, target, kind, &roles);
     let parts = (target, kind, roles.as_slice(), &quota, &base);
     let strategy = sequences(world.clone(), budget.steps);
@@ -219,7 +222,7 @@ pub fn run_model(
         |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| match play(
             handle,
             parts,
-            init,
+            init.clone(),
             &ops,
             &counter,
             seen.as_deref(),
@@ -229,6 +232,9 @@ pub fn run_model(
                 let m = &failure.0;
                 if let Ok(mut f) = first_failure.lock() {
                     f.get_or_insert_with(Instant::now);
+                }
+                if let Ok(mut l) = last_failing.lock() {
+                    *l = Some((init.clone(), ops.clone()));
                 }
                 Err(TestCaseError::fail(format!(
                     "{} ({})",
@@ -248,7 +254,11 @@ pub fn run_model(
             ModelResult::Error(format!("the search stopped: {reason}")),
             None,
         ),
-        Err(TestError::Fail(_, (init, generated, _))) => {
+        Err(TestError::Fail(reason, value)) => {
+            let (init, generated) = match last_failing.lock().ok().and_then(|mut l| l.take()) {
+                Some(v) => v,
+                None => (value.0, value.1),
+            };
             let ops: Vec<Op> = {
                 // The concrete operations the replay applies (unresolvable picks dropped).
                 let mut w = init.clone();
@@ -265,19 +275,19 @@ pub fn run_model(
                 Err(failure) => {
                     let (mismatch, steps) = *failure;
                     done(
-                    ModelResult::Failed(Box::new(Counterexample {
-                        ops,
-                        steps,
-                        mismatch,
-                        roles,
-                    })),
-                    shrink_time,
+                        ModelResult::Failed(Box::new(Counterexample {
+                            ops,
+                            steps,
+                            mismatch,
+                            roles,
+                        })),
+                        shrink_time,
                     )
                 }
                 Ok(_) => done(
-                    ModelResult::Error(
-                        "the shrunk counterexample passed when replayed: the target is not deterministic for this sequence".into(),
-                    ),
+                    ModelResult::Error(format!(
+                        "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
+                    )),
                     shrink_time,
                 ),
             }
