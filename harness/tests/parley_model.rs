@@ -76,3 +76,51 @@ fn fixed_seed_passes_on_mcp_stateless_era() {
     };
     passes(TransportKind::Mcp, McpRevision::V2026_07_28, budget, 400);
 }
+
+/// `--promote`: the shrunk counterexample of a seeded fault becomes a vector file that the
+/// vector loader accepts (schema, catalogue IDs, captures before use).
+#[cfg(feature = "faults")]
+#[test]
+fn counterexample_promotes_to_a_loadable_vector() {
+    use conform::engine::requirements::Catalogue;
+    use conform::parley::model::promote::vector_file;
+    use conform::parley::vectors::loader::{SchemaValidator, load_dir};
+
+    let rt = support::runtime(2).unwrap();
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.faults = vec!["relock-after-reopen-missed".into()];
+    let target = rt
+        .block_on(support::reference::spawn_with(
+            config,
+            &ConnectOptions::default(),
+            &["parley"],
+        ))
+        .unwrap();
+    let part = target.part::<ParleyTarget>().unwrap();
+    let budget = Budget::DEFAULT;
+    let run = run_model(rt.handle(), part, TransportKind::Http, budget);
+    let ModelResult::Failed(cx) = run.result else {
+        panic!(
+            "seed {}: the fault was not caught: {:?}",
+            budget.seed, run.result
+        );
+    };
+    assert!(
+        cx.mismatch.rules.contains(&"PV-ST-4"),
+        "{:?}",
+        cx.mismatch.rules
+    );
+    let vectors = conform::engine::protocol::default_vectors_dir();
+    let catalogue = Catalogue::load(&vectors.join("requirements/parley.toml")).unwrap();
+    let schema = SchemaValidator::load(&vectors.join("schemas/vector.schema.json")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = vector_file(&cx, &cx.world, budget.seed, "http", &catalogue);
+    std::fs::write(
+        dir.path().join("promoted.json"),
+        serde_json::to_string_pretty(&file).unwrap(),
+    )
+    .unwrap();
+    let loaded = load_dir(dir.path(), Some(&schema), Some(&catalogue)).unwrap();
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].vector.requirements[0], cx.mismatch.rules[0]);
+}

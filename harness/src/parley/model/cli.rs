@@ -45,6 +45,10 @@ pub struct ModelArgs {
     /// Operations per sequence (at most).
     #[arg(long, default_value_t = Budget::DEFAULT.steps)]
     pub steps: usize,
+    /// Write each shrunk counterexample as a golden vector file into DIR
+    /// (`model-seed-<seed>-<binding>.json`, the format of `vectors/README.md`).
+    #[arg(long, value_name = "DIR")]
+    pub promote: Option<PathBuf>,
     /// With `--spawn-reference`: switch on a seeded fault of the reference (cargo feature
     /// `faults`); repeatable. For measuring the model and its shrinking.
     #[cfg(feature = "faults")]
@@ -164,9 +168,34 @@ pub fn execute(args: &ModelArgs) -> Result<u8, CommandError> {
                 let _ = writeln!(out, "{kind}: FAIL — {stats}{shrink}");
                 let replay = transcript::replay_command(&target, kind, budget);
                 let _ = writeln!(out, "{}", transcript::render(&cx, &replay, true));
+                if let Some(dir) = &args.promote {
+                    let path = promote(dir, &cx, budget.seed, kind)?;
+                    let _ = writeln!(out, "promoted to {}", path.display());
+                }
                 code = code.max(1);
             }
         }
     }
     Ok(code)
+}
+
+/// Writes `cx` as a vector file into `dir`; the file's path.
+fn promote(
+    dir: &std::path::Path,
+    cx: &super::runner::Counterexample,
+    seed: u64,
+    kind: TransportKind,
+) -> Result<PathBuf, CommandError> {
+    let vectors = crate::engine::protocol::default_vectors_dir();
+    let catalogue =
+        crate::engine::requirements::Catalogue::load(&vectors.join("requirements/parley.toml"))
+            .map_err(|e| CommandError(e.to_string()))?;
+    let file = super::promote::vector_file(cx, &cx.world, seed, kind.as_str(), &catalogue);
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CommandError(format!("creating {}: {e}", dir.display())))?;
+    let path = dir.join(format!("model-seed-{seed}-{kind}.json"));
+    let text = serde_json::to_string_pretty(&file).map_err(|e| CommandError(e.to_string()))?;
+    std::fs::write(&path, text + "\n")
+        .map_err(|e| CommandError(format!("writing {}: {e}", path.display())))?;
+    Ok(path)
 }

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod driver;
 pub mod generate;
 pub mod observe;
+pub mod promote;
 pub mod quota;
 pub mod runner;
 pub mod state;

@@ -51,6 +51,8 @@ pub struct Counterexample {
     pub mismatch: Mismatch,
     /// The actors (index = role).
     pub roles: Vec<Role>,
+    /// The model before the first step.
+    pub world: World,
 }
 
 /// What a model run found.
@@ -271,7 +273,7 @@ pub fn run_model(
                     })
                     .collect()
             };
-            match play(handle, parts, init, &generated, &counter, None) {
+            match play(handle, parts, init.clone(), &generated, &counter, None) {
                 Err(failure) => {
                     let (mismatch, steps) = *failure;
                     done(
@@ -280,6 +282,7 @@ pub fn run_model(
                             steps,
                             mismatch,
                             roles,
+                            world: init,
                         })),
                         shrink_time,
                     )
