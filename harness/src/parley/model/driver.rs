@@ -11,9 +11,28 @@ use serde_json::{Value, json};
 use super::observe::{Answer, extension_of, str_at};
 use super::quota::Quota;
 use super::state::{Awaiting, Body, EXTENSIONS, Event, Kind, Op, Outcome, Party, World, predict};
+use crate::engine::check::StepSignature;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::{Exchange, TransportKind};
+
+/// The PV-TR-1 signature of an answer (bodies are not compared: ids and times differ).
+fn signature(answer: &Answer) -> StepSignature {
+    let (class, status, reason) = match answer {
+        Answer::Success(_) => ("success", None, None),
+        Answer::Refusal { status, reason } => {
+            ("refusal", Some(u64::from(*status)), Some(reason.clone()))
+        }
+        Answer::Other(_) => ("other", None, None),
+    };
+    StepSignature {
+        step: 0,
+        class: class.into(),
+        status,
+        reason,
+        body: None,
+    }
+}
 
 /// A thread id no sequence creates (PV-EN-5).
 pub const UNKNOWN_THREAD: &str = "th_987654321";
@@ -126,6 +145,9 @@ pub struct Driver<'a> {
     ids: Ids,
     /// The steps run so far.
     pub log: Vec<StepLog>,
+    /// Each step's binding-independent outcome (class, status, reason), compared across
+    /// the bindings for PV-TR-1.
+    pub signatures: Vec<StepSignature>,
 }
 
 /// The refusal reasons' rules (cited when a target gives a reason the model did not expect).
@@ -177,6 +199,7 @@ impl<'a> Driver<'a> {
             base,
             ids: Ids::default(),
             log: Vec::new(),
+            signatures: Vec::new(),
         }
     }
 
@@ -214,6 +237,7 @@ impl<'a> Driver<'a> {
             self.quota.attempt(actor);
         }
         let (answer, exchanges) = self.call(actor, op_name, args).await;
+        self.signatures.push(signature(&answer));
         self.log.push(StepLog {
             text,
             answer: answer.summary(),

@@ -49,6 +49,7 @@ pub struct ModelCheck {
     id: String,
     title: String,
     requirements: Vec<String>,
+    derived: Vec<String>,
     budget: Budget,
 }
 
@@ -66,6 +67,7 @@ impl ModelCheck {
                 .filter(|r| catalogue.get(r).is_some())
                 .map(|r| (*r).to_string())
                 .collect(),
+            derived: vec!["PV-TR-1".into()],
             budget,
         }
     }
@@ -86,6 +88,12 @@ impl Check for ModelCheck {
     }
     fn bindings(&self) -> Bindings {
         Bindings::Each(vec![TransportKind::Http, TransportKind::Mcp])
+    }
+    fn compare_transports(&self) -> bool {
+        true
+    }
+    fn derived_requirements(&self) -> &[String] {
+        &self.derived
     }
     fn describe(&self) -> Option<String> {
         Some(format!(
@@ -128,8 +136,13 @@ impl Check for ModelCheck {
                 }
             };
             let replay = transcript::replay_command(&ctx.target, kind, budget);
+            let steps = run.signatures;
             match run.result {
-                ModelResult::Passed => CheckOutcome::verdict(Verdict::Pass),
+                ModelResult::Passed => CheckOutcome {
+                    verdict: Verdict::Pass,
+                    exchanges: Vec::new(),
+                    steps,
+                },
                 ModelResult::Unsupported(reason) => {
                     CheckOutcome::verdict(Verdict::Unsupported { reason })
                 }
@@ -152,7 +165,7 @@ impl Check for ModelCheck {
                     CheckOutcome {
                         verdict: Verdict::Fail(violation),
                         exchanges,
-                        steps: Vec::new(),
+                        steps,
                     }
                 }
             }

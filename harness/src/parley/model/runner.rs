@@ -79,6 +79,9 @@ pub struct ModelRun {
     pub elapsed: Duration,
     /// Wall time spent shrinking (from the first failure to the minimal one).
     pub shrink_time: Option<Duration>,
+    /// Every step's outcome signature, in the order sent (the same seed sends the same
+    /// sequences on each binding, so these are compared across bindings for PV-TR-1).
+    pub signatures: Vec<crate::engine::check::StepSignature>,
 }
 
 /// The roles the model plays (every role of the profile except `limited`, whose small
@@ -133,6 +136,9 @@ fn inbox_base(
     base
 }
 
+/// Where [`play`] appends the signatures of the steps it sends.
+type Signatures = std::sync::Mutex<Vec<crate::engine::check::StepSignature>>;
+
 /// Plays `ops` once: `Ok` when every step agreed, else the mismatch and the steps so far.
 fn play(
     handle: &tokio::runtime::Handle,
@@ -141,6 +147,7 @@ fn play(
     ops: &[Op],
     counter: &AtomicUsize,
     seen: Option<&AtomicUsize>,
+    sink: &Signatures,
 ) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
     let (target, kind, roles, quota, base) = drv_parts;
     let mut drv = Driver::new(target, kind, roles, quota, base);
@@ -153,7 +160,11 @@ fn play(
             continue;
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        match handle.block_on(drv.step(&world, &op)) {
+        let result = handle.block_on(drv.step(&world, &op));
+        if let Ok(mut all) = sink.lock() {
+            all.append(&mut drv.signatures);
+        }
+        match result {
             Ok(next) => world = next,
             Err(m) => return Err(Box::new((*m, drv.log))),
         }
@@ -172,11 +183,22 @@ pub fn run_model(
     let started = Instant::now();
     let (roles, actors) = actors(target);
     let counter = AtomicUsize::new(0);
+    let sink: Signatures = std::sync::Mutex::new(Vec::new());
     let done = |result, shrink_time| ModelRun {
         result,
         steps_run: counter.load(Ordering::Relaxed),
         elapsed: started.elapsed(),
         shrink_time,
+        signatures: sink
+            .lock()
+            .map(|mut s| {
+                let mut all = std::mem::take(&mut *s);
+                for (i, sig) in all.iter_mut().enumerate() {
+                    sig.step = i + 1;
+                }
+                all
+            })
+            .unwrap_or_default(),
     };
     if !actors.iter().any(|a| a.write) {
         return done(
@@ -228,6 +250,7 @@ pub fn run_model(
             &ops,
             &counter,
             seen.as_deref(),
+            &sink,
         ) {
             Ok(_) => Ok(()),
             Err(failure) => {
@@ -273,7 +296,15 @@ pub fn run_model(
                     })
                     .collect()
             };
-            match play(handle, parts, init.clone(), &generated, &counter, None) {
+            match play(
+                handle,
+                parts,
+                init.clone(),
+                &generated,
+                &counter,
+                None,
+                &Signatures::default(),
+            ) {
                 Err(failure) => {
                     let (mismatch, steps) = *failure;
                     done(
