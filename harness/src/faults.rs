@@ -38,6 +38,32 @@ use crate::engine::run::{RunError, RunOptions, run};
 use crate::engine::target::ConnectOptions;
 use crate::engine::verdict::Verdict;
 
+/// The seeded faults only a sequence of operations reveals (issue 10): every golden vector
+/// misses them, the state-machine model (`parley/model/`) catches each on its own IDs
+/// (`faults_caught`: `caught/<fault>` and `vectors-miss/<fault>`).
+pub const SEQUENCE_ONLY: &[&str] = &[
+    "second-reopen-refused",
+    "reopen-transfers-authority",
+    "forward-mark-after-reopen-refused",
+    "confirm-after-reopen-ignored",
+    "second-reopen-keeps-confirmation",
+    "post-after-reopen-confirmed",
+    "answer-reproposes-confirmed",
+    "reply-to-earlier-message-keeps-awaiting",
+    "inbox-hides-reopened-replies",
+    "relock-after-reopen-missed",
+    "read-thread-stale-after-reopen",
+    "read-thread-drops-deep-replies",
+];
+
+/// The suites without their model checks (what the golden vectors alone catch).
+pub fn without_models(suites: &[Suite]) -> Vec<Suite> {
+    suites
+        .iter()
+        .map(|s| s.retain(|c| !c.id().starts_with("model/")))
+        .collect()
+}
+
 /// Progress callback: (finished fault, done, total).
 pub type FaultProgressFn = Arc<dyn Fn(&FaultResult, usize, usize) + Send + Sync>;
 
@@ -210,14 +236,16 @@ pub(crate) fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> 
         .checks
         .iter()
         .filter_map(|c| match &c.verdict {
+            // The IDs of the broken rule: a vector's violation cites the vector's IDs; a
+            // model's cites only the postcondition that broke, not every rule it exercises.
             Verdict::Fail(v) if !warnings => Some(FailedCheck {
                 id: c.id.clone(),
-                requirements: c.requirements.clone(),
+                requirements: v.requirements.clone(),
                 message: v.message.clone(),
             }),
             Verdict::Warn(v) if warnings => Some(FailedCheck {
                 id: c.id.clone(),
-                requirements: c.requirements.clone(),
+                requirements: v.requirements.clone(),
                 message: v.message.clone(),
             }),
             _ => None,

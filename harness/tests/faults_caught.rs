@@ -12,7 +12,9 @@ mod power {
     use std::sync::OnceLock;
 
     use conform::engine::protocol::Suite;
-    use conform::faults::{Detection, Scope, load_suites, measure_clean, measure_fault};
+    use conform::faults::{
+        Detection, SEQUENCE_ONLY, Scope, load_suites, measure_clean, measure_fault, without_models,
+    };
     use libtest_mimic::{Arguments, Failed, Trial};
     use reference_impl::faults::Fault;
 
@@ -79,6 +81,25 @@ mod power {
         }
     }
 
+    /// Issue 10: a fault only sequences reveal is not caught on its IDs by the vectors alone
+    /// (the model's `caught/<fault>` trial shows the model catches it).
+    fn vectors_miss(fault: Fault) -> Result<(), Failed> {
+        let vectors = without_models(suites()?);
+        let r = runtime()?.block_on(measure_fault(fault, &vectors, Scope::Targeted, JOBS));
+        if let Some(e) = &r.error {
+            return Err(format!("{}: the run could not be made: {e}", r.name).into());
+        }
+        if r.is_caught() {
+            return Err(format!(
+                "{} is meant to need a sequence, but the vectors alone catch it: {:?}",
+                r.name,
+                r.caught_by.iter().map(|f| f.id.clone()).collect::<Vec<_>>()
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     fn clean() -> Result<(), Failed> {
         let suites = suites()?;
         let c = runtime()?.block_on(measure_clean(suites, JOBS));
@@ -114,6 +135,17 @@ mod power {
             let f = *f;
             Trial::test(format!("caught/{}", f.name()), move || caught(f)).with_kind(f.suite())
         }));
+        trials.extend(
+            SEQUENCE_ONLY
+                .iter()
+                .filter_map(|n| Fault::from_name(n))
+                .map(|f| {
+                    Trial::test(format!("vectors-miss/{}", f.name()), move || {
+                        vectors_miss(f)
+                    })
+                    .with_kind(f.suite())
+                }),
+        );
         libtest_mimic::run(&args, trials).exit();
     }
 }

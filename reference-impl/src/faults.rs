@@ -183,6 +183,31 @@ catalogue! {
         "verify counts towards a claim's support like an attestation.";
     ClaimChangeWithoutEvent = "claim-change-without-event", ["PV-DI-7"],
         "Claim status changes (attest, verify, refute, supersede) record no event.";
+    // ---- Parley: only a sequence reveals these (issue 10) --------------------------------
+    SecondReopenRefused = "second-reopen-refused", ["PV-ST-6"],
+        "A thread that was reopened once refuses every later reopen (409 invalid_transition).";
+    ReopenTransfersAuthority = "reopen-transfers-authority", ["PV-AU-2"],
+        "After someone else reopened a thread, its creator can no longer mark it (403 thread_authority_missing).";
+    ForwardMarkAfterReopenRefused = "forward-mark-after-reopen-refused", ["PV-ST-1"],
+        "After a reopen, mark to answered or decided is refused 409 invalid_transition (the old state is remembered).";
+    ConfirmAfterReopenIgnored = "confirm-after-reopen-ignored", ["PV-ST-5"],
+        "Once a thread was reopened, a lock holder's or human's mark no longer confirms a proposed state.";
+    SecondReopenKeepsConfirmation = "second-reopen-keeps-confirmation", ["PV-ST-5"],
+        "A model reopening a confirmed state of a thread reopened before leaves the new open confirmed.";
+    PostAfterReopenConfirmed = "post-after-reopen-confirmed", ["PV-ST-5"],
+        "Once a thread was reopened, a model's answer/decide/close is stored as a confirmed state instead of a proposal.";
+    AnswerReproposesConfirmed = "answer-reproposes-confirmed", ["PV-ST-5"],
+        "A model's answer/decide/close on a thread confirmed in that state turns it back into a proposal.";
+    ReplyToEarlierMessageKeepsAwaiting = "reply-to-earlier-message-keeps-awaiting", ["PV-KD-2"],
+        "A reply to a message other than the thread's last one leaves awaiting unchanged.";
+    InboxHidesReopenedReplies = "inbox-hides-reopened-replies", ["PV-RD-3"],
+        "A reopened thread awaiting a named party (not anyone) never appears in that party's inbox.";
+    RelockAfterReopenMissed = "relock-after-reopen-missed", ["PV-ST-4"],
+        "Once a thread was reopened, confirming closed again no longer locks it: posts are accepted.";
+    ReadThreadStaleAfterReopen = "read-thread-stale-after-reopen", ["PV-ST-6"],
+        "read_thread of a thread reopened more than once reports the state before the last reopen until the next state change.";
+    ReadThreadDropsDeepReplies = "read-thread-drops-deep-replies", ["PV-RD-1"],
+        "read_thread drops replies nested deeper than three levels below the root.";
     // ---- SSP: discovery (SSP-DISC) ------------------------------------------------------
     SspPrivateVisibleAnonymously = "ssp-private-visible-anonymously", ["SSP-DISC-2"],
         "Private skills are listed in the anonymous discovery index.";

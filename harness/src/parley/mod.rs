@@ -10,6 +10,7 @@ pub mod bindings_offered;
 pub mod compare;
 pub mod fuzz;
 pub mod manifest;
+pub mod model;
 pub mod pacing;
 pub mod preflight;
 pub mod role;
@@ -81,6 +82,7 @@ impl Protocol for Parley {
             .into_iter()
             .map(|lv| Arc::new(VectorCheck::new(lv, &catalogue)) as Arc<dyn Check>)
             .collect();
+        checks.extend(model::checks(&catalogue));
         if catalogue.get("PV-TR-1a").is_some() {
             checks.push(Arc::new(BindingsOffered {
                 requirements: vec!["PV-TR-1a".into()],
@@ -103,6 +105,9 @@ impl Protocol for Parley {
             fuzz::cli::FuzzArgs::augment_args(clap::Command::new("fuzz")).about(
                 "Fuzz a Parley server with hostile requests; the oracles are checks of the report (exit 1 on a finding)",
             ),
+            model::cli::ModelArgs::augment_args(clap::Command::new("model")).about(
+                "Run the Parley state-machine model against a target (seeded, shrinking; exit 1 on a counterexample)",
+            ),
         ]
     }
 
@@ -112,14 +117,20 @@ impl Protocol for Parley {
         args: &clap::ArgMatches,
     ) -> Result<u8, crate::engine::protocol::CommandError> {
         use clap::FromArgMatches as _;
-        if name != "fuzz" {
-            return Err(crate::engine::protocol::CommandError(format!(
-                "parley has no command {name:?}"
-            )));
+        let bad = |e: clap::Error| crate::engine::protocol::CommandError(e.to_string());
+        match name {
+            "fuzz" => {
+                let args = fuzz::cli::FuzzArgs::from_arg_matches(args).map_err(bad)?;
+                fuzz::cli::execute(Arc::new(Parley), &args)
+            }
+            "model" => {
+                let args = model::cli::ModelArgs::from_arg_matches(args).map_err(bad)?;
+                model::cli::execute(&args)
+            }
+            other => Err(crate::engine::protocol::CommandError(format!(
+                "parley has no command {other:?}"
+            ))),
         }
-        let args = fuzz::cli::FuzzArgs::from_arg_matches(args)
-            .map_err(|e| crate::engine::protocol::CommandError(e.to_string()))?;
-        fuzz::cli::execute(Arc::new(Parley), &args)
     }
 
     fn offers(&self, target: &Target, kind: TransportKind) -> bool {

@@ -14,4 +14,5 @@
 pub(crate) mod post;
 pub(crate) mod reads;
 pub(crate) mod request;
+pub(crate) mod sequences;
 pub(crate) mod threads;

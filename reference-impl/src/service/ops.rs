@@ -53,7 +53,8 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
     // Only the two queries hold the connection; rendering a large tree happens after the
     // lock is released, so big reads do not stall concurrent writers.
     let (t, messages) = inner.db.read(|conn| {
-        let t = load_thread(conn, id)?;
+        let mut t = load_thread(conn, id)?;
+        hooks::sequences::read_thread_state(inner.faults, conn, &mut t)?;
         let messages = store::thread_messages(conn, id)?;
         Ok::<_, Fail>((t, messages))
     })?;
@@ -62,6 +63,7 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
     for m in &mut tree {
         hooks::reads::message(inner.faults, m);
     }
+    hooks::sequences::tree(inner.faults, &mut tree);
     // Not `json!`: it passes each value through `serde_json::to_value`, which would
     // deep-copy the whole rendered tree once more (a third of a 1,000-message read's
     // instructions; see `benches/README.md`).
@@ -106,6 +108,9 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
                 confirmed: t.state_confirmed_at.is_some(),
             }
             .is_locked();
+            if hooks::sequences::inbox_hides(faults, conn, &t)? {
+                return Ok(true);
+            }
             let last_author = hooks::reads::inbox_last_author(faults, &last.author, &nobody);
             if inbox_visible(
                 locked,
@@ -153,7 +158,9 @@ pub(crate) fn mark(
     let party = Party::new(actor.identity.clone(), None);
     inner.db.write(|tx| {
         let t = load_thread(tx, id)?;
-        if !actor.has_thread_authority(&t.creator.identity) && !skip_authority {
+        if (!actor.has_thread_authority(&t.creator.identity) && !skip_authority)
+            || hooks::sequences::creator_authority_lost(faults, tx, &t, actor)?
+        {
             return refused(
                 Reason::ThreadAuthorityMissing,
                 "mark needs the thread's creator, a lock holder or a human",
@@ -166,6 +173,12 @@ pub(crate) fn mark(
         if hooks::threads::proposed_closed_locks(faults, t.state) {
             return refused(Reason::ThreadLocked, "thread is closed; reopen it first");
         }
+        if hooks::sequences::forward_mark_refused(faults, tx, t.id, target)? {
+            return refused(
+                Reason::InvalidTransition,
+                "the thread already went past this state",
+            );
+        }
         let confirms = confirms_states(faults, actor, Some(&t));
         let outcome = hooks::threads::mark_outcome(
             faults,
@@ -174,6 +187,7 @@ pub(crate) fn mark(
             confirms,
             decide_mark(view, target, confirms),
         )?;
+        let outcome = hooks::sequences::mark_outcome(faults, tx, t.id, outcome)?;
         let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
         let t = load_thread(tx, id)?;
         Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))
@@ -200,6 +214,9 @@ pub(crate) fn reopen(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> R
                 },
             );
         }
+        if hooks::sequences::second_reopen_refused(faults, tx, t.id)? {
+            return refused(Reason::InvalidTransition, "the thread was reopened already");
+        }
         let view = StateView {
             state: t.state,
             confirmed: t.state_confirmed_at.is_some(),
@@ -211,6 +228,7 @@ pub(crate) fn reopen(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> R
             confirms,
             decide_reopen(view, confirms),
         )?;
+        let outcome = hooks::sequences::reopen_outcome(faults, tx, t.id, view.confirmed, outcome)?;
         let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
         let t = load_thread(tx, id)?;
         Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))

@@ -457,8 +457,22 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
     let mut author = Party::new(actor.identity.clone(), env.extension.clone());
     hooks::post::author(faults, args, &mut author);
     inner.db.write(|tx| {
-        let resolved = resolve(tx, &env, inner.limits.reply_depth_max as i64, faults)?;
+        let mut resolved = resolve(tx, &env, inner.limits.reply_depth_max as i64, faults)?;
+        if let Some(t) = resolved.thread.as_mut() {
+            hooks::sequences::lock_view(faults, tx, t)?;
+        }
         let (outcome, effect) = decide(actor, &author, &env, &resolved, faults)?;
+        let outcome = match &resolved.thread {
+            Some(t) => hooks::sequences::post_mark_outcome(
+                faults,
+                tx,
+                t,
+                confirms_states(faults, actor, Some(t)),
+                env.kind.marks(),
+                outcome,
+            )?,
+            None => outcome,
+        };
         let w = Writer {
             tx,
             actor,
@@ -478,6 +492,12 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
             &author,
             resolved.parent.as_ref().map(|p| &p.author),
             resolved.claim.as_ref().map(|c| &c.author),
+        );
+        let awaiting = hooks::sequences::awaiting(
+            faults,
+            resolved.thread.as_ref(),
+            resolved.parent.as_ref(),
+            awaiting,
         );
         store::record_post(tx, thread_id, message_id, &awaiting, &now.text)?;
         if let Some(t) = &resolved.thread {

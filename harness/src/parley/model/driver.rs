@@ -1,0 +1,902 @@
+//! Driving one model step against a target: the operation becomes a request on one binding,
+//! the answer is compared with [`predict`]'s allowed outcomes, and the returned objects
+//! (thread, message, event, tree, event list, inbox) with the model after the step.
+//! Server ids are mapped onto the model's indices here, and the invariants that span steps
+//! (ids unique and never reused, events gap-free and in order) are kept.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Value, json};
+
+use super::observe::{Answer, extension_of, str_at};
+use super::quota::Quota;
+use super::state::{Awaiting, Body, EXTENSIONS, Event, Kind, Op, Outcome, Party, World, predict};
+use crate::engine::check::StepSignature;
+use crate::parley::preflight::ParleyTarget;
+use crate::parley::role::Role;
+use crate::transport::{Exchange, TransportKind};
+
+/// The PV-TR-1 signature of an answer (bodies are not compared: ids and times differ).
+fn signature(answer: &Answer) -> StepSignature {
+    let (class, status, reason) = match answer {
+        Answer::Success(_) => ("success", None, None),
+        Answer::Refusal { status, reason } => {
+            ("refusal", Some(u64::from(*status)), Some(reason.clone()))
+        }
+        Answer::Other(_) => ("other", None, None),
+    };
+    StepSignature {
+        step: 0,
+        class: class.into(),
+        status,
+        reason,
+        body: None,
+    }
+}
+
+/// A thread id no sequence creates (PV-EN-5).
+pub const UNKNOWN_THREAD: &str = "th_987654321";
+
+/// Why a step disagreed with the model.
+#[derive(Debug, Clone)]
+pub struct Mismatch {
+    /// The requirement IDs of the broken postcondition.
+    pub rules: Vec<&'static str>,
+    /// One sentence.
+    pub message: String,
+    /// What the model predicted.
+    pub expected: Value,
+    /// What the target did.
+    pub observed: Value,
+}
+
+fn mismatch(
+    rules: &[&'static str],
+    message: impl Into<String>,
+    expected: Value,
+    observed: Value,
+) -> Box<Mismatch> {
+    Box::new(Mismatch {
+        rules: rules.to_vec(),
+        message: message.into(),
+        expected,
+        observed,
+    })
+}
+
+/// One step as the transcript shows it.
+#[derive(Debug, Clone)]
+pub struct StepLog {
+    /// The operation in words.
+    pub text: String,
+    /// The answer (`accepted`, or status and reason).
+    pub answer: Value,
+    /// The requests made.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// Server ids of the model's threads, messages and events, and every id seen.
+#[derive(Debug, Default)]
+struct Ids {
+    threads: Vec<String>,
+    messages: Vec<Vec<String>>,
+    events: Vec<Vec<Option<String>>>,
+    seen_messages: HashSet<String>,
+    seen_events: HashMap<String, usize>,
+}
+
+/// Inbox cursors per caller `(actor, extension)`, taken before any model thread exists.
+pub type InboxBase = HashMap<(usize, Option<usize>), Value>;
+
+/// Pages `caller`'s inbox to its end: the last cursor (PV-RD-3), for [`InboxBase`].
+pub async fn inbox_end(
+    target: &ParleyTarget,
+    kind: TransportKind,
+    role: Role,
+    ext: Option<usize>,
+) -> Option<Value> {
+    let auth = target.auth(role)?;
+    let limit = target
+        .manifest
+        .raw
+        .pointer("/limits/inbox_limit_max")
+        .and_then(Value::as_u64)
+        .unwrap_or(50)
+        .clamp(1, 200);
+    let mut cursor: Option<Value> = None;
+    for _ in 0..100_000 {
+        let mut args = json!({"limit": limit});
+        if let Some(e) = ext {
+            args["extension"] = json!(EXTENSIONS[e]);
+        }
+        if let Some(c) = &cursor {
+            args["since"] = c.clone();
+        }
+        let reply = target
+            .transport(kind)
+            .call("inbox", &args, &auth)
+            .await
+            .ok()?;
+        let Answer::Success(page) = Answer::read(kind, &reply) else {
+            return None;
+        };
+        let n = page["items"].as_array().map_or(0, Vec::len) as u64;
+        match page.get("cursor") {
+            Some(c) if !c.is_null() => cursor = Some(c.clone()),
+            _ => return cursor,
+        }
+        if n < limit {
+            return cursor;
+        }
+    }
+    cursor
+}
+
+/// Runs model steps against one binding of a target.
+pub struct Driver<'a> {
+    target: &'a ParleyTarget,
+    kind: TransportKind,
+    roles: &'a [Role],
+    quota: &'a Quota,
+    inbox_limit: u64,
+    /// Per caller `(actor, extension)`: the inbox cursor taken before the run's first
+    /// sequence, so an inbox read pages only through threads active since then.
+    base: &'a InboxBase,
+    ids: Ids,
+    /// The steps run so far.
+    pub log: Vec<StepLog>,
+    /// Each step's binding-independent outcome (class, status, reason), compared across
+    /// the bindings for PV-TR-1.
+    pub signatures: Vec<StepSignature>,
+}
+
+/// The refusal reasons' rules (cited when a target gives a reason the model did not expect).
+fn reason_rules(reason: &str) -> &'static [&'static str] {
+    match reason {
+        "token_right_missing" => &["PV-AU-1"],
+        "thread_authority_missing" => &["PV-AU-2", "PV-AU-3"],
+        "thread_locked" => &["PV-ST-4"],
+        "invalid_transition" => &["PV-ST-1", "PV-ST-2", "PV-ST-3", "PV-ST-6"],
+        "self_reply" => &["PV-ID-2"],
+        "thread_required" => &["PV-EN-6"],
+        "invalid_body" => &["PV-EN-1", "PV-EN-5"],
+        "body_too_long" => &["PV-EN-2"],
+        "thread_not_found" | "message_not_found" => &["PV-EN-5"],
+        "rate_limited" => &["PV-TR-5"],
+        _ => &[],
+    }
+}
+
+fn outcome_json(o: &Outcome) -> Value {
+    match o {
+        Outcome::Accepted { event } => json!({"accepted": true, "event": event}),
+        Outcome::Refused((s, r)) => json!({"status": s, "reason": r}),
+    }
+}
+
+impl<'a> Driver<'a> {
+    /// A driver for the actors `roles` (index = actor) on binding `kind`.
+    pub fn new(
+        target: &'a ParleyTarget,
+        kind: TransportKind,
+        roles: &'a [Role],
+        quota: &'a Quota,
+        base: &'a InboxBase,
+    ) -> Self {
+        let inbox_limit = target
+            .manifest
+            .raw
+            .pointer("/limits/inbox_limit_max")
+            .and_then(Value::as_u64)
+            .unwrap_or(50)
+            .clamp(1, 200);
+        Self {
+            target,
+            kind,
+            roles,
+            quota,
+            inbox_limit,
+            base,
+            ids: Ids::default(),
+            log: Vec::new(),
+            signatures: Vec::new(),
+        }
+    }
+
+    fn role(&self, actor: usize) -> Role {
+        self.roles.get(actor).copied().unwrap_or(Role::Anonymous)
+    }
+
+    async fn call(&mut self, actor: usize, op: &str, args: Value) -> (Answer, Vec<Exchange>) {
+        let auth = self
+            .target
+            .auth(self.role(actor))
+            .unwrap_or(crate::transport::Auth::None);
+        match self
+            .target
+            .transport(self.kind)
+            .call(op, &args, &auth)
+            .await
+        {
+            Ok(reply) => (Answer::read(self.kind, &reply), reply.exchanges),
+            Err(e) => (
+                Answer::Other(format!("no answer: {e}")),
+                e.exchanges().to_vec(),
+            ),
+        }
+    }
+
+    /// Runs `op` on the model `world`: the model after it, or the disagreement.
+    pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Mismatch>> {
+        let pred = predict(world, op);
+        let (op_name, args) = self.request(world, op);
+        let text = describe(world, op, self.roles);
+        let actor = op.actor();
+        let writer = world.actors.get(actor).is_some_and(|a| a.write || a.human);
+        if op.is_write() && writer {
+            self.quota.attempt(actor);
+        }
+        let (answer, exchanges) = self.call(actor, op_name, args).await;
+        self.signatures.push(signature(&answer));
+        self.log.push(StepLog {
+            text,
+            answer: answer.summary(),
+            exchanges,
+        });
+        let expected = json!(pred.allowed.iter().map(outcome_json).collect::<Vec<_>>());
+        match &answer {
+            Answer::Refusal { status, reason } => {
+                if status == &429
+                    && reason == "rate_limited"
+                    && op.is_write()
+                    && self.quota.tolerates(actor)
+                {
+                    return Ok(world.clone());
+                }
+                if pred
+                    .allowed
+                    .iter()
+                    .any(|o| matches!(o, Outcome::Refused((s, r)) if s == status && r == reason))
+                {
+                    return Ok(pred.next);
+                }
+                let mut rules = pred.rules.clone();
+                rules.extend(reason_rules(reason));
+                Err(mismatch(
+                    &rules,
+                    format!("refused {status} {reason}, the model expects otherwise"),
+                    expected,
+                    answer.summary(),
+                ))
+            }
+            Answer::Other(s) => Err(mismatch(
+                &["PV-TR-2", "PV-TR-3"],
+                format!("not a Parley answer: {s}"),
+                expected,
+                answer.summary(),
+            )),
+            Answer::Success(body) => {
+                let event = pred.allowed.iter().find_map(|o| match o {
+                    Outcome::Accepted { event } => Some(*event),
+                    Outcome::Refused(_) => None,
+                });
+                let Some(event) = event else {
+                    return Err(mismatch(
+                        &pred.rules,
+                        "accepted, the model expects a refusal",
+                        expected,
+                        answer.summary(),
+                    ));
+                };
+                let body = body.clone();
+                self.check_success(world, &pred.next, op, event, &body)
+                    .await?;
+                Ok(pred.next)
+            }
+        }
+    }
+
+    fn request(&self, world: &World, op: &Op) -> (&'static str, Value) {
+        let body_text = |b: Body| match (b, world.body_max) {
+            (Body::AtLimit, Some(n)) => "é".repeat(n),
+            (Body::OverLimit, Some(n)) => "é".repeat(n + 1),
+            (Body::Blank, _) => " \t ".to_string(),
+            _ => "model step".to_string(),
+        };
+        let with_from = |mut v: Value, by: Party| {
+            if let Some(e) = by.ext {
+                v["from"] = json!({"extension": EXTENSIONS[e]});
+            }
+            v
+        };
+        let tid = |t: usize| self.ids.threads.get(t).cloned().unwrap_or_default();
+        let mid = |t: usize, m: usize| {
+            self.ids
+                .messages
+                .get(t)
+                .and_then(|ms| ms.get(m))
+                .cloned()
+                .unwrap_or_default()
+        };
+        match op {
+            Op::Open { by, body } => (
+                "post",
+                with_from(json!({"kind": "ask", "body": body_text(*body)}), *by),
+            ),
+            Op::Post {
+                by,
+                thread,
+                parent,
+                kind,
+                body,
+            } => {
+                let mut v = json!({"kind": kind.as_str(), "thread": tid(*thread), "body": body_text(*body)});
+                if let Some(p) = parent {
+                    v["parent"] = json!(mid(*thread, *p));
+                }
+                ("post", with_from(v, *by))
+            }
+            Op::Orphan { by, kind } => (
+                "post",
+                with_from(json!({"kind": kind.as_str(), "body": "model step"}), *by),
+            ),
+            Op::UnknownThread { by, kind } => (
+                "post",
+                with_from(
+                    json!({"kind": kind.as_str(), "thread": UNKNOWN_THREAD, "body": "model step"}),
+                    *by,
+                ),
+            ),
+            Op::ForeignParent {
+                by,
+                thread,
+                other,
+                parent,
+            } => (
+                "post",
+                with_from(
+                    json!({"kind": "inform", "thread": tid(*thread), "parent": mid(*other, *parent), "body": "model step"}),
+                    *by,
+                ),
+            ),
+            Op::Mark { thread, state, .. } => (
+                "mark",
+                json!({"thread": tid(*thread), "state": state.as_str()}),
+            ),
+            Op::Reopen { thread, .. } => ("reopen", json!({"thread": tid(*thread)})),
+            Op::ReadThread { thread, .. } => ("read_thread", json!({"thread": tid(*thread)})),
+            Op::ListEvents { thread, .. } => ("list_events", json!({"thread": tid(*thread)})),
+            Op::Inbox { by } => {
+                let mut v = json!({"limit": self.inbox_limit});
+                if let Some(e) = by.ext {
+                    v["extension"] = json!(EXTENSIONS[e]);
+                }
+                if let Some(c) = self.base.get(&(by.actor, by.ext)) {
+                    v["since"] = c.clone();
+                }
+                ("inbox", v)
+            }
+        }
+    }
+
+    async fn check_success(
+        &mut self,
+        before: &World,
+        after: &World,
+        op: &Op,
+        event: bool,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        match op {
+            Op::Open { by, .. } => {
+                let id = str_at(body, "/thread/id").unwrap_or_default().to_string();
+                if id.is_empty() || self.ids.threads.contains(&id) {
+                    return Err(mismatch(
+                        &["PV-RS-2"],
+                        "a new thread's id is missing or reused",
+                        json!("a fresh thread id"),
+                        json!(id),
+                    ));
+                }
+                self.ids.threads.push(id);
+                self.ids.messages.push(Vec::new());
+                self.ids.events.push(vec![None]);
+                let t = after.threads.len() - 1;
+                self.check_message(after, t, 0, Kind::Ask, *by, body)?;
+                self.check_thread(after, t, &body["thread"])
+            }
+            Op::Post {
+                by, thread, kind, ..
+            } => {
+                let m = after.threads[*thread].messages.len() - 1;
+                self.check_message(after, *thread, m, *kind, *by, body)?;
+                let new_events =
+                    after.threads[*thread].events.len() - before.threads[*thread].events.len();
+                self.ids.events[*thread].extend(std::iter::repeat_n(None, new_events));
+                self.check_thread(after, *thread, &body["thread"])
+            }
+            Op::Mark { thread, .. } | Op::Reopen { thread, .. } => {
+                self.check_thread(after, *thread, &body["thread"])?;
+                let ev = &body["event"];
+                match (event, ev.is_null()) {
+                    (false, true) => Ok(()),
+                    (false, false) => Err(mismatch(
+                        &["PV-ST-2", "PV-ST-7"],
+                        "an event for a mark that changes nothing",
+                        Value::Null,
+                        ev.clone(),
+                    )),
+                    (true, true) => Err(mismatch(
+                        &["PV-ST-7"],
+                        "no event for a state change",
+                        json!("an event"),
+                        Value::Null,
+                    )),
+                    (true, false) => {
+                        let t = &after.threads[*thread];
+                        let ix = t.events.len() - 1;
+                        self.check_event(*thread, ix, &t.events[ix], ev)?;
+                        self.ids.events[*thread].push(str_at(ev, "/id").map(str::to_string));
+                        Ok(())
+                    }
+                }
+            }
+            Op::ReadThread { thread, .. } => {
+                self.check_thread(after, *thread, &body["thread"])?;
+                let expected = self.tree(after, *thread, 0);
+                let observed = json!(
+                    body["messages"]
+                        .as_array()
+                        .map(|ms| ms.iter().map(shape).collect::<Vec<_>>())
+                );
+                if json!([expected]) == observed {
+                    Ok(())
+                } else {
+                    Err(mismatch(
+                        &["PV-RD-1"],
+                        "read_thread's message tree differs from the model's",
+                        json!([expected]),
+                        observed,
+                    ))
+                }
+            }
+            Op::ListEvents { by, thread, since } => {
+                self.check_events(after, *by, *thread, *since, body).await
+            }
+            Op::Inbox { by } => self.check_inbox(after, *by, body.clone()).await,
+            Op::Orphan { .. } | Op::UnknownThread { .. } | Op::ForeignParent { .. } => {
+                Err(mismatch(
+                    &["PV-EN-5", "PV-EN-6"],
+                    "accepted an invalid post",
+                    json!("a refusal"),
+                    json!("accepted"),
+                ))
+            }
+        }
+    }
+
+    fn check_message(
+        &mut self,
+        w: &World,
+        t: usize,
+        m: usize,
+        kind: Kind,
+        by: Party,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        let msg = &body["message"];
+        let id = str_at(msg, "/id").unwrap_or_default().to_string();
+        if id.is_empty() || !self.ids.seen_messages.insert(id.clone()) {
+            return Err(mismatch(
+                &["PV-RS-2"],
+                "a new message's id is missing or reused",
+                json!("a fresh message id"),
+                json!(id),
+            ));
+        }
+        self.ids.messages[t].push(id);
+        let parent = w.threads[t].messages[m]
+            .parent
+            .map(|p| json!(self.ids.messages[t][p]))
+            .unwrap_or(Value::Null);
+        let expected = json!({
+            "kind": kind.as_str(),
+            "thread": self.ids.threads[t],
+            "parent": parent,
+            "identity": w.actors[by.actor].identity,
+            "extension": by.ext.map(|e| EXTENSIONS[e]),
+        });
+        let observed = json!({
+            "kind": msg["kind"],
+            "thread": msg["thread"],
+            "parent": msg.get("parent").cloned().unwrap_or(Value::Null),
+            "identity": msg.pointer("/from/identity").cloned().unwrap_or(Value::Null),
+            "extension": extension_of(&msg["from"]),
+        });
+        if expected == observed {
+            Ok(())
+        } else {
+            Err(mismatch(
+                &["PV-RS-2", "PV-EN-6", "PV-ID-1"],
+                "the stored message differs from the model's",
+                expected,
+                observed,
+            ))
+        }
+    }
+
+    fn party_json(w: &World, p: Party) -> Value {
+        json!({"identity": w.actors[p.actor].identity, "extension": p.ext.map(|e| EXTENSIONS[e])})
+    }
+
+    fn check_thread(&self, w: &World, t: usize, v: &Value) -> Result<(), Box<Mismatch>> {
+        let th = &w.threads[t];
+        let awaiting = match th.awaiting {
+            Awaiting::Nobody => Value::Null,
+            Awaiting::AnyExcept(p) => json!({"any": true, "except": Self::party_json(w, p)}),
+            Awaiting::Party(p) => Self::party_json(w, p),
+        };
+        let obs_party = |p: &Value| json!({"identity": p.get("identity").cloned().unwrap_or(Value::Null), "extension": extension_of(p)});
+        let obs_awaiting = match v.get("awaiting") {
+            None | Some(Value::Null) => Value::Null,
+            Some(a) if a.get("any").is_some() => {
+                json!({"any": a["any"], "except": obs_party(&a["except"])})
+            }
+            Some(a) => obs_party(a),
+        };
+        let checks: [(&[&'static str], &str, Value, Value); 6] = [
+            (
+                &["PV-RS-2"],
+                "id",
+                json!(self.ids.threads[t]),
+                v["id"].clone(),
+            ),
+            (
+                &["PV-ST-1", "PV-ST-2", "PV-ST-3", "PV-ST-6"],
+                "state",
+                json!(th.state.as_str()),
+                v["state"].clone(),
+            ),
+            (
+                &["PV-ST-5", "PV-AU-4"],
+                "state_confirmed_at set",
+                json!(th.confirmed),
+                json!(!v["state_confirmed_at"].is_null()),
+            ),
+            (
+                &["PV-ST-5", "PV-AU-4"],
+                "state_origin",
+                json!(if th.origin_user { "user" } else { "llm" }),
+                v["state_origin"].clone(),
+            ),
+            (
+                &["PV-AU-2", "PV-RS-2"],
+                "creator identity",
+                json!(w.actors[th.creator.actor].identity),
+                v.pointer("/creator/identity")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            ),
+            (&["PV-KD-2"], "awaiting", awaiting, obs_awaiting),
+        ];
+        for (rules, what, expected, observed) in checks {
+            if expected != observed {
+                return Err(mismatch(
+                    rules,
+                    format!("thread {what} differs from the model's"),
+                    expected,
+                    observed,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_event(&self, t: usize, ix: usize, e: &Event, v: &Value) -> Result<(), Box<Mismatch>> {
+        let id = str_at(v, "/id").unwrap_or_default();
+        if let Some(owner) = self.ids.seen_events.get(id)
+            && *owner != t
+        {
+            return Err(mismatch(
+                &["PV-ST-7"],
+                "an event id of another thread is reused",
+                json!("a fresh event id"),
+                json!(id),
+            ));
+        }
+        if let Some(Some(known)) = self.ids.events[t].get(ix)
+            && known != id
+        {
+            return Err(mismatch(
+                &["PV-ST-7", "PV-RD-2"],
+                format!("event #{} is not the one returned when it happened", ix + 1),
+                json!(known),
+                json!(id),
+            ));
+        }
+        let confirmation = e.from == Some(e.to);
+        let mut expected = json!({"to_state": e.to.as_str(), "confirmed": e.confirmed});
+        let mut observed =
+            json!({"to_state": v["to_state"], "confirmed": !v["confirmed_at"].is_null()});
+        if !confirmation {
+            expected["from_state"] = json!(e.from.map(|s| s.as_str()));
+            observed["from_state"] = v["from_state"].clone();
+        }
+        if expected == observed {
+            Ok(())
+        } else {
+            Err(mismatch(
+                &["PV-ST-7", "PV-ST-5"],
+                format!("event #{} differs from the model's", ix + 1),
+                expected,
+                observed,
+            ))
+        }
+    }
+
+    async fn check_events(
+        &mut self,
+        w: &World,
+        by: usize,
+        t: usize,
+        since: Option<usize>,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        let model = &w.threads[t].events;
+        let got = body["events"].as_array().cloned().unwrap_or_default();
+        let got: Vec<Value> = got
+            .into_iter()
+            .filter(|e| {
+                e.get("subject")
+                    .and_then(Value::as_str)
+                    .is_none_or(|s| s == "thread")
+            })
+            .collect();
+        if got.len() != model.len() {
+            return Err(mismatch(
+                &["PV-RD-2", "PV-ST-7"],
+                "list_events does not return one event per state change",
+                json!(model.len()),
+                json!(got.len()),
+            ));
+        }
+        for (ix, (e, v)) in model.iter().zip(&got).enumerate() {
+            self.check_event(t, ix, e, v)?;
+        }
+        let ids: Vec<String> = got
+            .iter()
+            .map(|v| str_at(v, "/id").unwrap_or_default().to_string())
+            .collect();
+        for id in &ids {
+            self.ids.seen_events.insert(id.clone(), t);
+        }
+        if ids.iter().collect::<HashSet<_>>().len() != ids.len() {
+            return Err(mismatch(
+                &["PV-ST-7"],
+                "list_events repeats an event id",
+                json!("distinct ids"),
+                json!(ids),
+            ));
+        }
+        self.ids.events[t] = ids.iter().cloned().map(Some).collect();
+        let Some(k) = since else { return Ok(()) };
+        let (answer, exchanges) = self
+            .call(
+                by,
+                "list_events",
+                json!({"thread": self.ids.threads[t], "since": ids[k]}),
+            )
+            .await;
+        if let Some(l) = self.log.last_mut() {
+            l.exchanges.extend(exchanges);
+        }
+        let expected = json!(ids[k + 1..]);
+        let observed = match &answer {
+            Answer::Success(b) => json!(b["events"].as_array().map(|es| {
+                es.iter()
+                    .filter(|e| {
+                        e.get("subject")
+                            .and_then(Value::as_str)
+                            .is_none_or(|s| s == "thread")
+                    })
+                    .map(|e| e["id"].clone())
+                    .collect::<Vec<_>>()
+            })),
+            other => other.summary(),
+        };
+        if expected == observed {
+            Ok(())
+        } else {
+            Err(mismatch(
+                &["PV-RD-2"],
+                format!(
+                    "list_events since event #{} does not return exactly the later ones",
+                    k + 1
+                ),
+                expected,
+                observed,
+            ))
+        }
+    }
+
+    async fn check_inbox(
+        &mut self,
+        w: &World,
+        by: Party,
+        first: Value,
+    ) -> Result<(), Box<Mismatch>> {
+        let mine: HashMap<String, usize> = self
+            .ids
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), i))
+            .collect();
+        let mut seen: HashMap<usize, Value> = HashMap::new();
+        let mut page = first;
+        let mut cursor;
+        for _ in 0..10_000 {
+            let items = page["items"].as_array().cloned().unwrap_or_default();
+            for it in &items {
+                let Some(t) = str_at(it, "/thread").and_then(|id| mine.get(id).copied()) else {
+                    continue;
+                };
+                if seen.insert(t, it.clone()).is_some() {
+                    return Err(mismatch(
+                        &["PV-RD-3"],
+                        "the inbox lists a thread twice while paging",
+                        json!("each thread once"),
+                        it.clone(),
+                    ));
+                }
+            }
+            cursor = page.get("cursor").cloned().unwrap_or(Value::Null);
+            if (items.len() as u64) < self.inbox_limit || cursor.is_null() {
+                break;
+            }
+            let mut args = json!({"limit": self.inbox_limit, "since": cursor});
+            if let Some(e) = by.ext {
+                args["extension"] = json!(EXTENSIONS[e]);
+            }
+            let (answer, exchanges) = self.call(by.actor, "inbox", args).await;
+            if let Some(l) = self.log.last_mut() {
+                l.exchanges.extend(exchanges);
+            }
+            page = match answer {
+                Answer::Success(b) => b,
+                other => {
+                    return Err(mismatch(
+                        &["PV-RD-3"],
+                        "a later inbox page was not served",
+                        json!("accepted"),
+                        other.summary(),
+                    ));
+                }
+            };
+        }
+        let expected: Vec<usize> = (0..w.threads.len())
+            .filter(|t| w.in_inbox(by, &w.threads[*t]))
+            .collect();
+        let mut observed: Vec<usize> = seen.keys().copied().collect();
+        observed.sort_unstable();
+        if expected != observed {
+            let names = |v: &[usize]| {
+                json!(
+                    v.iter()
+                        .map(|t| self.ids.threads[*t].clone())
+                        .collect::<Vec<_>>()
+                )
+            };
+            return Err(mismatch(
+                &["PV-RD-3"],
+                "the inbox lists other threads of the model's than it should",
+                names(&expected),
+                names(&observed),
+            ));
+        }
+        for t in expected {
+            let it = &seen[&t];
+            if it["state"] != json!(w.threads[t].state.as_str()) {
+                return Err(mismatch(
+                    &["PV-RD-3", "PV-ST-1"],
+                    "an inbox item's state differs from the model's",
+                    json!(w.threads[t].state.as_str()),
+                    it["state"].clone(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn tree(&self, w: &World, t: usize, m: usize) -> Value {
+        let children: Vec<Value> = w.threads[t]
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.parent == Some(m))
+            .map(|(i, _)| self.tree(w, t, i))
+            .collect();
+        json!({"id": self.ids.messages[t][m], "replies": children})
+    }
+}
+
+/// The id/replies skeleton of a served message tree.
+fn shape(v: &Value) -> Value {
+    let replies: Vec<Value> = v["replies"]
+        .as_array()
+        .map(|r| r.iter().map(shape).collect())
+        .unwrap_or_default();
+    json!({"id": v["id"], "replies": replies})
+}
+
+/// One line naming the operation, its actor and its arguments by model index.
+pub fn describe(w: &World, op: &Op, roles: &[Role]) -> String {
+    let who = |a: usize| roles.get(a).map_or("?", |r| r.as_str()).to_string();
+    let party = |p: Party| match p.ext {
+        Some(e) => format!("{}/{}", who(p.actor), EXTENSIONS[e]),
+        None => who(p.actor),
+    };
+    let _ = w;
+    match op {
+        Op::Open { by, body } => format!(
+            "{} opens thread T{} with an ask (body {body:?})",
+            party(*by),
+            w.threads.len() + 1
+        ),
+        Op::Post {
+            by,
+            thread,
+            parent,
+            kind,
+            body,
+        } => format!(
+            "{} posts {} in T{} {} (body {body:?})",
+            party(*by),
+            kind.as_str(),
+            thread + 1,
+            parent.map_or("to the root, implicitly".to_string(), |p| format!(
+                "replying to message #{}",
+                p + 1
+            ))
+        ),
+        Op::Orphan { by, kind } => format!(
+            "{} posts {} with neither thread nor parent",
+            party(*by),
+            kind.as_str()
+        ),
+        Op::UnknownThread { by, kind } => format!(
+            "{} posts {} into unknown thread {UNKNOWN_THREAD}",
+            party(*by),
+            kind.as_str()
+        ),
+        Op::ForeignParent {
+            by,
+            thread,
+            other,
+            parent,
+        } => {
+            format!(
+                "{} posts inform in T{} with parent message #{} of T{}",
+                party(*by),
+                thread + 1,
+                parent + 1,
+                other + 1
+            )
+        }
+        Op::Mark { by, thread, state } => {
+            format!("{} marks T{} {}", who(*by), thread + 1, state.as_str())
+        }
+        Op::Reopen { by, thread } => format!("{} reopens T{}", who(*by), thread + 1),
+        Op::ReadThread { by, thread } => format!("{} reads T{}", who(*by), thread + 1),
+        Op::ListEvents { by, thread, since } => match since {
+            Some(k) => format!(
+                "{} lists T{}'s events, then those since event #{}",
+                who(*by),
+                thread + 1,
+                k + 1
+            ),
+            None => format!("{} lists T{}'s events", who(*by), thread + 1),
+        },
+        Op::Inbox { by } => format!("{} reads its inbox to the last page", party(*by)),
+    }
+}

@@ -1,0 +1,169 @@
+//! Generation: the proptest strategy of operation sequences over a [`World`], from the
+//! model's live indices plus deliberately invalid references (unknown thread, another
+//! thread's message, boundary bodies), with [`World::valid`] as the precondition that keeps
+//! shrunk sequences legal.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use proptest::strategy::Union;
+use proptest_state_machine::strategy::Sequential;
+
+use super::state::{Body, EXTENSIONS, Kind, Op, Party, St, World, predict};
+
+/// Most threads one sequence opens (keeps threads long enough for deep states).
+pub const MAX_THREADS: usize = 3;
+
+/// The sequence strategy: `steps` operations from an empty model of `world`'s actors.
+pub fn sequences(
+    world: World,
+    steps: usize,
+) -> Sequential<World, Op, BoxedStrategy<World>, BoxedStrategy<Op>> {
+    let init = Arc::new(world);
+    Sequential::new(
+        steps.max(1).into(),
+        move || Just((*init).clone()).boxed(),
+        |w: &World, op: &Op| w.resolve(op).is_some(),
+        transitions,
+        |w: World, op: &Op| match w.resolve(op) {
+            Some(op) => predict(&w, &op).next,
+            None => w,
+        },
+    )
+}
+
+fn party(actors: usize) -> impl Strategy<Value = Party> {
+    (
+        0..actors,
+        prop_oneof![Just(None), (0..EXTENSIONS.len()).prop_map(Some)],
+    )
+        .prop_map(|(actor, ext)| Party { actor, ext })
+}
+
+fn body() -> impl Strategy<Value = Body> {
+    prop_oneof![
+        20 => Just(Body::Short),
+        1 => Just(Body::AtLimit),
+        1 => Just(Body::OverLimit),
+        1 => Just(Body::Blank),
+    ]
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        3 => Just(Kind::Answer),
+        2 => Just(Kind::Decide),
+        2 => Just(Kind::Close),
+        1 => Just(Kind::Ask),
+        1 => Just(Kind::Clarify),
+        1 => Just(Kind::Inform),
+        1 => Just(Kind::Propose),
+        1 => Just(Kind::Agree),
+        1 => Just(Kind::Object),
+    ]
+}
+
+fn state() -> impl Strategy<Value = St> {
+    proptest::sample::select(St::ALL.to_vec())
+}
+
+/// The operations possible from `w` (weights favour the state machine's deep corners).
+fn transitions(w: &World) -> BoxedStrategy<Op> {
+    let n = w.actors.len().max(1);
+    let body_ok = w.body_max.is_some();
+    let open_body = if body_ok {
+        body().boxed()
+    } else {
+        Just(Body::Short).boxed()
+    };
+    let mut arms: Vec<(u32, BoxedStrategy<Op>)> = vec![
+        (
+            1,
+            (
+                party(n),
+                kind().prop_filter("non-opening", |k| *k != Kind::Ask),
+            )
+                .prop_map(|(by, kind)| Op::Orphan { by, kind })
+                .boxed(),
+        ),
+        (
+            1,
+            (party(n), kind())
+                .prop_map(|(by, kind)| Op::UnknownThread { by, kind })
+                .boxed(),
+        ),
+        (2, party(n).prop_map(|by| Op::Inbox { by }).boxed()),
+    ];
+    if w.threads.len() < MAX_THREADS {
+        let weight = if w.threads.is_empty() { 6 } else { 2 };
+        arms.push((
+            weight,
+            (party(n), open_body.clone())
+                .prop_map(|(by, body)| Op::Open { by, body })
+                .boxed(),
+        ));
+    }
+    if !w.threads.is_empty() {
+        let p = || (0..=u32::MAX).prop_map(|x| x as usize);
+        arms.push((
+            10,
+            (
+                p(),
+                prop_oneof![
+                    3 => Just(None),
+                    3 => Just(Some(u32::MAX as usize)), // the last message: deep chains
+                    4 => p().prop_map(Some),
+                ],
+                party(n + 1),
+                kind(),
+                open_body,
+            )
+                .prop_map(|(thread, parent, by, kind, body)| Op::Post {
+                    by,
+                    thread,
+                    parent,
+                    kind,
+                    body,
+                })
+                .boxed(),
+        ));
+        arms.push((
+            6,
+            (0..=n, p(), state())
+                .prop_map(|(by, thread, state)| Op::Mark { by, thread, state })
+                .boxed(),
+        ));
+        arms.push((
+            4,
+            (0..=n, p())
+                .prop_map(|(by, thread)| Op::Reopen { by, thread })
+                .boxed(),
+        ));
+        arms.push((
+            2,
+            (0..n, p())
+                .prop_map(|(by, thread)| Op::ReadThread { by, thread })
+                .boxed(),
+        ));
+        arms.push((
+            2,
+            (0..n, p(), proptest::option::of(p()))
+                .prop_map(|(by, thread, since)| Op::ListEvents { by, thread, since })
+                .boxed(),
+        ));
+        if w.threads.len() > 1 {
+            arms.push((
+                1,
+                (party(n), p(), p(), p())
+                    .prop_map(|(by, thread, other, parent)| Op::ForeignParent {
+                        by,
+                        thread,
+                        other,
+                        parent,
+                    })
+                    .boxed(),
+            ));
+        }
+    }
+    Union::new_weighted(arms).boxed()
+}

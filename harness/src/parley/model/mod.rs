@@ -1,0 +1,180 @@
+//! Parley's state-machine model (issue 10): a second, independent reading of
+//! `parley-v1.md` and the seed — threads (state, proposal vs confirmation, origin, lock,
+//! awaiting), authority per role, identity/extensions and self-reply, the refusal order,
+//! events, the inbox — run against any target over HTTP and MCP as random operation
+//! sequences (proptest + proptest-state-machine), shrunk to a minimal counterexample when
+//! the target disagrees.
+//!
+//! `state` is the pure rule book, `generate` the sequence strategy, `driver` one step against a
+//! target, `observe` reading answers, `quota` the model's own write count, `runner` the
+//! seeded search, `transcript` the failure as a numbered transcript, and `cli` the
+//! `conform model` command. [`ModelCheck`] is the same search as an ordinary check of
+//! `conform run`, with a small fixed budget.
+
+pub mod cli;
+pub mod driver;
+pub mod generate;
+pub mod observe;
+pub mod promote;
+pub mod quota;
+pub mod runner;
+pub mod state;
+pub mod transcript;
+
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::requirements::Catalogue;
+use crate::engine::verdict::{Verdict, Violation};
+use crate::parley::preflight::ParleyTarget;
+use crate::transport::TransportKind;
+use runner::{Budget, ModelResult, run_model};
+
+/// Check id of the model in `conform run`.
+pub const CHECK_ID: &str = "model/parley-threads";
+
+/// Every requirement the model exercises (the first is the primary one).
+pub const REQUIREMENTS: &[&str] = &[
+    "PV-ST-1", "PV-ST-2", "PV-ST-3", "PV-ST-4", "PV-ST-5", "PV-ST-6", "PV-ST-7", "PV-AU-1",
+    "PV-AU-2", "PV-AU-3", "PV-AU-4", "PV-AU-6", "PV-ID-1", "PV-ID-2", "PV-KD-2", "PV-EN-1",
+    "PV-EN-2", "PV-EN-5", "PV-EN-6", "PV-RD-1", "PV-RD-2", "PV-RD-3", "PV-RS-2", "PV-TR-2",
+    "PV-TR-3", "PV-TR-5",
+];
+
+/// The model as one check of the Parley suite.
+pub struct ModelCheck {
+    id: String,
+    title: String,
+    requirements: Vec<String>,
+    derived: Vec<String>,
+    budget: Budget,
+}
+
+impl ModelCheck {
+    /// The check with `budget`, citing the model's IDs the catalogue knows.
+    pub fn new(budget: Budget, catalogue: &Catalogue) -> Self {
+        Self {
+            id: CHECK_ID.into(),
+            title: format!(
+                "Parley state-machine model: random sequences of posts, marks, reopens and reads by every role (seed {}, {} cases × ≤{} steps)",
+                budget.seed, budget.cases, budget.steps
+            ),
+            requirements: REQUIREMENTS
+                .iter()
+                .filter(|r| catalogue.get(r).is_some())
+                .map(|r| (*r).to_string())
+                .collect(),
+            derived: vec!["PV-TR-1".into()],
+            budget,
+        }
+    }
+}
+
+impl Check for ModelCheck {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn requirements(&self) -> &[String] {
+        &self.requirements
+    }
+    fn area(&self) -> &str {
+        "model"
+    }
+    fn bindings(&self) -> Bindings {
+        Bindings::Each(vec![TransportKind::Http, TransportKind::Mcp])
+    }
+    fn compare_transports(&self) -> bool {
+        true
+    }
+    fn derived_requirements(&self) -> &[String] {
+        &self.derived
+    }
+    fn describe(&self) -> Option<String> {
+        Some(format!(
+            "harness/src/parley/model/: seed {}, {} cases of at most {} steps; replay with `conform model --seed {} --cases {} --steps {}`",
+            self.budget.seed,
+            self.budget.cases,
+            self.budget.steps,
+            self.budget.seed,
+            self.budget.cases,
+            self.budget.steps
+        ))
+    }
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+        async move {
+            let Some(kind) = ctx.transport else {
+                return CheckOutcome::verdict(Verdict::HarnessError {
+                    message: "the model runs on a binding".into(),
+                });
+            };
+            let target = ctx.target.clone();
+            let budget = self.budget;
+            let handle = tokio::runtime::Handle::current();
+            let run = tokio::task::spawn_blocking(move || {
+                target
+                    .part::<ParleyTarget>()
+                    .map(|p| run_model(&handle, p, kind, budget))
+            })
+            .await;
+            let run = match run {
+                Ok(Some(r)) => r,
+                Ok(None) => {
+                    return CheckOutcome::verdict(Verdict::HarnessError {
+                        message: "the Parley pre-flight did not run".into(),
+                    });
+                }
+                Err(e) => {
+                    return CheckOutcome::verdict(Verdict::HarnessError {
+                        message: format!("the model run panicked: {e}"),
+                    });
+                }
+            };
+            let replay = transcript::replay_command(&ctx.target, kind, budget);
+            let steps = run.signatures;
+            match run.result {
+                ModelResult::Passed => CheckOutcome {
+                    verdict: Verdict::Pass,
+                    exchanges: Vec::new(),
+                    steps,
+                },
+                ModelResult::Unsupported(reason) => {
+                    CheckOutcome::verdict(Verdict::Unsupported { reason })
+                }
+                ModelResult::Error(message) => {
+                    CheckOutcome::verdict(Verdict::HarnessError { message })
+                }
+                ModelResult::Failed(cx) => {
+                    let exchanges: Vec<_> =
+                        cx.steps.iter().flat_map(|s| s.exchanges.clone()).collect();
+                    let violation = Violation {
+                        check: self.id.clone(),
+                        requirements: cx.mismatch.rules.iter().map(|r| (*r).to_string()).collect(),
+                        step: Some(cx.steps.len()),
+                        pointer: String::new(),
+                        expected: cx.mismatch.expected.clone(),
+                        observed: cx.mismatch.observed.clone(),
+                        message: transcript::render(&cx, &replay, false),
+                        transcript: exchanges.clone(),
+                    };
+                    CheckOutcome {
+                        verdict: Verdict::Fail(violation),
+                        exchanges,
+                        steps,
+                    }
+                }
+            }
+        }
+        .boxed()
+    }
+}
+
+/// The model checks of the Parley suite.
+pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
+    vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))]
+}

@@ -1,0 +1,330 @@
+//! Running the Parley model against one binding of a target with proptest: a seeded search
+//! over operation sequences, shrinking to a minimal counterexample, then one more replay of
+//! that counterexample to record its numbered transcript.
+//!
+//! proptest drives a synchronous closure; each step's request runs on the caller's tokio
+//! runtime through [`tokio::runtime::Handle::block_on`], so [`run_model`] must be called
+//! from a blocking thread (`spawn_blocking`), never from inside an async task.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+use super::driver::{Driver, InboxBase, Mismatch, StepLog, inbox_end};
+use super::generate::sequences;
+use super::quota::Quota;
+use super::state::{Actor, EXTENSIONS, Op, World};
+use crate::parley::preflight::ParleyTarget;
+use crate::parley::role::Role;
+use crate::transport::TransportKind;
+
+/// A model run's size and seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Seed of the search (printed; the same seed replays the same sequences).
+    pub seed: u64,
+    /// Sequences tried.
+    pub cases: u32,
+    /// Operations per sequence (at most).
+    pub steps: usize,
+}
+
+impl Budget {
+    /// The budget inside `conform run`: a few seconds per binding.
+    pub const DEFAULT: Budget = Budget {
+        seed: 10,
+        cases: 20,
+        steps: 100,
+    };
+}
+
+/// A shrunk counterexample.
+#[derive(Debug, Clone)]
+pub struct Counterexample {
+    /// The shrunk sequence.
+    pub ops: Vec<Op>,
+    /// The steps of its replay, in order (the last one broke the model).
+    pub steps: Vec<StepLog>,
+    /// What broke.
+    pub mismatch: Mismatch,
+    /// The actors (index = role).
+    pub roles: Vec<Role>,
+    /// The model before the first step.
+    pub world: World,
+}
+
+/// What a model run found.
+#[derive(Debug, Clone)]
+pub enum ModelResult {
+    /// Every sequence agreed with the model.
+    Passed,
+    /// A sequence disagreed; here it is, shrunk.
+    Failed(Box<Counterexample>),
+    /// The target lacks what the model needs.
+    Unsupported(String),
+    /// The search itself could not run (too many rejected sequences, a flaky replay).
+    Error(String),
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct ModelRun {
+    /// The verdict.
+    pub result: ModelResult,
+    /// Operations sent (all cases, shrinking included).
+    pub steps_run: usize,
+    /// Wall time of the search.
+    pub elapsed: Duration,
+    /// Wall time spent shrinking (from the first failure to the minimal one).
+    pub shrink_time: Option<Duration>,
+    /// Every step's outcome signature, in the order sent (the same seed sends the same
+    /// sequences on each binding, so these are compared across bindings for PV-TR-1).
+    pub signatures: Vec<crate::engine::check::StepSignature>,
+}
+
+/// The roles the model plays (every role of the profile except `limited`, whose small
+/// quota belongs to the quota vectors), with their actors.
+pub fn actors(target: &ParleyTarget) -> (Vec<Role>, Vec<Actor>) {
+    target
+        .identities
+        .iter()
+        .filter(|(r, _)| !matches!(r, Role::Limited | Role::Anonymous))
+        .map(|(r, id)| {
+            let human =
+                id.author_kind.as_deref() == Some("human") || id.identity.starts_with("human:");
+            let has = |x: &str| id.rights.iter().any(|y| y == x);
+            (
+                *r,
+                Actor {
+                    role: r.as_str().to_string(),
+                    identity: id.identity.clone(),
+                    human,
+                    write: has("write") || human,
+                    read: has("read") || human,
+                    lock: has("lock"),
+                },
+            )
+        })
+        .unzip()
+}
+
+fn rng(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&(seed.wrapping_add(i as u64)).to_le_bytes());
+    }
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+/// Every caller's inbox cursor before the run (see [`InboxBase`]).
+fn inbox_base(
+    handle: &tokio::runtime::Handle,
+    target: &ParleyTarget,
+    kind: TransportKind,
+    roles: &[Role],
+) -> InboxBase {
+    let mut base = InboxBase::new();
+    for (actor, role) in roles.iter().enumerate() {
+        for ext in std::iter::once(None).chain((0..EXTENSIONS.len()).map(Some)) {
+            if let Some(c) = handle.block_on(inbox_end(target, kind, *role, ext)) {
+                base.insert((actor, ext), c);
+            }
+        }
+    }
+    base
+}
+
+/// Where [`play`] appends the signatures of the steps it sends.
+type Signatures = std::sync::Mutex<Vec<crate::engine::check::StepSignature>>;
+
+/// Plays `ops` once: `Ok` when every step agreed, else the mismatch and the steps so far.
+fn play(
+    handle: &tokio::runtime::Handle,
+    drv_parts: (&ParleyTarget, TransportKind, &[Role], &Quota, &InboxBase),
+    world: World,
+    ops: &[Op],
+    counter: &AtomicUsize,
+    seen: Option<&AtomicUsize>,
+    sink: &Signatures,
+) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
+    let (target, kind, roles, quota, base) = drv_parts;
+    let mut drv = Driver::new(target, kind, roles, quota, base);
+    let mut world = world;
+    for op in ops {
+        if let Some(s) = seen {
+            s.fetch_add(1, Ordering::SeqCst);
+        }
+        let Some(op) = world.resolve(op) else {
+            continue;
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let result = handle.block_on(drv.step(&world, &op));
+        if let Ok(mut all) = sink.lock() {
+            all.append(&mut drv.signatures);
+        }
+        match result {
+            Ok(next) => world = next,
+            Err(m) => return Err(Box::new((*m, drv.log))),
+        }
+    }
+    Ok(drv.log)
+}
+
+/// Searches for a sequence on which `kind` disagrees with the model (blocking; see the
+/// module docs).
+pub fn run_model(
+    handle: &tokio::runtime::Handle,
+    target: &ParleyTarget,
+    kind: TransportKind,
+    budget: Budget,
+) -> ModelRun {
+    let started = Instant::now();
+    let (roles, actors) = actors(target);
+    let counter = AtomicUsize::new(0);
+    let sink: Signatures = std::sync::Mutex::new(Vec::new());
+    let done = |result, shrink_time| ModelRun {
+        result,
+        steps_run: counter.load(Ordering::Relaxed),
+        elapsed: started.elapsed(),
+        shrink_time,
+        signatures: sink
+            .lock()
+            .map(|mut s| {
+                let mut all = std::mem::take(&mut *s);
+                for (i, sig) in all.iter_mut().enumerate() {
+                    sig.step = i + 1;
+                }
+                all
+            })
+            .unwrap_or_default(),
+    };
+    if !actors.iter().any(|a| a.write) {
+        return done(
+            ModelResult::Unsupported("the target profile has no role with the write right".into()),
+            None,
+        );
+    }
+    let quota = Quota::new(
+        target
+            .identities
+            .iter()
+            .filter(|(r, _)| !matches!(r, Role::Limited | Role::Anonymous))
+            .map(|(_, id)| id.quota_per_minute)
+            .collect(),
+    );
+    let body_max = target
+        .manifest
+        .raw
+        .pointer("/limits/body_max_chars")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok());
+    let world = World::new(actors, body_max);
+    let config = Config {
+        cases: budget.cases,
+        failure_persistence: None,
+        max_shrink_iters: 100_000,
+        max_shrink_time: 60_000,
+        max_global_rejects: 100_000,
+        max_local_rejects: 100_000,
+        fork: false,
+        timeout: 0,
+        verbose: 0,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(config, rng(budget.seed));
+    let first_failure: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+    // The last sequence that failed: shrinking only moves to failing sequences, so this is
+    // the minimal one (kept here rather than read back from the value tree).
+    let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
+    let base = inbox_base(handle, target, kind, &roles);
+    let parts = (target, kind, roles.as_slice(), &quota, &base);
+    let strategy = sequences(world.clone(), budget.steps);
+    let result = runner.run(
+        &strategy,
+        |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| match play(
+            handle,
+            parts,
+            init.clone(),
+            &ops,
+            &counter,
+            seen.as_deref(),
+            &sink,
+        ) {
+            Ok(_) => Ok(()),
+            Err(failure) => {
+                let m = &failure.0;
+                if let Ok(mut f) = first_failure.lock() {
+                    f.get_or_insert_with(Instant::now);
+                }
+                if let Ok(mut l) = last_failing.lock() {
+                    *l = Some((init.clone(), ops.clone()));
+                }
+                Err(TestCaseError::fail(format!(
+                    "{} ({})",
+                    m.message,
+                    m.rules.join(", ")
+                )))
+            }
+        },
+    );
+    let shrink_time = first_failure
+        .lock()
+        .ok()
+        .and_then(|f| f.map(|t| t.elapsed()));
+    match result {
+        Ok(()) => done(ModelResult::Passed, None),
+        Err(TestError::Abort(reason)) => done(
+            ModelResult::Error(format!("the search stopped: {reason}")),
+            None,
+        ),
+        Err(TestError::Fail(reason, value)) => {
+            let (init, generated) = match last_failing.lock().ok().and_then(|mut l| l.take()) {
+                Some(v) => v,
+                None => (value.0, value.1),
+            };
+            let ops: Vec<Op> = {
+                // The concrete operations the replay applies (unresolvable picks dropped).
+                let mut w = init.clone();
+                generated
+                    .iter()
+                    .filter_map(|op| {
+                        let op = w.resolve(op)?;
+                        w = super::state::predict(&w, &op).next;
+                        Some(op)
+                    })
+                    .collect()
+            };
+            match play(
+                handle,
+                parts,
+                init.clone(),
+                &generated,
+                &counter,
+                None,
+                &Signatures::default(),
+            ) {
+                Err(failure) => {
+                    let (mismatch, steps) = *failure;
+                    done(
+                        ModelResult::Failed(Box::new(Counterexample {
+                            ops,
+                            steps,
+                            mismatch,
+                            roles,
+                            world: init,
+                        })),
+                        shrink_time,
+                    )
+                }
+                Ok(_) => done(
+                    ModelResult::Error(format!(
+                        "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
+                    )),
+                    shrink_time,
+                ),
+            }
+        }
+    }
+}

@@ -1,0 +1,1147 @@
+//! The pure Parley model: threads, messages, events and the decision every operation gets,
+//! written from `parley-v1.md` and the seed (never from a server's code).
+//!
+//! Everything is addressed by index (actor, thread, message, event), so a generated
+//! sequence is meaningful before any server assigned ids; the driver maps indices onto the
+//! ids the target returns. [`predict`] is the one rule book: it gives the outcomes a
+//! conforming server may produce for an operation (more than one where the notes leave a
+//! point open) and the model state afterwards.
+
+use std::sync::Arc;
+
+/// Thread states (PV-ST): forward `open → answered → decided → closed`, lateral ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum St {
+    /// Forward 0.
+    Open,
+    /// Forward 1.
+    Answered,
+    /// Forward 2.
+    Decided,
+    /// Forward 3.
+    Closed,
+    /// Lateral.
+    Deferred,
+    /// Lateral.
+    Obsolete,
+    /// Lateral.
+    Rejected,
+}
+
+impl St {
+    /// Every state, forward first.
+    pub const ALL: [St; 7] = [
+        St::Open,
+        St::Answered,
+        St::Decided,
+        St::Closed,
+        St::Deferred,
+        St::Obsolete,
+        St::Rejected,
+    ];
+
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            St::Open => "open",
+            St::Answered => "answered",
+            St::Decided => "decided",
+            St::Closed => "closed",
+            St::Deferred => "deferred",
+            St::Obsolete => "obsolete",
+            St::Rejected => "rejected",
+        }
+    }
+
+    /// Rank on the forward line (`None` for lateral states).
+    pub fn rank(self) -> Option<u8> {
+        match self {
+            St::Open => Some(0),
+            St::Answered => Some(1),
+            St::Decided => Some(2),
+            St::Closed => Some(3),
+            St::Deferred | St::Obsolete | St::Rejected => None,
+        }
+    }
+
+    /// Lateral end state (PV-ST-3).
+    pub fn is_lateral(self) -> bool {
+        self.rank().is_none()
+    }
+}
+
+/// The nine core speech acts (PV-KD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Question; opens a thread without `thread`.
+    Ask,
+    /// Marks `answered`.
+    Answer,
+    /// Awaiting.
+    Clarify,
+    /// Not awaiting.
+    Inform,
+    /// Awaiting.
+    Propose,
+    /// Not awaiting.
+    Agree,
+    /// Awaiting.
+    Object,
+    /// Marks `decided`, needs authority.
+    Decide,
+    /// Marks `closed`, needs authority.
+    Close,
+}
+
+impl Kind {
+    /// Every core kind.
+    pub const ALL: [Kind; 9] = [
+        Kind::Ask,
+        Kind::Answer,
+        Kind::Clarify,
+        Kind::Inform,
+        Kind::Propose,
+        Kind::Agree,
+        Kind::Object,
+        Kind::Decide,
+        Kind::Close,
+    ];
+
+    /// Wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Ask => "ask",
+            Kind::Answer => "answer",
+            Kind::Clarify => "clarify",
+            Kind::Inform => "inform",
+            Kind::Propose => "propose",
+            Kind::Agree => "agree",
+            Kind::Object => "object",
+            Kind::Decide => "decide",
+            Kind::Close => "close",
+        }
+    }
+
+    /// Expects a reply (PV-KD-2).
+    pub fn awaiting(self) -> bool {
+        matches!(
+            self,
+            Kind::Ask | Kind::Clarify | Kind::Propose | Kind::Object
+        )
+    }
+
+    /// The state the act marks (PV-KD table).
+    pub fn marks(self) -> Option<St> {
+        match self {
+            Kind::Answer => Some(St::Answered),
+            Kind::Decide => Some(St::Decided),
+            Kind::Close => Some(St::Closed),
+            _ => None,
+        }
+    }
+
+    /// Needs thread authority (PV-AU-2).
+    pub fn needs_authority(self) -> bool {
+        matches!(self, Kind::Decide | Kind::Close)
+    }
+}
+
+/// A participant the target profile offers, as `whoami` described it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// Profile role name (`agent_a`).
+    pub role: String,
+    /// Server-set identity.
+    pub identity: String,
+    /// `human:` identity (every right, confirmed states).
+    pub human: bool,
+    /// Holds `write`.
+    pub write: bool,
+    /// Holds `read`.
+    pub read: bool,
+    /// Holds `lock`.
+    pub lock: bool,
+}
+
+impl Actor {
+    /// Whether its state changes are confirmed (PV-ST-5).
+    pub fn confirms(&self) -> bool {
+        self.human || self.lock
+    }
+}
+
+/// The extensions the model speaks from (`None` = no extension).
+pub const EXTENSIONS: [&str; 2] = ["a", "b"];
+
+/// A party: actor index and extension index into [`EXTENSIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Party {
+    /// Actor index.
+    pub actor: usize,
+    /// Extension index.
+    pub ext: Option<usize>,
+}
+
+/// Who a thread awaits (PV-KD-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Awaiting {
+    /// Nobody.
+    Nobody,
+    /// Anyone except this party.
+    AnyExcept(Party),
+    /// This party.
+    Party(Party),
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Msg {
+    /// Parent message index (`None` for the root).
+    pub parent: Option<usize>,
+    /// Author.
+    pub author: Party,
+    /// Act.
+    pub kind: Kind,
+}
+
+/// One state event (PV-ST-7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// `None` at creation.
+    pub from: Option<St>,
+    /// New state.
+    pub to: St,
+    /// Confirmed (`confirmed_at` set).
+    pub confirmed: bool,
+}
+
+/// One thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thread {
+    /// Opener.
+    pub creator: Party,
+    /// State.
+    pub state: St,
+    /// `state_confirmed_at` is set.
+    pub confirmed: bool,
+    /// `state_origin` is `user`.
+    pub origin_user: bool,
+    /// Messages in creation order (index 0 = root).
+    pub messages: Vec<Msg>,
+    /// State events in order.
+    pub events: Vec<Event>,
+    /// Who must reply.
+    pub awaiting: Awaiting,
+}
+
+impl Thread {
+    /// A confirmed `closed` thread accepts nothing (PV-ST-4).
+    pub fn locked(&self) -> bool {
+        self.state == St::Closed && self.confirmed
+    }
+}
+
+/// A body the model sends (PV-EN-1, PV-EN-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    /// A short ordinary body.
+    Short,
+    /// Exactly `body_max_chars` multi-byte characters.
+    AtLimit,
+    /// One character over the limit.
+    OverLimit,
+    /// Whitespace only.
+    Blank,
+}
+
+/// One operation of a sequence.
+///
+/// As generated, its thread, message and event fields are *picks*: 32-bit fractions of the
+/// live collection ([`pick`]), so a shrunk sequence that lost an earlier `Open` still
+/// points at the corresponding later thread. [`World::resolve`] turns a generated operation
+/// into a concrete one (plain indices), which [`predict`] and the driver take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// `post` an `ask` without thread: opens a thread.
+    Open {
+        /// Author.
+        by: Party,
+        /// Body.
+        body: Body,
+    },
+    /// `post` a core act into a thread (parent `None` = the root, implicitly).
+    Post {
+        /// Author.
+        by: Party,
+        /// Thread index.
+        thread: usize,
+        /// Explicit parent message index.
+        parent: Option<usize>,
+        /// Act.
+        kind: Kind,
+        /// Body.
+        body: Body,
+    },
+    /// `post` a non-opening act with neither thread nor parent (PV-EN-6).
+    Orphan {
+        /// Author.
+        by: Party,
+        /// Act.
+        kind: Kind,
+    },
+    /// `post` into a thread id nobody created (PV-EN-5).
+    UnknownThread {
+        /// Author.
+        by: Party,
+        /// Act.
+        kind: Kind,
+    },
+    /// `post` into `thread` with a parent of another thread (PV-EN-5).
+    ForeignParent {
+        /// Author.
+        by: Party,
+        /// Thread index.
+        thread: usize,
+        /// The other thread.
+        other: usize,
+        /// Message index in `other`.
+        parent: usize,
+    },
+    /// `mark {thread, state}`.
+    Mark {
+        /// Actor index.
+        by: usize,
+        /// Thread index.
+        thread: usize,
+        /// Target state.
+        state: St,
+    },
+    /// `reopen {thread}`.
+    Reopen {
+        /// Actor index.
+        by: usize,
+        /// Thread index.
+        thread: usize,
+    },
+    /// `read_thread`.
+    ReadThread {
+        /// Actor index.
+        by: usize,
+        /// Thread index.
+        thread: usize,
+    },
+    /// `list_events`, optionally `since` an event index.
+    ListEvents {
+        /// Actor index.
+        by: usize,
+        /// Thread index.
+        thread: usize,
+        /// Event index.
+        since: Option<usize>,
+    },
+    /// `inbox`, paged to the end, optionally with `extension`.
+    Inbox {
+        /// Caller.
+        by: Party,
+    },
+}
+
+impl Op {
+    /// The actor sending the operation.
+    pub fn actor(&self) -> usize {
+        match self {
+            Op::Open { by, .. }
+            | Op::Post { by, .. }
+            | Op::Orphan { by, .. }
+            | Op::UnknownThread { by, .. }
+            | Op::ForeignParent { by, .. }
+            | Op::Inbox { by } => by.actor,
+            Op::Mark { by, .. }
+            | Op::Reopen { by, .. }
+            | Op::ReadThread { by, .. }
+            | Op::ListEvents { by, .. } => *by,
+        }
+    }
+
+    /// Whether the operation is a write attempt (counts towards the quota, PV-TR-5).
+    pub fn is_write(&self) -> bool {
+        !matches!(
+            self,
+            Op::ReadThread { .. } | Op::ListEvents { .. } | Op::Inbox { .. }
+        )
+    }
+}
+
+/// The index a pick (a fraction in `0..2^32`) selects in a collection of `len` items.
+pub fn pick(p: usize, len: usize) -> Option<usize> {
+    let frac = (p as u64) & 0xFFFF_FFFF;
+    (len > 0).then(|| ((len as u64 * frac) >> 32) as usize)
+}
+
+/// The model: the actors of the profile and the threads the sequence created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct World {
+    /// Actors (index = [`Party::actor`]).
+    pub actors: Arc<[Actor]>,
+    /// `limits.body_max_chars` when the manifest declares it.
+    pub body_max: Option<usize>,
+    /// Threads in creation order.
+    pub threads: Vec<Thread>,
+}
+
+/// A refusal: status and reason (`parley-v1.md` §10).
+pub type Refusal = (u16, &'static str);
+
+/// One outcome a conforming server may produce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Accepted; for mark/reopen, whether an event is returned.
+    Accepted {
+        /// `event` non-null (mark, reopen).
+        event: bool,
+    },
+    /// Refused.
+    Refused(Refusal),
+}
+
+/// What [`predict`] says about one operation.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// Every outcome the notes allow (at least one).
+    pub allowed: Vec<Outcome>,
+    /// The requirement IDs deciding the outcome.
+    pub rules: Vec<&'static str>,
+    /// The model after the operation (unchanged on refusal; every allowed outcome leaves
+    /// the same model).
+    pub next: World,
+}
+
+impl World {
+    /// An empty model for these actors.
+    pub fn new(actors: Vec<Actor>, body_max: Option<usize>) -> Self {
+        Self {
+            actors: actors.into(),
+            body_max,
+            threads: Vec::new(),
+        }
+    }
+
+    fn actor(&self, i: usize) -> &Actor {
+        &self.actors[i.min(self.actors.len().saturating_sub(1))]
+    }
+
+    /// Whether `op` refers only to what exists (the precondition keeping shrunk sequences legal).
+    pub fn valid(&self, op: &Op) -> bool {
+        let actor_ok = op.actor() < self.actors.len();
+        let thread_ok = |t: usize| t < self.threads.len();
+        let msg_ok = |t: usize, m: usize| thread_ok(t) && m < self.threads[t].messages.len();
+        actor_ok
+            && match op {
+                Op::Open { .. }
+                | Op::Orphan { .. }
+                | Op::UnknownThread { .. }
+                | Op::Inbox { .. } => true,
+                Op::Post { thread, parent, .. } => match parent {
+                    Some(p) => msg_ok(*thread, *p),
+                    None => thread_ok(*thread),
+                },
+                Op::ForeignParent {
+                    thread,
+                    other,
+                    parent,
+                    ..
+                } => thread != other && thread_ok(*thread) && msg_ok(*other, *parent),
+                Op::Mark { thread, .. }
+                | Op::Reopen { thread, .. }
+                | Op::ReadThread { thread, .. } => thread_ok(*thread),
+                Op::ListEvents { thread, since, .. } => {
+                    thread_ok(*thread)
+                        && since.is_none_or(|s| s < self.threads[*thread].events.len())
+                }
+            }
+    }
+
+    /// The concrete operation a generated one (with picks) names in this model, or `None`
+    /// when it names nothing (no thread yet, two picks naming the same thread).
+    pub fn resolve(&self, op: &Op) -> Option<Op> {
+        let thread = |p: usize| pick(p, self.threads.len());
+        let msg = |t: usize, p: usize| pick(p, self.threads[t].messages.len());
+        // An actor index one past the last names the thread's creator (generation favours
+        // the creator, whose authority is the interesting case).
+        let n = self.actors.len();
+        let creator = |t: usize, a: usize| {
+            if a == n {
+                self.threads[t].creator.actor
+            } else {
+                a
+            }
+        };
+        let op = match op.clone() {
+            Op::Post {
+                mut by,
+                thread: t,
+                parent,
+                kind,
+                body,
+            } => {
+                let t = thread(t)?;
+                by.actor = creator(t, by.actor);
+                let parent = match parent {
+                    Some(p) => Some(msg(t, p)?),
+                    None => None,
+                };
+                Op::Post {
+                    by,
+                    thread: t,
+                    parent,
+                    kind,
+                    body,
+                }
+            }
+            Op::ForeignParent {
+                by,
+                thread: t,
+                other,
+                parent,
+            } => {
+                let (t, other) = (thread(t)?, thread(other)?);
+                Op::ForeignParent {
+                    by,
+                    thread: t,
+                    other,
+                    parent: msg(other, parent)?,
+                }
+            }
+            Op::Mark {
+                by,
+                thread: t,
+                state,
+            } => {
+                let t = thread(t)?;
+                Op::Mark {
+                    by: creator(t, by),
+                    thread: t,
+                    state,
+                }
+            }
+            Op::Reopen { by, thread: t } => {
+                let t = thread(t)?;
+                Op::Reopen {
+                    by: creator(t, by),
+                    thread: t,
+                }
+            }
+            Op::ReadThread { by, thread: t } => Op::ReadThread {
+                by,
+                thread: thread(t)?,
+            },
+            Op::ListEvents {
+                by,
+                thread: t,
+                since,
+            } => {
+                let t = thread(t)?;
+                let since = match since {
+                    Some(p) => Some(pick(p, self.threads[t].events.len())?),
+                    None => None,
+                };
+                Op::ListEvents {
+                    by,
+                    thread: t,
+                    since,
+                }
+            }
+            other => other,
+        };
+        self.valid(&op).then_some(op)
+    }
+
+    /// Whether the caller's inbox lists `thread` (PV-RD-3).
+    pub fn in_inbox(&self, caller: Party, thread: &Thread) -> bool {
+        if thread.locked() || thread.state.is_lateral() {
+            return false;
+        }
+        let me = &self.actor(caller.actor).identity;
+        let listed = match thread.awaiting {
+            Awaiting::Nobody => false,
+            Awaiting::AnyExcept(p) => !self.same_party(p, caller),
+            Awaiting::Party(p) => {
+                &self.actor(p.actor).identity == me
+                    && (p.ext.is_none() || caller.ext.is_none() || p.ext == caller.ext)
+            }
+        };
+        let hidden = caller.ext.is_some()
+            && thread
+                .messages
+                .last()
+                .is_some_and(|m| self.same_party(m.author, caller));
+        listed && !hidden
+    }
+
+    /// Same identity and same extension.
+    pub fn same_party(&self, a: Party, b: Party) -> bool {
+        self.actor(a.actor).identity == self.actor(b.actor).identity && a.ext == b.ext
+    }
+
+    fn has_authority(&self, actor: usize, thread: &Thread) -> bool {
+        let a = self.actor(actor);
+        a.human || a.lock || self.actor(thread.creator.actor).identity == a.identity
+    }
+}
+
+fn refuse(world: &World, r: Refusal, rules: Vec<&'static str>) -> Prediction {
+    Prediction {
+        allowed: vec![Outcome::Refused(r)],
+        rules,
+        next: world.clone(),
+    }
+}
+
+fn refuse_any(world: &World, rs: Vec<Refusal>, rules: Vec<&'static str>) -> Prediction {
+    Prediction {
+        allowed: rs.into_iter().map(Outcome::Refused).collect(),
+        rules,
+        next: world.clone(),
+    }
+}
+
+/// A state change on `t` by `actor` towards `to` (PV-ST-1/2/5): `Ok(Some(event))` when
+/// the state or its confirmation changes, `Ok(None)` when nothing changes, `Err` for
+/// `invalid_transition`.
+fn transition(t: &Thread, a: &Actor, to: St) -> Result<Option<Event>, ()> {
+    let same = |t: &Thread| {
+        if a.confirms() && !t.confirmed {
+            Some(Event {
+                from: Some(t.state),
+                to: t.state,
+                confirmed: true,
+            })
+        } else {
+            None
+        }
+    };
+    if t.state.is_lateral() || to == St::Open {
+        return if to == t.state { Ok(same(t)) } else { Err(()) };
+    }
+    let change = Event {
+        from: Some(t.state),
+        to,
+        confirmed: a.confirms(),
+    };
+    match (t.state.rank(), to.rank()) {
+        (_, None) => Ok(Some(change)),
+        (Some(from), Some(r)) if r > from => Ok(Some(change)),
+        (Some(from), Some(r)) if r == from => Ok(same(t)),
+        _ => Err(()),
+    }
+}
+
+fn apply_event(t: &mut Thread, a: &Actor, e: Event) {
+    t.state = e.to;
+    t.confirmed = e.confirmed;
+    t.origin_user = a.human;
+    t.events.push(e);
+}
+
+/// The decision on `op` and the model afterwards (the rule book; see the module docs).
+pub fn predict(world: &World, op: &Op) -> Prediction {
+    let a = world.actor(op.actor());
+    match op {
+        Op::Open { by, body } => predict_open(world, *by, *body),
+        Op::Post {
+            by,
+            thread,
+            parent,
+            kind,
+            body,
+        } => predict_post(world, *by, *thread, *parent, *kind, *body),
+        Op::Orphan { .. } if !a.write => {
+            refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"])
+        }
+        Op::Orphan { .. } => refuse(world, (400, "thread_required"), vec!["PV-EN-6"]),
+        Op::UnknownThread { .. } if !a.write => {
+            refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"])
+        }
+        Op::UnknownThread { .. } => refuse(world, (404, "thread_not_found"), vec!["PV-EN-5"]),
+        Op::ForeignParent { .. } if !a.write => {
+            refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"])
+        }
+        Op::ForeignParent { .. } => refuse(world, (400, "invalid_body"), vec!["PV-EN-5"]),
+        Op::Mark { by, thread, state } => predict_mark(world, *by, *thread, *state),
+        Op::Reopen { by, thread } => predict_reopen(world, *by, *thread),
+        Op::ReadThread { .. } | Op::ListEvents { .. } | Op::Inbox { .. } => {
+            if a.read || a.human {
+                Prediction {
+                    allowed: vec![Outcome::Accepted { event: false }],
+                    rules: vec![],
+                    next: world.clone(),
+                }
+            } else {
+                refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"])
+            }
+        }
+    }
+}
+
+fn body_refusal(world: &World, body: Body) -> Option<Prediction> {
+    match body {
+        Body::Blank => Some(refuse(world, (400, "invalid_body"), vec!["PV-EN-1"])),
+        Body::OverLimit => Some(refuse(world, (400, "body_too_long"), vec!["PV-EN-2"])),
+        Body::Short | Body::AtLimit => None,
+    }
+}
+
+fn predict_open(world: &World, by: Party, body: Body) -> Prediction {
+    let a = world.actor(by.actor);
+    if !(a.write || a.human) {
+        return refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"]);
+    }
+    if let Some(p) = body_refusal(world, body) {
+        return p;
+    }
+    let mut next = world.clone();
+    next.threads.push(Thread {
+        creator: by,
+        state: St::Open,
+        confirmed: a.confirms(),
+        origin_user: a.human,
+        messages: vec![Msg {
+            parent: None,
+            author: by,
+            kind: Kind::Ask,
+        }],
+        events: vec![Event {
+            from: None,
+            to: St::Open,
+            confirmed: a.confirms(),
+        }],
+        awaiting: Awaiting::AnyExcept(by),
+    });
+    Prediction {
+        allowed: vec![Outcome::Accepted { event: false }],
+        rules: vec!["PV-EN-6", "PV-ST-5", "PV-KD-2"],
+        next,
+    }
+}
+
+fn predict_post(
+    world: &World,
+    by: Party,
+    thread: usize,
+    parent: Option<usize>,
+    kind: Kind,
+    body: Body,
+) -> Prediction {
+    let a = world.actor(by.actor);
+    if !(a.write || a.human) {
+        return refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"]);
+    }
+    if let Some(p) = body_refusal(world, body) {
+        return p;
+    }
+    let t = &world.threads[thread];
+    if kind.needs_authority() && !world.has_authority(by.actor, t) {
+        return refuse(
+            world,
+            (403, "thread_authority_missing"),
+            vec!["PV-AU-2", "PV-AU-6"],
+        );
+    }
+    if t.locked() {
+        return refuse(world, (409, "thread_locked"), vec!["PV-ST-4"]);
+    }
+    let parent_ix = parent.unwrap_or(0);
+    let self_reply = !matches!(kind, Kind::Decide | Kind::Close)
+        && world.same_party(t.messages[parent_ix].author, by);
+    let change = match kind.marks() {
+        Some(to) if t.state.is_lateral() => Err(to),
+        Some(to) => transition(t, a, to).map_err(|()| to),
+        None => Ok(None),
+    };
+    match (&change, self_reply) {
+        (Err(_), true) => {
+            return refuse_any(
+                world,
+                vec![(409, "invalid_transition"), (409, "self_reply")],
+                vec!["PV-ST-1", "PV-ST-3", "PV-ID-2"],
+            );
+        }
+        (Err(_), false) => {
+            return refuse(
+                world,
+                (409, "invalid_transition"),
+                vec!["PV-ST-1", "PV-ST-3"],
+            );
+        }
+        (Ok(_), true) => return refuse(world, (409, "self_reply"), vec!["PV-ID-2"]),
+        (Ok(_), false) => {}
+    }
+    let mut next = world.clone();
+    let nt = &mut next.threads[thread];
+    if let Ok(Some(e)) = change {
+        apply_event(nt, a, e);
+    }
+    nt.messages.push(Msg {
+        parent: Some(parent_ix),
+        author: by,
+        kind,
+    });
+    nt.awaiting = if kind.awaiting() {
+        Awaiting::Party(nt.messages[parent_ix].author)
+    } else {
+        Awaiting::Nobody
+    };
+    Prediction {
+        allowed: vec![Outcome::Accepted { event: false }],
+        rules: vec!["PV-ST-1", "PV-ST-5", "PV-KD-2", "PV-ID-2"],
+        next,
+    }
+}
+
+fn predict_mark(world: &World, by: usize, thread: usize, to: St) -> Prediction {
+    let a = world.actor(by);
+    if !(a.write || a.human) {
+        return refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"]);
+    }
+    let t = &world.threads[thread];
+    if !world.has_authority(by, t) {
+        return refuse(world, (403, "thread_authority_missing"), vec!["PV-AU-2"]);
+    }
+    if t.locked() {
+        let mut p = refuse(world, (409, "thread_locked"), vec!["PV-ST-4", "PV-ST-2"]);
+        if to == St::Closed {
+            // PV-ST-2 (a mark to the current confirmed state changes nothing) and PV-ST-4
+            // (a locked thread accepts no mark) both read on this case: accept either.
+            p.allowed.push(Outcome::Accepted { event: false });
+        }
+        return p;
+    }
+    match transition(t, a, to) {
+        Err(()) => refuse(
+            world,
+            (409, "invalid_transition"),
+            vec!["PV-ST-1", "PV-ST-2", "PV-ST-3"],
+        ),
+        Ok(change) => {
+            let mut next = world.clone();
+            let event = change.is_some();
+            if let Some(e) = change {
+                apply_event(&mut next.threads[thread], a, e);
+            }
+            Prediction {
+                allowed: vec![Outcome::Accepted { event }],
+                rules: vec!["PV-ST-1", "PV-ST-2", "PV-ST-5", "PV-ST-7"],
+                next,
+            }
+        }
+    }
+}
+
+fn predict_reopen(world: &World, by: usize, thread: usize) -> Prediction {
+    let a = world.actor(by);
+    if !(a.write || a.human) {
+        return refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"]);
+    }
+    let t = &world.threads[thread];
+    let creator = world.actor(t.creator.actor).identity == a.identity;
+    let may = match t.state {
+        St::Closed => a.confirms() || creator,
+        s if s.is_lateral() => a.confirms(),
+        _ => {
+            // PV-ST-6 refuses the state; PV-AU-3 names no authority for it: a server may
+            // answer either refusal to a party without authority (PV-AU-6 order).
+            let mut rs = vec![(409, "invalid_transition")];
+            if !(a.confirms() || creator) {
+                rs.push((403, "thread_authority_missing"));
+            }
+            return refuse_any(world, rs, vec!["PV-ST-6", "PV-AU-3"]);
+        }
+    };
+    if !may {
+        return refuse(world, (403, "thread_authority_missing"), vec!["PV-AU-3"]);
+    }
+    let mut next = world.clone();
+    apply_event(
+        &mut next.threads[thread],
+        a,
+        Event {
+            from: Some(t.state),
+            to: St::Open,
+            confirmed: a.confirms(),
+        },
+    );
+    Prediction {
+        allowed: vec![Outcome::Accepted { event: true }],
+        rules: vec!["PV-ST-6", "PV-AU-3", "PV-ST-5", "PV-ST-7"],
+        next,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+mod tests {
+    use super::*;
+
+    const A: usize = 0;
+    const B: usize = 1;
+    const MOD: usize = 2;
+    const HUMAN: usize = 3;
+    const READER: usize = 4;
+
+    fn world() -> World {
+        let actor = |role: &str, identity: &str, human, write, lock| Actor {
+            role: role.into(),
+            identity: identity.into(),
+            human,
+            write,
+            read: true,
+            lock,
+        };
+        World::new(
+            vec![
+                actor("agent_a", "ainotes:a", false, true, false),
+                actor("agent_b", "ainotes:b", false, true, false),
+                actor("moderator", "ainotes:mod", false, true, true),
+                actor("human", "human:alice", true, true, false),
+                actor("reader", "ainotes:reader", false, false, false),
+            ],
+            Some(500),
+        )
+    }
+
+    fn p(actor: usize) -> Party {
+        Party { actor, ext: None }
+    }
+
+    /// Applies `ops` (concrete), returning the last prediction.
+    fn run(ops: &[Op]) -> (World, Prediction) {
+        let mut w = world();
+        let mut last = None;
+        for op in ops {
+            assert!(w.valid(op), "{op:?} is not valid in {w:?}");
+            let pr = predict(&w, op);
+            w = pr.next.clone();
+            last = Some(pr);
+        }
+        (w, last.unwrap())
+    }
+
+    fn open(by: usize) -> Op {
+        Op::Open {
+            by: p(by),
+            body: Body::Short,
+        }
+    }
+
+    fn post(by: usize, kind: Kind) -> Op {
+        Op::Post {
+            by: p(by),
+            thread: 0,
+            parent: None,
+            kind,
+            body: Body::Short,
+        }
+    }
+
+    fn refused(pr: &Prediction) -> Vec<&'static str> {
+        pr.allowed
+            .iter()
+            .filter_map(|o| match o {
+                Outcome::Refused((_, r)) => Some(*r),
+                Outcome::Accepted { .. } => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn model_thread_starts_as_proposed_open_awaiting_anyone_else() {
+        let (w, pr) = run(&[open(A)]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: false }]);
+        let t = &w.threads[0];
+        assert_eq!(
+            (t.state, t.confirmed, t.origin_user),
+            (St::Open, false, false)
+        );
+        assert_eq!(t.awaiting, Awaiting::AnyExcept(p(A)));
+        assert_eq!(t.events.len(), 1);
+    }
+
+    #[test]
+    fn proposed_close_does_not_lock_confirmed_close_does() {
+        let (w, pr) = run(&[open(A), post(A, Kind::Close), post(B, Kind::Inform)]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: false }]);
+        assert!(!w.threads[0].locked());
+        let (w, pr) = run(&[open(A), post(MOD, Kind::Close), post(HUMAN, Kind::Inform)]);
+        assert!(w.threads[0].locked());
+        assert_eq!(refused(&pr), vec!["thread_locked"]);
+    }
+
+    #[test]
+    fn forward_only_and_lateral_ends() {
+        let (_, pr) = run(&[open(A), post(A, Kind::Decide), post(B, Kind::Answer)]);
+        assert_eq!(refused(&pr), vec!["invalid_transition"]);
+        let mark = |by, state| Op::Mark {
+            by,
+            thread: 0,
+            state,
+        };
+        let (_, pr) = run(&[open(A), mark(A, St::Deferred), mark(A, St::Decided)]);
+        assert_eq!(refused(&pr), vec!["invalid_transition"]);
+        let (_, pr) = run(&[open(A), mark(A, St::Answered), mark(A, St::Open)]);
+        assert_eq!(refused(&pr), vec!["invalid_transition"]);
+        // A moderator confirming a proposed lateral state is not a transition.
+        let (w, pr) = run(&[open(A), mark(A, St::Rejected), mark(MOD, St::Rejected)]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: true }]);
+        assert!(w.threads[0].confirmed);
+        // The same confirmed state again changes nothing, whoever marks.
+        let (w2, pr) = run(&[
+            open(A),
+            mark(A, St::Rejected),
+            mark(MOD, St::Rejected),
+            mark(HUMAN, St::Rejected),
+        ]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: false }]);
+        assert_eq!(w2.threads[0].events.len(), w.threads[0].events.len());
+    }
+
+    #[test]
+    fn authority_and_refusal_order() {
+        let (_, pr) = run(&[open(A), post(B, Kind::Decide)]);
+        assert_eq!(refused(&pr), vec!["thread_authority_missing"]);
+        let (_, pr) = run(&[open(A), post(READER, Kind::Answer)]);
+        assert_eq!(refused(&pr), vec!["token_right_missing"]);
+        // 403 authority comes before 409 locked.
+        let (_, pr) = run(&[open(A), post(MOD, Kind::Close), post(B, Kind::Close)]);
+        assert_eq!(refused(&pr), vec!["thread_authority_missing"]);
+        // Body problems (400) come before the lock (409).
+        let blank = Op::Post {
+            by: p(B),
+            thread: 0,
+            parent: None,
+            kind: Kind::Inform,
+            body: Body::Blank,
+        };
+        let (_, pr) = run(&[open(A), post(MOD, Kind::Close), blank]);
+        assert_eq!(refused(&pr), vec!["invalid_body"]);
+    }
+
+    #[test]
+    fn reopen_rules() {
+        let reopen = |by| Op::Reopen { by, thread: 0 };
+        let mark = |by, state| Op::Mark {
+            by,
+            thread: 0,
+            state,
+        };
+        let (w, pr) = run(&[open(A), post(MOD, Kind::Close), reopen(A)]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: true }]);
+        assert_eq!(
+            (w.threads[0].state, w.threads[0].confirmed),
+            (St::Open, false)
+        );
+        let (_, pr) = run(&[open(A), mark(A, St::Obsolete), reopen(A)]);
+        assert_eq!(refused(&pr), vec!["thread_authority_missing"]);
+        let (_, pr) = run(&[open(A), post(A, Kind::Close), reopen(B)]);
+        assert_eq!(refused(&pr), vec!["thread_authority_missing"]);
+        let (_, pr) = run(&[open(A), reopen(A)]);
+        assert_eq!(refused(&pr), vec!["invalid_transition"]);
+        // Reopening a forward state: no rule names the authority; either refusal is allowed.
+        let (_, pr) = run(&[open(A), reopen(B)]);
+        assert_eq!(
+            refused(&pr),
+            vec!["invalid_transition", "thread_authority_missing"]
+        );
+    }
+
+    #[test]
+    fn self_reply_is_per_extension_and_decide_is_exempt() {
+        let ext = |e| Party {
+            actor: A,
+            ext: Some(e),
+        };
+        let open_a = Op::Open {
+            by: ext(0),
+            body: Body::Short,
+        };
+        let reply = |by, kind| Op::Post {
+            by,
+            thread: 0,
+            parent: None,
+            kind,
+            body: Body::Short,
+        };
+        let (_, pr) = run(&[open_a.clone(), reply(ext(0), Kind::Inform)]);
+        assert_eq!(refused(&pr), vec!["self_reply"]);
+        let (w, pr) = run(&[open_a.clone(), reply(ext(1), Kind::Clarify)]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: false }]);
+        assert_eq!(w.threads[0].awaiting, Awaiting::Party(ext(0)));
+        let (_, pr) = run(&[open_a, reply(ext(0), Kind::Decide)]);
+        assert_eq!(pr.allowed, vec![Outcome::Accepted { event: false }]);
+    }
+
+    #[test]
+    fn inbox_follows_awaiting_lock_lateral_and_own_extension() {
+        let ext = |actor, e| Party {
+            actor,
+            ext: Some(e),
+        };
+        let (w, _) = run(&[Op::Open {
+            by: ext(A, 0),
+            body: Body::Short,
+        }]);
+        let t = &w.threads[0];
+        assert!(w.in_inbox(p(B), t));
+        assert!(
+            w.in_inbox(p(A), t),
+            "(A, no extension) is not the asking party (A, a)"
+        );
+        assert!(!w.in_inbox(ext(A, 0), t));
+        assert!(w.in_inbox(ext(A, 1), t));
+        let (w, _) = run(&[
+            Op::Open {
+                by: p(A),
+                body: Body::Short,
+            },
+            Op::Post {
+                by: ext(B, 0),
+                thread: 0,
+                parent: None,
+                kind: Kind::Object,
+                body: Body::Short,
+            },
+        ]);
+        let t = &w.threads[0];
+        assert!(w.in_inbox(p(A), t) && !w.in_inbox(p(B), t) && !w.in_inbox(p(MOD), t));
+        let (w, _) = run(&[
+            open(A),
+            Op::Mark {
+                by: A,
+                thread: 0,
+                state: St::Deferred,
+            },
+        ]);
+        assert!(!w.in_inbox(p(B), &w.threads[0]));
+    }
+
+    #[test]
+    fn picks_resolve_proportionally_and_name_the_creator() {
+        assert_eq!(pick(0, 3), Some(0));
+        assert_eq!(pick(u32::MAX as usize, 3), Some(2));
+        assert_eq!(pick(7, 0), None);
+        let (w, _) = run(&[open(B)]);
+        let generated = Op::Mark {
+            by: w.actors.len(),
+            thread: 12345,
+            state: St::Closed,
+        };
+        assert_eq!(
+            w.resolve(&generated),
+            Some(Op::Mark {
+                by: B,
+                thread: 0,
+                state: St::Closed
+            })
+        );
+        assert_eq!(world().resolve(&Op::Reopen { by: A, thread: 0 }), None);
+    }
+}
