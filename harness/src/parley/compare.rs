@@ -68,6 +68,13 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
     let n = http.len().min(mcp.len());
     for i in 0..n {
         let (h, m) = (&http[i], &mcp[i]);
+        // A quota refusal on either binding (PV-TR-5) depends on how many writes the token
+        // made, on both bindings together, before that moment — not on the binding. From
+        // there on the two runs no longer send the same effective requests, so the
+        // comparison covers the steps before it only.
+        if is_rate_limited(h) || is_rate_limited(m) {
+            return Verdict::Pass;
+        }
         let same = h.class == m.class
             && h.reason == m.reason
             && (h.class != "refusal" || h.status == m.status)
@@ -110,6 +117,10 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
         });
     }
     Verdict::Pass
+}
+
+fn is_rate_limited(s: &StepSignature) -> bool {
+    s.reason.as_deref() == Some("rate_limited")
 }
 
 #[cfg(test)]
@@ -180,6 +191,17 @@ mod tests {
             panic!("a different body must fail PV-TR-1")
         };
         assert_eq!(v.pointer, "/body");
+        // A quota refusal on one side ends the comparison; a difference before it still fails.
+        let limited = vec![
+            sig(1, "success", None, Some(h_body.clone())),
+            sig(2, "refusal", Some("rate_limited"), None),
+        ];
+        assert_eq!(compare("v", &h, &limited), Verdict::Pass);
+        let early = vec![
+            sig(1, "refusal", Some("thread_locked"), None),
+            sig(2, "refusal", Some("rate_limited"), None),
+        ];
+        assert!(matches!(compare("v", &h, &early), Verdict::Fail(_)));
     }
 
     #[test]
