@@ -17,9 +17,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::preflight::ParleyTarget;
-use super::role::Role;
-
 /// The window a quota counts over (PV-TR-5: writes per minute).
 const WINDOW: Duration = Duration::from_secs(60);
 
@@ -34,27 +31,8 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    /// The budgets of `target`'s tokens: `whoami`'s quota, else the manifest's default.
-    pub fn for_target(target: &ParleyTarget) -> Self {
-        let default = target
-            .manifest
-            .raw
-            .pointer("/limits/writes_per_minute")
-            .and_then(serde_json::Value::as_u64);
-        let mut quotas = HashMap::new();
-        for (role, token) in &target.tokens {
-            if *role == Role::Limited {
-                continue;
-            }
-            let quota = target
-                .identities
-                .get(role)
-                .and_then(|i| i.quota_per_minute)
-                .or(default);
-            if let Some(q) = quota.filter(|q| *q > 0) {
-                quotas.insert(token.clone(), q);
-            }
-        }
+    /// Budgets per token (writes per minute); a token without one is not paced.
+    pub fn new(quotas: HashMap<String, u64>) -> Self {
         Self {
             quotas,
             sent: Mutex::new(HashMap::new()),
@@ -136,10 +114,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_full_minute_waits_for_the_oldest_write() {
-        let pacer = Pacer {
-            quotas: HashMap::from([("t".to_string(), 2)]),
-            sent: Mutex::new(HashMap::new()),
-        };
+        let pacer = Pacer::new(HashMap::from([("t".to_string(), 2)]));
         let start = tokio::time::Instant::now();
         pacer.admit("t").await;
         pacer.admit("t").await;

@@ -125,7 +125,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
     }
     // Writes are paced under each token's quota (PV-TR-5): no check meets a 429 it did
     // not provoke.
-    target.insert_part(super::pacing::Pacer::for_target(&part));
+    target.insert_part(pacer(&part));
     target.insert_part(part);
     Ok(())
 }
@@ -306,4 +306,27 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The write budgets of `part`'s tokens (PV-TR-5): `whoami`'s quota, else the manifest's
+/// `limits.writes_per_minute`; the quota role (`limited`) is never paced.
+fn pacer(part: &ParleyTarget) -> super::pacing::Pacer {
+    let default = part
+        .manifest
+        .raw
+        .pointer("/limits/writes_per_minute")
+        .and_then(serde_json::Value::as_u64);
+    let quotas = part
+        .tokens
+        .iter()
+        .filter(|(role, _)| **role != Role::Limited)
+        .filter_map(|(role, token)| {
+            let quota = part.identities.get(role).and_then(|i| i.quota_per_minute);
+            quota
+                .or(default)
+                .filter(|q| *q > 0)
+                .map(|q| (token.clone(), q))
+        })
+        .collect();
+    super::pacing::Pacer::new(quotas)
 }
