@@ -30,13 +30,12 @@ use std::time::Instant;
 use futures::StreamExt as _;
 use reference_impl::faults::Fault;
 
-use crate::engine::protocol::{Suite, SuiteError};
+use crate::engine::protocol::Suite;
 use crate::engine::report::Report;
 use crate::engine::report::power::cell;
 pub use crate::engine::report::power::*;
-use crate::engine::run::{RunError, RunOptions, run};
-use crate::engine::target::ConnectOptions;
-use crate::engine::verdict::Verdict;
+pub use crate::reference_runs::{PowerError, load_suites};
+use crate::reference_runs::{failed, harness_errors, run_configured, with_verdict, write_files};
 
 /// The seeded faults only a sequence of operations reveals (issue 10): every golden vector
 /// misses them, the state-machine model (`parley/model/`) catches each on its own IDs
@@ -113,39 +112,6 @@ impl Default for PowerOptions {
     }
 }
 
-/// Why a measurement could not be made at all.
-#[derive(Debug, thiserror::Error)]
-pub enum PowerError {
-    /// A suite could not be loaded.
-    #[error(transparent)]
-    Suite(#[from] SuiteError),
-    /// An unknown fault name was asked for.
-    #[error("unknown fault {0:?} (`conform faults --list` shows the catalogue)")]
-    UnknownFault(String),
-    /// An unknown variant name was asked for.
-    #[error("unknown variant {0:?} (`conform variants --list` shows the catalogue)")]
-    UnknownVariant(String),
-    /// Writing the output failed.
-    #[error("writing {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// OS error.
-        source: std::io::Error,
-    },
-    /// The async runtime could not start.
-    #[error("starting the async runtime: {0}")]
-    Runtime(std::io::Error),
-}
-
-/// Loads every registered protocol's suite.
-pub fn load_suites(vectors_dir: &Path) -> Result<Vec<Suite>, PowerError> {
-    Ok(crate::registry::load(
-        &crate::registry::protocols(),
-        vectors_dir,
-    )?)
-}
-
 /// The faults to measure, in catalogue order.
 pub fn select(names: &[String]) -> Result<Vec<Fault>, PowerError> {
     if names.is_empty() {
@@ -191,77 +157,6 @@ async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result
         )
     };
     run_configured(config, name, &flags, suites, jobs).await
-}
-
-/// Spawns a reference server with `config` (named `name` in the report, started by
-/// `serve --demo` plus `flags` in its reproduction line) and runs `suites` against it.
-pub(crate) async fn run_configured(
-    config: reference_impl::Config,
-    name: String,
-    flags: &str,
-    suites: &[Suite],
-    jobs: usize,
-) -> Result<Report, String> {
-    let protocols: Vec<_> = suites.iter().map(|s| s.protocol.clone()).collect();
-    let opts = ConnectOptions {
-        transports: RunOptions::default().transports,
-        ..ConnectOptions::default()
-    };
-    let mut target = crate::reference::spawn_with(config, &opts, &protocols)
-        .await
-        .map_err(|e| e.to_string())?;
-    target.info.name = name;
-    let opts = RunOptions {
-        jobs,
-        command: format!(
-            "reference-server serve --demo --listen 127.0.0.1:0{flags} & conform run --target <profile>"
-        ),
-        ..RunOptions::default()
-    };
-    // The server stops when the last reference to the target is dropped.
-    run(Arc::new(target), suites, &opts)
-        .await
-        .map_err(|e| match e {
-            RunError::Empty(_) => "no check cites the fault's requirement IDs".to_string(),
-            other => other.to_string(),
-        })
-}
-
-pub(crate) fn failed(report: &Report) -> Vec<FailedCheck> {
-    with_verdict(report, false)
-}
-
-pub(crate) fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
-    report
-        .checks
-        .iter()
-        .filter_map(|c| match &c.verdict {
-            // The IDs of the broken rule: a vector's violation cites the vector's IDs; a
-            // model's cites only the postcondition that broke, not every rule it exercises.
-            Verdict::Fail(v) if !warnings => Some(FailedCheck {
-                id: c.id.clone(),
-                requirements: v.requirements.clone(),
-                message: v.message.clone(),
-            }),
-            Verdict::Warn(v) if warnings => Some(FailedCheck {
-                id: c.id.clone(),
-                requirements: v.requirements.clone(),
-                message: v.message.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
-}
-
-pub(crate) fn harness_errors(report: &Report) -> Vec<String> {
-    report
-        .checks
-        .iter()
-        .filter_map(|c| match &c.verdict {
-            Verdict::HarnessError { message } => Some(format!("{}: {message}", c.id)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// Measures one fault against its own server.
@@ -494,19 +389,6 @@ fn requirement_rows(suites: &[Suite], results: &[FaultResult]) -> Vec<Requiremen
         }
     }
     rows
-}
-
-/// Creates `dir` and writes each `(file name, text)` into it.
-pub(crate) fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<(), PowerError> {
-    std::fs::create_dir_all(dir).map_err(|source| PowerError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
-    }
-    Ok(())
 }
 
 /// `conform faults`: arguments (the CLI wires this in under the `faults` feature).

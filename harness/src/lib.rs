@@ -18,6 +18,8 @@ pub mod json;
 pub mod parley;
 #[cfg(feature = "reference")]
 pub mod reference;
+#[cfg(feature = "faults")]
+pub mod reference_runs;
 pub mod registry;
 pub mod ssp;
 pub mod transport;

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use conform::engine::baseline::Baseline;
+use conform::engine::estimate;
 use conform::engine::protocol::{Protocol, Suite, connect, default_vectors_dir, load_profile};
 use conform::engine::report::{self, Report};
 use conform::engine::run::{RunOptions, run};
@@ -223,6 +224,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         .context("starting the async runtime")?;
     let report: Report = rt.block_on(async {
         let target = connect_target(profile, &connect, &protocols).await?;
+        print_estimate(&target, &suites, args.filter.as_deref(), &transports);
         let progress = progress_reporter();
         let opts = RunOptions {
             filter: args.filter.clone(),
@@ -240,6 +242,19 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     })?;
     write_reports(&report, &args)?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
+}
+
+/// Prints, before the run, the least time the target's budgets (write quotas) impose.
+fn print_estimate(target: &Target, suites: &[Suite], filter: Option<&str>, t: &[TransportKind]) {
+    for (suite, e) in estimate::estimate(target, suites, filter, t) {
+        eprintln!(
+            "estimate ({suite}): at least {} under the target's quotas",
+            estimate::human(e.at_least)
+        );
+        for line in &e.detail {
+            eprintln!("  {line}");
+        }
+    }
 }
 
 /// The target of a profile, or (`--spawn-reference`) the bundled reference in process.

@@ -92,8 +92,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.mcp_revision, Some(McpRevision::V2026_07_28));
-        let tokens = crate::parley::preflight::tokens(&p).unwrap();
-        assert_eq!(tokens[&Role::Reader], "r");
+        let tokens = crate::parley::tokens::tokens(&p).unwrap();
+        assert_eq!(tokens[&Role::Reader], ["r"]);
         let err = crate::engine::protocol::parse_profile(
             "format_version = 1\nbase_url = \"http://x\"\ncolour = 1\n",
             &ps,

@@ -22,7 +22,7 @@ use crate::engine::protocol::Suite;
 use crate::engine::report::power::{
     VariantResult, VariantsAccepted, cell, render_variants_markdown,
 };
-use crate::faults::{
+use crate::reference_runs::{
     PowerError, failed, harness_errors, load_suites, run_configured, with_verdict,
 };
 
@@ -191,7 +191,7 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         path: args.out.join("variants.json"),
         source: std::io::Error::other(e),
     })?;
-    crate::faults::write_files(
+    crate::reference_runs::write_files(
         &args.out,
         &[("variants.json", json), ("variants.md", md.clone())],
     )?;

@@ -9,11 +9,9 @@ mod support;
 
 #[cfg(feature = "faults")]
 mod power {
-    use std::sync::OnceLock;
-
     use conform::engine::protocol::Suite;
     use conform::faults::{
-        Detection, SEQUENCE_ONLY, Scope, load_suites, measure_clean, measure_fault, without_models,
+        Detection, SEQUENCE_ONLY, Scope, measure_clean, measure_fault, without_models,
     };
     use libtest_mimic::{Arguments, Failed, Trial};
     use reference_impl::faults::Fault;
@@ -22,14 +20,7 @@ mod power {
     const JOBS: usize = 8;
 
     fn suites() -> Result<&'static [Suite], Failed> {
-        static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
-        SUITES
-            .get_or_init(|| {
-                load_suites(&conform::engine::protocol::default_vectors_dir())
-                    .map_err(|e| e.to_string())
-            })
-            .as_deref()
-            .map_err(|e| Failed::from(format!("loading the suites: {e}")))
+        crate::support::vectors::all_suites().map_err(Failed::from)
     }
 
     fn runtime() -> Result<tokio::runtime::Runtime, Failed> {

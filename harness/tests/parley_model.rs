@@ -28,7 +28,7 @@ fn passes(kind: TransportKind, revision: McpRevision, budget: Budget, min_steps:
         ))
         .unwrap();
     let part = target.part::<ParleyTarget>().unwrap();
-    let run = run_model(rt.handle(), part, kind, budget);
+    let run = run_model(rt.handle(), part, kind, budget, target.part());
     let replay = transcript::replay_command(&target, kind, budget);
     match run.result {
         ModelResult::Passed => {}
@@ -98,7 +98,13 @@ fn counterexample_promotes_to_a_loadable_vector() {
         .unwrap();
     let part = target.part::<ParleyTarget>().unwrap();
     let budget = Budget::DEFAULT;
-    let run = run_model(rt.handle(), part, TransportKind::Http, budget);
+    let run = run_model(
+        rt.handle(),
+        part,
+        TransportKind::Http,
+        budget,
+        target.part(),
+    );
     let ModelResult::Failed(cx) = run.result else {
         panic!(
             "seed {}: the fault was not caught: {:?}",

@@ -10,10 +10,7 @@ mod support;
 
 #[cfg(feature = "variants")]
 mod accepted {
-    use std::sync::OnceLock;
-
     use conform::engine::protocol::Suite;
-    use conform::faults::load_suites;
     use conform::variants::measure_variant;
     use libtest_mimic::{Arguments, Failed, Trial};
     use reference_impl::variants::Variant;
@@ -22,14 +19,7 @@ mod accepted {
     const JOBS: usize = 8;
 
     fn suites() -> Result<&'static [Suite], Failed> {
-        static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
-        SUITES
-            .get_or_init(|| {
-                load_suites(&conform::engine::protocol::default_vectors_dir())
-                    .map_err(|e| e.to_string())
-            })
-            .as_deref()
-            .map_err(|e| Failed::from(format!("loading the suites: {e}")))
+        crate::support::vectors::all_suites().map_err(Failed::from)
     }
 
     fn accepted(variant: Variant) -> Result<(), Failed> {

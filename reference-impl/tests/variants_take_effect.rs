@@ -204,6 +204,25 @@ async fn observe(variant: Variant) {
         Variant::MembersReversed => {
             let m = manifest().await;
             assert!(!m.body.starts_with("{\"parley\""), "{}", &m.body[..40]);
+            // An MCP tool result's `structuredContent` is reversed too (once: the envelope's
+            // rewrite must not reverse it back).
+            let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}});
+            let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}, "_meta": meta}});
+            let headers = [
+                BEARER_A,
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "whoami"),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("accept", "application/json, text/event-stream"),
+            ];
+            let r = send(&base, "POST", "/mcp", &headers, Some(call))
+                .await
+                .json();
+            let sc = r["result"]["structuredContent"].as_object().unwrap();
+            let first = sc.keys().next().unwrap();
+            assert_ne!(first, "identity", "structuredContent not reversed: {sc:?}");
         }
         Variant::PrettyJson => assert!(manifest().await.body.contains("\n  ")),
         Variant::JsonCharsetParameter => {

@@ -113,6 +113,12 @@ pub trait Check: Send + Sync {
     fn describe(&self) -> Option<String> {
         None
     }
+    /// What one run of this check (on one binding) draws from budgets its protocol paces,
+    /// by budget name (a Parley vector: its writes per role, under PV-TR-5 quotas) — for
+    /// the duration estimate printed before a run ([`crate::engine::estimate`]).
+    fn budget_use(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
     /// Runs the check. Must not panic; every wait is bounded by the transports' timeouts.
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome>;
 }

@@ -7,6 +7,7 @@
 
 pub mod baseline;
 pub mod check;
+pub mod estimate;
 pub mod execute;
 pub mod judge;
 pub mod plan;

@@ -5,12 +5,14 @@
 //! pre-flight, lets it judge across bindings after execution (derived checks), and delegates
 //! profile sections, secrets in reproductions and extra CLI commands to it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
 use super::check::{Check, CheckOutcome};
+use super::estimate::Estimate;
 use super::report::CheckResult;
 use super::requirements::{Catalogue, CatalogueError};
 use super::target::{ConnectOptions, Profile, Target, TargetError};
@@ -138,6 +140,11 @@ pub trait Protocol: Send + Sync {
     /// Derived checks judged from finished runs (e.g. the same check on two bindings).
     fn judge_across(&self, _suite: &Suite, _runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
         Vec::new()
+    }
+    /// The least time the planned checks take under the target's budgets, given what they
+    /// draw in all ([`Check::budget_use`] summed over the plan); `None` when nothing paces.
+    fn estimate(&self, _target: &Target, _usage: &BTreeMap<String, u64>) -> Option<Estimate> {
+        None
     }
     /// Secrets that transcripts name by variable.
     fn secrets(&self, _target: &Target) -> Vec<Secret> {

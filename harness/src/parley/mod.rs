@@ -14,8 +14,10 @@ pub mod model;
 pub mod pacing;
 pub mod preflight;
 pub mod role;
+pub mod tokens;
 pub mod vectors;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,12 +25,14 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use crate::engine::check::Check;
+use crate::engine::estimate::Estimate;
 use crate::engine::protocol::{CheckRun, Protocol, Secret, Suite, SuiteError};
 use crate::engine::report::CheckResult;
 use crate::engine::requirements::Catalogue;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 use crate::transport::TransportKind;
 use bindings_offered::BindingsOffered;
+use pacing::Pacer;
 use preflight::ParleyTarget;
 use role::Role;
 use vectors::loader::{SchemaValidator, load_dir};
@@ -152,21 +156,49 @@ impl Protocol for Parley {
         compare::judge_across(suite, runs)
     }
 
+    fn estimate(&self, target: &Target, usage: &BTreeMap<String, u64>) -> Option<Estimate> {
+        pacing_estimate(target, usage)
+    }
+
     fn secrets(&self, target: &Target) -> Vec<Secret> {
         let Some(p) = target.part::<ParleyTarget>() else {
             return Vec::new();
         };
-        Role::ALL
-            .into_iter()
-            .filter_map(|role| {
-                p.tokens.get(&role).map(|t| Secret {
-                    env: role.token_env(),
+        p.tokens
+            .iter()
+            .flat_map(|(role, list)| {
+                list.iter().enumerate().map(move |(i, t)| Secret {
+                    env: tokens::token_env(*role, i),
                     value: t.clone(),
                     label: format!("{role} token"),
                 })
             })
             .collect()
     }
+}
+
+/// The least time the planned writes take under the tokens' quotas (PV-TR-5): roles are
+/// paced independently and concurrently, so the slowest role bounds the run.
+fn pacing_estimate(target: &Target, usage: &BTreeMap<String, u64>) -> Option<Estimate> {
+    let part = target.part::<ParleyTarget>()?;
+    let pacer = target.part::<Pacer>()?;
+    let mut at_least = std::time::Duration::ZERO;
+    let mut detail = Vec::new();
+    for (name, writes) in usage {
+        let Some(token) = Role::parse(name).and_then(|r| part.tokens.get(&r)?.first()) else {
+            continue;
+        };
+        let (Some((n, rate)), Some(t)) = (pacer.pool_rate(token), pacer.least_time(token, *writes))
+        else {
+            continue;
+        };
+        at_least = at_least.max(t);
+        detail.push(format!(
+            "{name}: {writes} writes over {n} token(s) at {rate}/min together: at least {}",
+            crate::engine::estimate::human(t)
+        ));
+    }
+    (!detail.is_empty()).then_some(Estimate { at_least, detail })
 }
 
 fn checks_error(message: String) -> SuiteError {

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::manifest::{Identity, Manifest, default_routes};
+use super::pacing::Pacer;
 use super::role::Role;
+use super::tokens::{Tokens, same_party, token_env, tokens};
 use crate::engine::target::{ConnectOptions, Target, TargetError, truncate};
 use crate::transport::http::HttpTransport;
 use crate::transport::mcp::McpTransport;
@@ -21,8 +23,8 @@ pub struct ParleyTarget {
     pub manifest: Manifest,
     /// `whoami` per role.
     pub identities: BTreeMap<Role, Identity>,
-    /// Bearer token per role (the profile's `[tokens]`).
-    pub tokens: BTreeMap<Role, String>,
+    /// Bearer tokens per role (the profile's `[tokens]`; the first is the primary one).
+    pub tokens: Tokens,
     /// HTTP binding.
     pub http: Arc<dyn Transport>,
     /// MCP binding.
@@ -43,10 +45,13 @@ impl ParleyTarget {
         if role == Role::Anonymous {
             return Some(Auth::None);
         }
-        self.tokens.get(&role).map(|t| Auth::Bearer {
-            token: t.clone(),
-            env: Some(role.token_env()),
-        })
+        self.tokens
+            .get(&role)
+            .and_then(|l| l.first())
+            .map(|t| Auth::Bearer {
+                token: t.clone(),
+                env: Some(role.token_env()),
+            })
     }
 
     /// The binding of a kind.
@@ -60,14 +65,6 @@ impl ParleyTarget {
     /// Whether the manifest enables a profile/feature (`dialectic`).
     pub fn has_feature(&self, f: &str) -> bool {
         self.manifest.profiles.iter().any(|p| p == f)
-    }
-}
-
-/// The profile's `[tokens]` table, typed.
-pub fn tokens(profile: &crate::engine::target::Profile) -> Result<BTreeMap<Role, String>, String> {
-    match profile.section("tokens") {
-        None => Ok(BTreeMap::new()),
-        Some(v) => v.clone().try_into().map_err(|e| format!("[tokens]: {e}")),
     }
 }
 
@@ -91,7 +88,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
     ));
     let init_auth = Role::ALL
         .into_iter()
-        .find_map(|r| tokens.get(&r).map(|t| (r, t)))
+        .find_map(|r| tokens.get(&r).and_then(|l| l.first()).map(|t| (r, t)))
         .map(|(r, t)| Auth::Bearer {
             token: t.clone(),
             env: Some(r.token_env()),
@@ -104,7 +101,11 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
         manifest.tools.clone(),
         init_auth,
     ));
-    let (identities, mut problems) = whoami_all(http.as_ref(), &tokens).await;
+    let (whoamis, mut problems) = whoami_all(http.as_ref(), &tokens).await;
+    let identities = whoamis
+        .iter()
+        .filter_map(|(r, l)| l.first().map(|i| (*r, i.clone())))
+        .collect();
     problems.extend(check_roles(&identities));
     if !problems.is_empty() {
         return Err(target.preflight_error(problems));
@@ -125,7 +126,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
     }
     // Writes are paced under each token's quota (PV-TR-5): no check meets a 429 it did
     // not provoke.
-    target.insert_part(pacer(&part));
+    target.insert_part(pacer(&part, &whoamis));
     target.insert_part(part);
     Ok(())
 }
@@ -151,37 +152,58 @@ async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
     }
 }
 
-/// `whoami` for every token: the identities, and a problem per token that did not answer.
+/// `whoami` for every token: each role's identities in token order, and a problem per
+/// token that did not answer or stands for another party than its role's first token.
 async fn whoami_all(
     http: &dyn Transport,
-    tokens: &BTreeMap<Role, String>,
-) -> (BTreeMap<Role, Identity>, Vec<String>) {
+    tokens: &Tokens,
+) -> (BTreeMap<Role, Vec<Identity>>, Vec<String>) {
     let mut problems = Vec::new();
-    let mut identities = BTreeMap::new();
-    for (role, token) in tokens {
-        let auth = Auth::Bearer {
-            token: token.clone(),
-            env: Some(role.token_env()),
-        };
-        match http.call("whoami", &json!({}), &auth).await {
-            Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
-                Some(Ok(id)) => {
-                    identities.insert(*role, id);
-                }
-                _ => problems.push(format!(
-                    "role {role}: whoami returned no identity: {}",
-                    truncate(&r.text, 200)
-                )),
-            },
-            Ok(r) => problems.push(format!(
-                "role {role}: token rejected by whoami (HTTP {}): {}",
-                r.http_status,
-                truncate(&r.text, 200)
-            )),
-            Err(e) => problems.push(format!("role {role}: whoami failed: {e}")),
+    let mut out: BTreeMap<Role, Vec<Identity>> = BTreeMap::new();
+    for (role, list) in tokens {
+        for (i, token) in list.iter().enumerate() {
+            match whoami(http, *role, i, token).await {
+                Ok(id) => out.entry(*role).or_default().push(id),
+                Err(p) => problems.push(p),
+            }
+        }
+        if let Some(p) = out.get(role).and_then(|w| same_party(*role, w)) {
+            problems.push(p);
         }
     }
-    (identities, problems)
+    (out, problems)
+}
+
+async fn whoami(
+    http: &dyn Transport,
+    role: Role,
+    i: usize,
+    token: &str,
+) -> Result<Identity, String> {
+    let auth = Auth::Bearer {
+        token: token.to_string(),
+        env: Some(token_env(role, i)),
+    };
+    let which = if i == 0 {
+        format!("role {role}")
+    } else {
+        format!("role {role} (token {})", i + 1)
+    };
+    match http.call("whoami", &json!({}), &auth).await {
+        Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
+            Some(Ok(id)) => Ok(id),
+            _ => Err(format!(
+                "{which}: whoami returned no identity: {}",
+                truncate(&r.text, 200)
+            )),
+        },
+        Ok(r) => Err(format!(
+            "{which}: token rejected by whoami (HTTP {}): {}",
+            r.http_status,
+            truncate(&r.text, 200)
+        )),
+        Err(e) => Err(format!("{which}: whoami failed: {e}")),
+    }
 }
 
 /// Verifies the MCP endpoint answers a tool call (pre-flight for MCP runs).
@@ -308,25 +330,30 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
     problems
 }
 
-/// The write budgets of `part`'s tokens (PV-TR-5): `whoami`'s quota, else the manifest's
-/// `limits.writes_per_minute`; the quota role (`limited`) is never paced.
-fn pacer(part: &ParleyTarget) -> super::pacing::Pacer {
+/// The write budgets of `part`'s tokens (PV-TR-5): each token's `whoami` quota, else the
+/// manifest's `limits.writes_per_minute`; a role's tokens form one pool the pacer spreads
+/// its writes over. The quota role (`limited`) is never paced.
+fn pacer(part: &ParleyTarget, whoamis: &BTreeMap<Role, Vec<Identity>>) -> Pacer {
     let default = part
         .manifest
         .raw
         .pointer("/limits/writes_per_minute")
         .and_then(serde_json::Value::as_u64);
-    let quotas = part
+    let pools = part
         .tokens
         .iter()
         .filter(|(role, _)| **role != Role::Limited)
-        .filter_map(|(role, token)| {
-            let quota = part.identities.get(role).and_then(|i| i.quota_per_minute);
-            quota
-                .or(default)
-                .filter(|q| *q > 0)
-                .map(|q| (token.clone(), q))
+        .map(|(role, list)| {
+            let quotas = whoamis.get(role).map(Vec::as_slice).unwrap_or_default();
+            list.iter()
+                .zip(quotas)
+                .filter_map(|(token, w)| {
+                    let quota = w.quota_per_minute.or(default).filter(|q| *q > 0)?;
+                    Some((token.clone(), quota))
+                })
+                .collect::<Vec<_>>()
         })
+        .filter(|pool| !pool.is_empty())
         .collect();
-    super::pacing::Pacer::new(quotas)
+    Pacer::new(pools)
 }

@@ -196,15 +196,24 @@ fn rewrite_body(
 
 /// An MCP answer: the Parley rewrites apply to a tool result's `structuredContent`, and
 /// `content[0].text` is regenerated from it (PV-TR-2: the same JSON as text).
+/// Each part is rewritten once: the common rewrites of the JSON-RPC envelope must not reach
+/// `structuredContent` a second time (reversing members twice restores their order).
 fn mcp(v: Variants, body: &mut Value) {
-    if let Some(sc) = body.pointer_mut("/result/structuredContent") {
-        rewrite::parley(v, sc);
-        let text = String::from_utf8(rewrite::render(v, sc)).unwrap_or_default();
-        if let Some(t) = body.pointer_mut("/result/content/0/text") {
-            *t = Value::String(text);
-        }
-    }
+    let content = body
+        .pointer_mut("/result/structuredContent")
+        .map(Value::take);
     rewrite::common(v, body);
+    let Some(mut sc) = content else {
+        return;
+    };
+    rewrite::parley(v, &mut sc);
+    let text = String::from_utf8(rewrite::render(v, &sc)).unwrap_or_default();
+    if let Some(t) = body.pointer_mut("/result/content/0/text") {
+        *t = Value::String(text);
+    }
+    if let Some(slot) = body.pointer_mut("/result/structuredContent") {
+        *slot = sc;
+    }
 }
 
 fn set_json(headers: &mut HeaderMap) {

@@ -13,6 +13,7 @@ use super::runner::{Budget, ModelResult, run_model};
 use super::transcript;
 use crate::engine::protocol::{CommandError, Protocol, connect, load_profile};
 use crate::engine::target::{ConnectOptions, Target};
+use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::{McpRevision, TransportKind};
 
@@ -141,7 +142,7 @@ pub fn execute(args: &ModelArgs) -> Result<u8, CommandError> {
             continue;
         }
         // Not inside the runtime: the model's steps block on it from this thread.
-        let run = run_model(rt.handle(), part, kind, budget);
+        let run = run_model(rt.handle(), part, kind, budget, target.part::<Pacer>());
         let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
         let stats = format!(
             "{} steps in {:.2} s ({rate:.0} steps/s)",

@@ -12,9 +12,11 @@ use super::observe::{Answer, extension_of, str_at};
 use super::quota::Quota;
 use super::state::{Awaiting, Body, EXTENSIONS, Event, Kind, Op, Outcome, Party, World, predict};
 use crate::engine::check::StepSignature;
+use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
-use crate::transport::{Exchange, TransportKind};
+use crate::parley::tokens::token_env;
+use crate::transport::{Auth, Exchange, TransportKind};
 
 /// The PV-TR-1 signature of an answer (bodies are not compared: ids and times differ).
 fn signature(answer: &Answer) -> StepSignature {
@@ -143,6 +145,10 @@ pub struct Driver<'a> {
     /// sequence, so an inbox read pages only through threads active since then.
     base: &'a InboxBase,
     ids: Ids,
+    /// The run's write budgets, shared with the other checks.
+    pacer: Option<&'a Pacer>,
+    /// The token the last call's write was paced on.
+    paced: Option<String>,
     /// The steps run so far.
     pub log: Vec<StepLog>,
     /// Each step's binding-independent outcome (class, status, reason), compared across
@@ -198,6 +204,8 @@ impl<'a> Driver<'a> {
             inbox_limit,
             base,
             ids: Ids::default(),
+            pacer: None,
+            paced: None,
             log: Vec::new(),
             signatures: Vec::new(),
         }
@@ -207,11 +215,30 @@ impl<'a> Driver<'a> {
         self.roles.get(actor).copied().unwrap_or(Role::Anonymous)
     }
 
-    async fn call(&mut self, actor: usize, op: &str, args: Value) -> (Answer, Vec<Exchange>) {
-        let auth = self
-            .target
-            .auth(self.role(actor))
-            .unwrap_or(crate::transport::Auth::None);
+    async fn call(
+        &mut self,
+        actor: usize,
+        op: &str,
+        args: Value,
+        write: bool,
+    ) -> (Answer, Vec<Exchange>) {
+        let role = self.role(actor);
+        let mut auth = self.target.auth(role).unwrap_or(Auth::None);
+        self.paced = None;
+        // Writes share the run's per-token budgets with the other checks (PV-TR-5), so the
+        // model meets no 429 that the vectors' writes provoked.
+        if let (true, Some(p), Auth::Bearer { token, .. }) = (write, self.pacer, &auth)
+            && p.paces(token)
+        {
+            let i = p.admit(token).await;
+            self.paced = Some(p.pooled(token, i).to_string());
+            if i > 0 {
+                auth = Auth::Bearer {
+                    token: p.pooled(token, i).to_string(),
+                    env: Some(token_env(role, i)),
+                };
+            }
+        }
         match self
             .target
             .transport(self.kind)
@@ -226,6 +253,25 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Paces this driver's writes with the run's [`Pacer`] (when the target has one).
+    pub fn paced_by(mut self, pacer: Option<&'a Pacer>) -> Self {
+        self.pacer = pacer;
+        self
+    }
+
+    /// Whether the last write was paced: then its `429` was not provoked by this run (the
+    /// pacer kept the run under the token's quota) but by writes the target's window holds
+    /// from elsewhere — a pause, and the pacer is told so.
+    fn unprovoked_429(&self) -> bool {
+        match (&self.paced, self.pacer) {
+            (Some(token), Some(p)) => {
+                p.saturate(token);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Runs `op` on the model `world`: the model after it, or the disagreement.
     pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Mismatch>> {
         let pred = predict(world, op);
@@ -236,7 +282,7 @@ impl<'a> Driver<'a> {
         if op.is_write() && writer {
             self.quota.attempt(actor);
         }
-        let (answer, exchanges) = self.call(actor, op_name, args).await;
+        let (answer, exchanges) = self.call(actor, op_name, args, op.is_write()).await;
         self.signatures.push(signature(&answer));
         self.log.push(StepLog {
             text,
@@ -249,7 +295,7 @@ impl<'a> Driver<'a> {
                 if status == &429
                     && reason == "rate_limited"
                     && op.is_write()
-                    && self.quota.tolerates(actor)
+                    && (self.quota.tolerates(actor) || self.unprovoked_429())
                 {
                     return Ok(world.clone());
                 }
@@ -685,6 +731,7 @@ impl<'a> Driver<'a> {
                 by,
                 "list_events",
                 json!({"thread": self.ids.threads[t], "since": ids[k]}),
+                false,
             )
             .await;
         if let Some(l) = self.log.last_mut() {
@@ -758,7 +805,7 @@ impl<'a> Driver<'a> {
             if let Some(e) = by.ext {
                 args["extension"] = json!(EXTENSIONS[e]);
             }
-            let (answer, exchanges) = self.call(by.actor, "inbox", args).await;
+            let (answer, exchanges) = self.call(by.actor, "inbox", args, false).await;
             if let Some(l) = self.log.last_mut() {
                 l.exchanges.extend(exchanges);
             }

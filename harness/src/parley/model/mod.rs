@@ -29,6 +29,7 @@ use futures::future::BoxFuture;
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
 use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Verdict, Violation};
+use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::TransportKind;
 use runner::{Budget, ModelResult, run_model};
@@ -119,7 +120,7 @@ impl Check for ModelCheck {
             let run = tokio::task::spawn_blocking(move || {
                 target
                     .part::<ParleyTarget>()
-                    .map(|p| run_model(&handle, p, kind, budget))
+                    .map(|p| run_model(&handle, p, kind, budget, target.part::<Pacer>()))
             })
             .await;
             let run = match run {

@@ -16,6 +16,7 @@ use super::driver::{Driver, InboxBase, Mismatch, StepLog, inbox_end};
 use super::generate::sequences;
 use super::quota::Quota;
 use super::state::{Actor, EXTENSIONS, Op, World};
+use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::TransportKind;
@@ -139,18 +140,28 @@ fn inbox_base(
 /// Where [`play`] appends the signatures of the steps it sends.
 type Signatures = std::sync::Mutex<Vec<crate::engine::check::StepSignature>>;
 
+/// What each sequence's [`Driver`] is made of (the pacer: the run's write budgets).
+type DriverParts<'a> = (
+    &'a ParleyTarget,
+    TransportKind,
+    &'a [Role],
+    &'a Quota,
+    &'a InboxBase,
+    Option<&'a Pacer>,
+);
+
 /// Plays `ops` once: `Ok` when every step agreed, else the mismatch and the steps so far.
 fn play(
     handle: &tokio::runtime::Handle,
-    drv_parts: (&ParleyTarget, TransportKind, &[Role], &Quota, &InboxBase),
+    drv_parts: DriverParts<'_>,
     world: World,
     ops: &[Op],
     counter: &AtomicUsize,
     seen: Option<&AtomicUsize>,
     sink: &Signatures,
 ) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
-    let (target, kind, roles, quota, base) = drv_parts;
-    let mut drv = Driver::new(target, kind, roles, quota, base);
+    let (target, kind, roles, quota, base, pacer) = drv_parts;
+    let mut drv = Driver::new(target, kind, roles, quota, base).paced_by(pacer);
     let mut world = world;
     for op in ops {
         if let Some(s) = seen {
@@ -179,6 +190,7 @@ pub fn run_model(
     target: &ParleyTarget,
     kind: TransportKind,
     budget: Budget,
+    pacer: Option<&Pacer>,
 ) -> ModelRun {
     let started = Instant::now();
     let (roles, actors) = actors(target);
@@ -239,7 +251,7 @@ pub fn run_model(
     // the minimal one (kept here rather than read back from the value tree).
     let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
     let base = inbox_base(handle, target, kind, &roles);
-    let parts = (target, kind, roles.as_slice(), &quota, &base);
+    let parts = (target, kind, roles.as_slice(), &quota, &base, pacer);
     let strategy = sequences(world.clone(), budget.steps);
     let result = runner.run(
         &strategy,

@@ -8,7 +8,7 @@
 // report needs; boxing it would add noise to every matcher arm for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
 use futures::FutureExt as _;
@@ -29,6 +29,7 @@ use crate::parley::compare::PV_TR_1;
 use crate::parley::manifest::declared_path;
 use crate::parley::pacing::{MAX_RETRY_AFTER, Pacer, retry_after};
 use crate::parley::preflight::ParleyTarget;
+use crate::parley::tokens::token_env;
 use crate::transport::{Auth, Exchange, Reply, TransportError, TransportKind};
 
 /// Maximum pages followed by `paginate`.
@@ -119,6 +120,22 @@ impl Check for VectorCheck {
             v.steps.len(),
             v.roles
         ))
+    }
+    fn budget_use(&self) -> Vec<(String, u64)> {
+        // The writes the pacer paces (PV-TR-5): by role tokens, the quota role aside.
+        let mut per_role: BTreeMap<Role, u64> = BTreeMap::new();
+        for step in &self.lv.vector.steps {
+            if is_write(step)
+                && step.token.is_none()
+                && !matches!(step.role, Role::Limited | Role::Anonymous)
+            {
+                *per_role.entry(step.role).or_default() += u64::from(step.repeat.unwrap_or(1));
+            }
+        }
+        per_role
+            .into_iter()
+            .map(|(r, n)| (r.as_str().to_string(), n))
+            .collect()
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
@@ -971,6 +988,18 @@ fn unprovoked_429(step: &Step, obs: &Observation) -> bool {
             .is_ok_and(|e| e.contains("rate_limited") || e.contains("429"))
 }
 
+/// Admits one write by `role` through the pacer: `auth` (its primary token), or another
+/// token of the role's pool when that one has room first.
+async fn pooled_auth(p: &Pacer, primary: &str, role: Role, auth: &Auth) -> Auth {
+    match p.admit(primary).await {
+        0 => auth.clone(),
+        i => Auth::Bearer {
+            token: p.pooled(primary, i).to_string(),
+            env: Some(token_env(role, i)),
+        },
+    }
+}
+
 #[allow(clippy::too_many_arguments)] // one step's whole context, passed through unchanged
 async fn observe(
     target: &ParleyTarget,
@@ -990,22 +1019,29 @@ async fn observe(
         .zip(pacer)
         .filter(|(t, p)| is_write(step) && p.paces(t));
     let mut send = async |extra: Option<(&str, &Value)>| -> Result<Observation, StepError> {
-        if let Some((t, p)) = paced {
-            p.admit(t).await;
-        }
-        let first = send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await?;
-        if paced.is_none() || !unprovoked_429(step, &first) {
+        let Some((t, p)) = paced else {
+            return send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await;
+        };
+        let used = pooled_auth(p, t, step.role, auth).await;
+        let first = send_raw(target, kind, step, env, &used, raw_mcp, exchanges, extra).await?;
+        if !unprovoked_429(step, &first) {
             return Ok(first);
         }
-        // Wait as the target asks, then retry once; both exchanges stay in the transcript.
+        // The target's window holds writes this run did not make: wait as it asks (and
+        // until the pacer, told so, has room), then retry once; both exchanges stay in the
+        // transcript.
         let wait = retry_after(first.header("retry-after")).unwrap_or(MAX_RETRY_AFTER);
         tracing::warn!(
             step = step_label(step),
             wait_s = wait.as_secs(),
             "unprovoked 429: waiting Retry-After, then retrying once"
         );
+        if let Auth::Bearer { token, .. } = &used {
+            p.saturate(token);
+        }
         tokio::time::sleep(wait).await;
-        send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await
+        let again = pooled_auth(p, t, step.role, auth).await;
+        send_raw(target, kind, step, env, &again, raw_mcp, exchanges, extra).await
     };
     if !step.paginate {
         return send(None).await;

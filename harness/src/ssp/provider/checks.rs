@@ -4,7 +4,8 @@
 //! skill → `Unsupported`, never a pass), talks to the provider over recorded HTTP, and
 //! stops at the first violation. A violation is `Fail` when the check's primary
 //! requirement is a MUST, otherwise `Warn`; aliases the binding tolerates
-//! (`EXECUTION_TIMEOUT`, upstream details shape, 200 for an unknown filter) are `Warn`, and so
+//! (`EXECUTION_TIMEOUT`, upstream details shape) are `Warn` (200 with no entries for an unknown
+//! filter is accepted outright: ssp.md SSP-DISC-3 "also accepts"), and so
 //! is what ssp.md asks beyond the seed where the seed leaves it open or says SHOULD (issue 14):
 //! one filter spelling of the two, the code of an unknown filter's 400 (SSP-ERR-3), the
 //! `details` of AUTH_REQUIRED / PERMISSION_DENIED / INVOCATION_TIMEOUT (seed §8.2: optional;
@@ -278,12 +279,8 @@ async fn filter(env: &mut Env) -> Step<()> {
                 "an unknown capability_type matches no entry",
             ));
         }
-        env.warnings.push(Finding::warn(
-            "",
-            json!(400),
-            json!(200),
-            "unknown capability_type: 400 VALIDATION_ERROR is the binding's answer (200 with no entries accepted)",
-        ));
+        // ssp.md SSP-DISC-3: "the harness also accepts 200 with no entries" — accepted, so
+        // no warning either (a warning is a verdict on the server).
     } else {
         // An unknown filter value is a condition the seed does not name: SSP-ERR-3 "may use
         // any code with the unified shape; a harness never requires one of the seven there".

@@ -1,0 +1,133 @@
+//! Reference servers spawned with a given configuration (faults, variants) and the suites
+//! run against them: the plumbing `conform faults` and `conform variants` share, and what
+//! they read from the reports (failures, warnings, harness errors).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::engine::protocol::{Suite, SuiteError};
+use crate::engine::report::Report;
+use crate::engine::report::power::FailedCheck;
+use crate::engine::run::{RunError, RunOptions, run};
+use crate::engine::target::ConnectOptions;
+use crate::engine::verdict::Verdict;
+
+/// Why a measurement could not be made at all.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    /// A suite could not be loaded.
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// An unknown fault name was asked for.
+    #[error("unknown fault {0:?} (`conform faults --list` shows the catalogue)")]
+    UnknownFault(String),
+    /// An unknown variant name was asked for.
+    #[error("unknown variant {0:?} (`conform variants --list` shows the catalogue)")]
+    UnknownVariant(String),
+    /// Writing the output failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// The async runtime could not start.
+    #[error("starting the async runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// Loads every registered protocol's suite.
+pub fn load_suites(vectors_dir: &Path) -> Result<Vec<Suite>, PowerError> {
+    Ok(crate::registry::load(
+        &crate::registry::protocols(),
+        vectors_dir,
+    )?)
+}
+
+/// Spawns a reference server with `config` (named `name` in the report, started by
+/// `serve --demo` plus `flags` in its reproduction line) and runs `suites` against it.
+pub(crate) async fn run_configured(
+    config: reference_impl::Config,
+    name: String,
+    flags: &str,
+    suites: &[Suite],
+    jobs: usize,
+) -> Result<Report, String> {
+    let protocols: Vec<_> = suites.iter().map(|s| s.protocol.clone()).collect();
+    let opts = ConnectOptions {
+        transports: RunOptions::default().transports,
+        ..ConnectOptions::default()
+    };
+    let mut target = crate::reference::spawn_with(config, &opts, &protocols)
+        .await
+        .map_err(|e| e.to_string())?;
+    target.info.name = name;
+    let opts = RunOptions {
+        jobs,
+        command: format!(
+            "reference-server serve --demo --listen 127.0.0.1:0{flags} & conform run --target <profile>"
+        ),
+        ..RunOptions::default()
+    };
+    // The server stops when the last reference to the target is dropped.
+    run(Arc::new(target), suites, &opts)
+        .await
+        .map_err(|e| match e {
+            RunError::Empty(_) => "no check cites the fault's requirement IDs".to_string(),
+            other => other.to_string(),
+        })
+}
+
+/// The checks that failed (MUST), with the IDs of the rule each broke.
+pub fn failed(report: &Report) -> Vec<FailedCheck> {
+    with_verdict(report, false)
+}
+
+/// The checks that failed (`warnings`: drew a warning instead), with the IDs of the rule.
+pub fn with_verdict(report: &Report, warnings: bool) -> Vec<FailedCheck> {
+    report
+        .checks
+        .iter()
+        .filter_map(|c| match &c.verdict {
+            // The IDs of the broken rule: a vector's violation cites the vector's IDs; a
+            // model's cites only the postcondition that broke, not every rule it exercises.
+            Verdict::Fail(v) if !warnings => Some(FailedCheck {
+                id: c.id.clone(),
+                requirements: v.requirements.clone(),
+                message: v.message.clone(),
+            }),
+            Verdict::Warn(v) if warnings => Some(FailedCheck {
+                id: c.id.clone(),
+                requirements: v.requirements.clone(),
+                message: v.message.clone(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The checks that ended in a harness error, as `id: message`.
+pub fn harness_errors(report: &Report) -> Vec<String> {
+    report
+        .checks
+        .iter()
+        .filter_map(|c| match &c.verdict {
+            Verdict::HarnessError { message } => Some(format!("{}: {message}", c.id)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Creates `dir` and writes each `(file name, text)` into it.
+pub fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<(), PowerError> {
+    std::fs::create_dir_all(dir).map_err(|source| PowerError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
+    }
+    Ok(())
+}
