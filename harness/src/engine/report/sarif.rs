@@ -342,3 +342,33 @@ fn run_properties(report: &Report) -> Value {
         "wallTimeMs": report.wall_time_ms,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_paths_become_uri_references() {
+        assert_eq!(
+            path_uri("ci/target.toml").as_deref(),
+            Some("ci/target.toml")
+        );
+        assert_eq!(
+            path_uri("my dir/a#b%.toml").as_deref(),
+            Some("my%20dir/a%23b%25.toml")
+        );
+        assert_eq!(
+            path_uri("/srv/x y.toml").as_deref(),
+            Some("file:///srv/x%20y.toml")
+        );
+        assert_eq!(path_uri(""), None);
+    }
+
+    #[test]
+    fn fingerprints_differ_per_result_and_rule() {
+        let a = fingerprint("envelope/x@http", "PV-EN-2");
+        assert_ne!(a, fingerprint("envelope/x@mcp", "PV-EN-2"));
+        assert_ne!(a, fingerprint("envelope/x@http", "PV-EN-3"));
+        assert_eq!(a, fingerprint("envelope/x@http", "PV-EN-2"), "stable");
+    }
+}
