@@ -70,6 +70,10 @@ enum Format {
     Junit,
     Md,
     Html,
+    /// SARIF 2.1.0 (`report.sarif`) for code-scanning UIs.
+    Sarif,
+    /// Status badge (`badge.svg`).
+    Badge,
 }
 
 #[derive(clap::Args, Debug)]
@@ -98,8 +102,11 @@ struct RunArgs {
     #[arg(long, value_name = "REV", value_parser = parse_revision)]
     mcp_revision: Option<McpRevision>,
     /// Report formats to write.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html, Format::Sarif, Format::Badge])]
     format: Vec<Format>,
+    /// Absolute URL report.html will be published at: SARIF rules link their requirement row there.
+    #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]
+    report_url: Option<String>,
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "reports/latest")]
     out: PathBuf,
@@ -112,6 +119,14 @@ struct RunArgs {
     /// Print only the summary (no failure details).
     #[arg(long)]
     quiet: bool,
+}
+
+/// An absolute URL (SARIF's `helpUri` must be one), kept as text: a `Url` would make `RunArgs`
+/// the one large variant of `Command`.
+fn parse_report_url(s: &str) -> Result<String, String> {
+    url::Url::parse(s).map(|_| s.to_string()).map_err(|e| {
+        format!("--report-url {s:?}: {e} (an absolute URL, e.g. https://host/report.html)")
+    })
 }
 
 fn parse_revision(s: &str) -> Result<McpRevision, String> {
@@ -278,12 +293,21 @@ async fn connect_target(
 fn write_reports(report: &Report, args: &RunArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
+    let report_url = (args.report_url.as_deref())
+        .map(url::Url::parse)
+        .transpose()
+        .context("--report-url")?;
     for f in &args.format {
         let (name, text) = match f {
             Format::Json => ("report.json", report::json::render(report)?),
             Format::Junit => ("junit.xml", report::junit::render(report)),
             Format::Md => ("report.md", report::markdown::render(report)),
             Format::Html => ("report.html", report::html::render(report)),
+            Format::Sarif => (
+                "report.sarif",
+                report::sarif::render(report, report_url.as_ref()),
+            ),
+            Format::Badge => ("badge.svg", report::badge::render(report)),
         };
         let path = args.out.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

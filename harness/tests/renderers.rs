@@ -4,7 +4,7 @@
 use conform::engine::report::TargetInfo;
 use conform::engine::report::{
     BaselineInfo, BaselineMark, CheckResult, MatrixStatus, Report, Reproduction, RequirementRow,
-    Summary, ToolInfo, curl_command, html, json, junit, markdown,
+    Summary, ToolInfo, badge, curl_command, html, json, junit, markdown, sarif,
 };
 use conform::engine::requirements::Level;
 use conform::engine::verdict::{Verdict, Violation};
@@ -357,4 +357,293 @@ fn suite_power_section() {
     assert!(page.contains("<td>PV-RD-1</td><td>read-thread-flat</td><td>NOT caught</td>"));
     // Without the section, nothing is rendered for it.
     assert!(!markdown::render(&report()).contains("Suite power"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// SARIF 2.1.0 (issue 15, item 3) and the badge (item 7).
+
+/// The OASIS SARIF 2.1.0 (errata 01) schema, vendored; formats (`uri`, `date-time`) asserted,
+/// nothing fetched (the schema has no remote references and jsonschema is built without
+/// remote resolution).
+fn sarif_validator() -> jsonschema::Validator {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../vectors/schemas/sarif-schema-2.1.0.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the SARIF schema compiles")
+}
+
+fn sarif_errors(log: &serde_json::Value) -> Vec<String> {
+    sarif_validator()
+        .iter_errors(log)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+/// The committed report of the full suite against the reference (a real, passing run).
+fn reference_report() -> Report {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/reference/report.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn sarif_of_a_passing_run_is_valid_and_has_no_results() {
+    let r = reference_report();
+    assert_eq!(r.exit_code(), 0, "the committed reference report passes");
+    let text = sarif::render(&r, None);
+    let log: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let errors = sarif_errors(&log);
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(
+        rules.len(),
+        r.requirements.len(),
+        "one rule per requirement ID"
+    );
+    for (rule, row) in rules.iter().zip(&r.requirements) {
+        assert_eq!(rule["id"], row.id.as_str());
+        assert_eq!(rule["shortDescription"]["text"], row.rule.as_str());
+        assert!(
+            rule.get("helpUri").is_none(),
+            "no helpUri without --report-url"
+        );
+    }
+    assert_eq!(
+        run["results"].as_array().unwrap().len(),
+        0,
+        "passes are no results"
+    );
+    assert_eq!(run["invocations"][0]["exitCode"], 0);
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+}
+
+#[test]
+fn sarif_of_a_failing_run_is_valid_with_one_result_per_finding() {
+    let mut r = report();
+    r.target.profile_path = Some("ci/my server.toml".into());
+    // Rule tags are a set in SARIF: an area named like its suite must not repeat it.
+    r.requirements[1].area = "parley".into();
+    let url = url::Url::parse("https://ci.example/reports/report.html").unwrap();
+    let log: serde_json::Value = serde_json::from_str(&sarif::render(&r, Some(&url))).unwrap();
+    let errors = sarif_errors(&log);
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules[0]["id"], "PV-EN-2");
+    assert_eq!(rules[0]["defaultConfiguration"]["level"], "error");
+    assert_eq!(
+        rules[1]["defaultConfiguration"]["level"], "warning",
+        "SHOULD"
+    );
+    assert_eq!(
+        rules[0]["helpUri"],
+        "https://ci.example/reports/report.html#c-PV-EN-2"
+    );
+    // fail, warn, and the baseline-listed failure; pass/unsupported/harness error are none.
+    let results = run["results"].as_array().unwrap();
+    let ids: Vec<&str> = results
+        .iter()
+        .map(|x| x["properties"]["resultId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "envelope/body-501@http",
+            "shapes/415@http",
+            "authority/known@http"
+        ]
+    );
+    let levels: Vec<&str> = results
+        .iter()
+        .map(|x| x["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["error", "warning", "error"]);
+    assert_eq!(results[0]["ruleId"], "PV-EN-2");
+    assert_eq!(results[0]["ruleIndex"], 0);
+    assert!(
+        results[0]["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("expected refusal HTTP 400 body_too_long, got HTTP 201")
+    );
+    let loc = &results[0]["locations"][0];
+    assert_eq!(loc["logicalLocations"][0]["name"], "envelope/body-501");
+    assert_eq!(
+        loc["physicalLocation"]["artifactLocation"]["uri"],
+        "ci/my%20server.toml"
+    );
+    assert!(results[0].get("suppressions").is_none());
+    assert_eq!(results[2]["suppressions"][0]["kind"], "external");
+    // Fingerprints keep results sharing the profile file apart.
+    let fp: std::collections::BTreeSet<&str> = results
+        .iter()
+        .map(|x| {
+            x["partialFingerprints"]["primaryLocationLineHash"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(fp.len(), results.len());
+    let inv = &run["invocations"][0];
+    assert_eq!(inv["exitCode"], 2);
+    assert_eq!(inv["executionSuccessful"], false, "a harness error");
+    assert_eq!(inv["toolExecutionNotifications"][0]["level"], "error");
+    assert_eq!(inv["startTimeUtc"], "2026-11-30T04:00:00.000Z");
+    assert_eq!(inv["endTimeUtc"], "2026-11-30T04:00:01.234Z");
+    insta::assert_snapshot!(
+        "report_sarif",
+        redact(&serde_json::to_string_pretty(&log).unwrap())
+    );
+}
+
+/// The schema check can fail: logs a SARIF consumer would reject are rejected.
+#[test]
+fn sarif_schema_rejects_broken_logs() {
+    let good: serde_json::Value = serde_json::from_str(&sarif::render(&report(), None)).unwrap();
+    assert!(sarif_errors(&good).is_empty());
+    let mut no_version = good.clone();
+    no_version.as_object_mut().unwrap().remove("version");
+    assert!(
+        !sarif_errors(&no_version).is_empty(),
+        "missing version accepted"
+    );
+    let mut bad_level = good.clone();
+    bad_level["runs"][0]["results"][0]["level"] = json!("fatal");
+    assert!(!sarif_errors(&bad_level).is_empty(), "level fatal accepted");
+    let mut relative_help = good.clone();
+    relative_help["runs"][0]["tool"]["driver"]["rules"][0]["helpUri"] =
+        json!("report.html#c-PV-EN-2");
+    assert!(
+        !sarif_errors(&relative_help).is_empty(),
+        "a relative helpUri accepted (SARIF requires an absolute URI)"
+    );
+    let mut no_message = good;
+    no_message["runs"][0]["results"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("message");
+    assert!(
+        !sarif_errors(&no_message).is_empty(),
+        "a result without message accepted"
+    );
+}
+
+/// A minimal XML well-formedness check: balanced, properly nested tags, quoted attributes,
+/// no raw `<` or unknown entity in text or attribute values.
+fn assert_well_formed_xml(doc: &str) {
+    let entity = Regex::new(r"^&(amp|lt|gt|quot|apos|#x[0-9a-fA-F]+|#[0-9]+);").unwrap();
+    let attr = Regex::new(r#"^\s+[A-Za-z_:][-A-Za-z0-9_:.]*="[^"<]*""#).unwrap();
+    let name = Regex::new(r"^[A-Za-z_:][-A-Za-z0-9_:.]*").unwrap();
+    let check_text = |t: &str| {
+        for (i, _) in t.match_indices('&') {
+            assert!(entity.is_match(&t[i..]), "bad entity in {t:?}");
+        }
+    };
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = doc.trim();
+    assert!(rest.starts_with('<'), "a document starts with an element");
+    while let Some(start) = rest.find('<') {
+        check_text(&rest[..start]);
+        assert!(
+            !stack.is_empty() || rest[..start].trim().is_empty(),
+            "text outside the root"
+        );
+        let end = rest[start..].find('>').expect("unclosed tag") + start;
+        let tag = &rest[start + 1..end];
+        assert!(!tag.contains('<'), "`<` inside a tag: {tag}");
+        if let Some(closing) = tag.strip_prefix('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(closing),
+                "mis-nested </{closing}>"
+            );
+        } else {
+            let self_closing = tag.ends_with('/');
+            let body = tag.trim_end_matches('/');
+            let n = name.find(body).expect("element name").as_str().to_string();
+            let mut attrs = &body[n.len()..];
+            while let Some(m) = attr.find(attrs) {
+                check_text(m.as_str());
+                attrs = &attrs[m.end()..];
+            }
+            assert!(attrs.trim().is_empty(), "malformed attributes in <{tag}>");
+            if !self_closing {
+                stack.push(n);
+            }
+        }
+        rest = &rest[end + 1..];
+        if stack.is_empty() {
+            assert!(rest.trim().is_empty(), "content after the root element");
+        }
+    }
+    assert!(stack.is_empty(), "unclosed elements {stack:?}");
+}
+
+#[test]
+fn xml_check_rejects_malformed_documents() {
+    assert_well_formed_xml("<svg a=\"1\"><g><text>x &amp; y</text></g></svg>");
+    for bad in [
+        "<svg><g></svg></g>",
+        "<svg><text>a & b</text></svg>",
+        "<svg a=1></svg>",
+        "<svg><text>a < b</text></svg>",
+        "<svg>",
+    ] {
+        let caught = std::panic::catch_unwind(|| assert_well_formed_xml(bad)).is_err();
+        assert!(caught, "accepted {bad}");
+    }
+}
+
+#[test]
+fn badge_of_a_passing_run_is_green_and_names_the_levels() {
+    let r = reference_report();
+    let (msg, colour) = badge::message(&r);
+    assert_eq!(msg, "parley MUST ✓ SHOULD ✓ · ssp MUST ✓ REC ✓ SHOULD ✓");
+    assert_eq!(colour, "#4c1");
+    let svg = badge::render(&r);
+    assert_well_formed_xml(&svg);
+    assert!(svg.contains("fill=\"#4c1\""));
+    assert!(
+        svg.contains("<title>conform: parley MUST ✓ SHOULD ✓ · ssp MUST ✓ REC ✓ SHOULD ✓</title>")
+    );
+    assert!(!svg.contains("href") && !svg.contains("@import") && !svg.contains("<image"));
+}
+
+#[test]
+fn badge_of_a_failing_run_is_red_with_the_count() {
+    let mut r = report();
+    r.checks
+        .retain(|c| !matches!(c.verdict, Verdict::HarnessError { .. }));
+    r.recount();
+    assert_eq!(r.exit_code(), 1);
+    let (msg, colour) = badge::message(&r);
+    assert_eq!(msg, "1 failing · parley MUST ✗1 SHOULD ✗1");
+    assert_eq!(colour, "#e05d44");
+    let svg = badge::render(&r);
+    assert_well_formed_xml(&svg);
+    assert!(svg.contains("fill=\"#e05d44\"") && svg.contains("1 failing"));
+    insta::assert_snapshot!("badge_failing", svg);
+    // Harness errors: orange; text is escaped.
+    let mut r = report();
+    r.suites = vec!["a<b&\"c\"".into()];
+    let svg = badge::render(&r);
+    assert_well_formed_xml(&svg);
+    assert!(svg.contains("fill=\"#fe7d37\"") && svg.contains("1 harness errors"));
+    assert!(svg.contains("a&lt;b&amp;&quot;c&quot;"), "{svg}");
+}
+
+#[test]
+fn badge_of_a_partial_run_is_yellow() {
+    let mut r = reference_report();
+    // A --filter run: one requirement was not tested.
+    r.requirements[0].status = MatrixStatus::Untested;
+    r.recount();
+    let (msg, colour) = badge::message(&r);
+    assert!(msg.starts_with("parley MUST ?1 SHOULD ✓"), "{msg}");
+    assert_eq!(colour, "#dfb317");
 }

@@ -1,12 +1,15 @@
-//! The report: one serde type with a `format_version`, rendered four ways.
+//! The report: one serde type with a `format_version`, rendered six ways.
 //!
-//! Renderers take the same [`Report`] so JSON, JUnit, Markdown and HTML can never disagree.
+//! Renderers take the same [`Report`] so JSON, JUnit, Markdown, HTML, SARIF and the badge can
+//! never disagree.
 
+pub mod badge;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod power;
+pub mod sarif;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
