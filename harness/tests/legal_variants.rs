@@ -22,6 +22,7 @@ use conform::engine::verdict::Verdict;
 use conform::reference::demo_profile;
 use conform::transport::TransportKind;
 use serde_json::{Value, json};
+use support::proxy::Upstream;
 
 /// What the proxy changes in the reference's answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +63,7 @@ enum Rewrite {
 
 struct Proxy {
     /// Set once the reference runs (it is started after the proxy, to learn its URL).
-    upstream: std::sync::OnceLock<String>,
-    client: reqwest::Client,
+    upstream: Upstream,
     rewrite: Rewrite,
 }
 
@@ -75,11 +75,7 @@ struct Variant {
 
 async fn start(rewrite: Rewrite) -> Variant {
     let state = Arc::new(Proxy {
-        upstream: std::sync::OnceLock::new(),
-        client: reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("client"),
+        upstream: Upstream::new(),
         rewrite,
     });
     let base_url =
@@ -91,10 +87,7 @@ async fn start(rewrite: Rewrite) -> Variant {
     let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .expect("reference server");
-    state
-        .upstream
-        .set(format!("http://{}", server.addr))
-        .expect("set once");
+    state.upstream.set(format!("http://{}", server.addr));
     Variant {
         base_url,
         _server: server,
@@ -108,22 +101,7 @@ async fn forward(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Response {
-    let upstream = p.upstream.get().expect("upstream started");
-    let mut rb = p.client.request(method, format!("{upstream}{path}"));
-    for (k, v) in headers {
-        if k != "host" && k != "content-length" {
-            rb = rb.header(k, v);
-        }
-    }
-    let resp = rb.body(body).send().await.expect("upstream");
-    let status = StatusCode::from_u16(resp.status().as_u16()).expect("status");
-    let mut hs = HeaderMap::new();
-    for (k, v) in resp.headers() {
-        if k != "content-length" && k != "transfer-encoding" {
-            hs.append(k.clone(), v.clone());
-        }
-    }
-    let bytes = resp.bytes().await.expect("body");
+    let (status, hs, bytes) = p.upstream.forward(&method, path, headers, body).await;
     if status == StatusCode::UNAUTHORIZED
         && matches!(
             p.rewrite,

@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use reference_impl::config::{Right, TokenRow};
 use serde_json::Value;
 
+use super::proxy::Upstream;
+
 /// The rule the proxy breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
@@ -27,8 +29,7 @@ pub enum Fault {
 }
 
 struct Proxy {
-    upstream: String,
-    client: reqwest::Client,
+    upstream: Upstream,
     fault: Fault,
 }
 
@@ -57,11 +58,7 @@ pub async fn start(fault: Fault) -> Broken {
         .await
         .expect("reference server");
     let state = Arc::new(Proxy {
-        upstream: format!("http://{}", server.addr),
-        client: reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .expect("client"),
+        upstream: Upstream::at(format!("http://{}", server.addr)),
         fault,
     });
     let base_url = super::http::serve(Router::new().fallback(handle).with_state(state)).await;
@@ -78,27 +75,8 @@ async fn forward(
     headers: &HeaderMap,
     body: Bytes,
 ) -> (StatusCode, HeaderMap, Bytes) {
-    let url = format!(
-        "{}{}",
-        p.upstream,
-        uri.path_and_query().map(|x| x.as_str()).unwrap_or("/")
-    );
-    let mut rb = p.client.request(method.clone(), url);
-    for (k, v) in headers {
-        if k != "host" && k != "content-length" {
-            rb = rb.header(k, v);
-        }
-    }
-    let resp = rb.body(body).send().await.expect("upstream");
-    let status = StatusCode::from_u16(resp.status().as_u16()).expect("status");
-    let mut hs = HeaderMap::new();
-    for (k, v) in resp.headers() {
-        if k != "content-length" && k != "transfer-encoding" {
-            hs.append(k.clone(), v.clone());
-        }
-    }
-    let bytes = resp.bytes().await.expect("body");
-    (status, hs, bytes)
+    let path = uri.path_and_query().map(|x| x.as_str()).unwrap_or("/");
+    p.upstream.forward(method, path, headers, body).await
 }
 
 async fn handle(
