@@ -4,7 +4,7 @@
 //! 2 = usage, profile, pre-flight or harness error.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -14,7 +14,9 @@ use conform::engine::baseline::Baseline;
 use conform::engine::protocol::{Protocol, Suite, connect, default_vectors_dir, load_profile};
 use conform::engine::report::{self, Report};
 use conform::engine::run::{RunOptions, run};
+use conform::engine::shard::Shard;
 use conform::engine::target::{ConnectOptions, Profile, Target};
+use conform::engine::{diff, merge};
 use conform::registry;
 use conform::transport::{McpRevision, TransportKind};
 
@@ -54,6 +56,11 @@ enum Command {
     /// (built with `--features variants`; exit 0 only if every variant gives no failure).
     #[cfg(feature = "variants")]
     Variants(conform::variants::VariantsArgs),
+    /// Compare two report.json files: new failures, fixes, requirement changes, latency
+    /// (Markdown for a PR comment; exit 1 on a regression).
+    Diff(DiffArgs),
+    /// Merge the report.json files of every shard of a `run --shard k/n` into one report.
+    Merge(MergeArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -111,6 +118,9 @@ struct RunArgs {
     /// Print only the summary (no failure details).
     #[arg(long)]
     quiet: bool,
+    /// Run only shard K of N (stable assignment by check id; `conform merge` joins them).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
 }
 
 fn parse_revision(s: &str) -> Result<McpRevision, String> {
@@ -185,6 +195,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Variants(args) => {
             conform::variants::execute(&args, &dir).map_err(anyhow::Error::from)
         }
+        Command::Diff(args) => cmd_diff(&args),
+        Command::Merge(args) => cmd_merge(&args),
     }
 }
 
@@ -231,6 +243,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
             baseline,
             command,
             progress: Some(progress.0),
+            shard: args.shard,
         };
         let r = run(Arc::new(target), &suites, &opts).await;
         if let Some(bar) = progress.1 {
@@ -238,7 +251,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         }
         anyhow::Ok(r?)
     })?;
-    write_reports(&report, &args)?;
+    write_reports(&report, &args.out, &args.format, args.quiet)?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
@@ -260,25 +273,29 @@ async fn connect_target(
     }
 }
 
-fn write_reports(report: &Report, args: &RunArgs) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    for f in &args.format {
+fn write_reports(
+    report: &Report,
+    out: &Path,
+    formats: &[Format],
+    quiet: bool,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    for f in formats {
         let (name, text) = match f {
             Format::Json => ("report.json", report::json::render(report)?),
             Format::Junit => ("junit.xml", report::junit::render(report)),
             Format::Md => ("report.md", report::markdown::render(report)),
             Format::Html => ("report.html", report::html::render(report)),
         };
-        let path = args.out.join(name);
+        let path = out.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
-    if !args.quiet {
+    if !quiet {
         print!("{}", report.failure_details());
     }
     println!();
     print!("{}", report.summary_table());
-    println!("reports written to {}", args.out.display());
+    println!("reports written to {}", out.display());
     Ok(())
 }
 
@@ -392,4 +409,84 @@ fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
         }
     }
     bail!("{id} is neither a requirement ID nor a check id")
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// The earlier report.json (e.g. of the main branch).
+    old: PathBuf,
+    /// The later report.json (e.g. of the pull request).
+    new: PathBuf,
+    /// Also write the Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Flag a result or area slower by more than PCT (`50%`) — and by `--latency-min-ms`.
+    #[arg(long, value_name = "PCT", value_parser = diff::parse_percent)]
+    latency_threshold: Option<f64>,
+    /// The absolute part of the latency threshold, in milliseconds (with --latency-threshold).
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    latency_min_ms: u64,
+    /// New warnings (SHOULD/MAY) are regressions too.
+    #[arg(long)]
+    fail_on_warn: bool,
+    /// Rows per table (0 = all).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_rows: usize,
+}
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// The report.json of every shard (any order).
+    #[arg(required = true, value_name = "SHARD.json")]
+    shards: Vec<PathBuf>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Report formats to write.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html])]
+    format: Vec<Format>,
+    /// Print only the summary (no failure details).
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn cmd_diff(args: &DiffArgs) -> anyhow::Result<u8> {
+    let (old, new) = (
+        report::json::read(&args.old)?,
+        report::json::read(&args.new)?,
+    );
+    let opts = diff::DiffOptions {
+        latency: args.latency_threshold.map(|percent| diff::LatencyRule {
+            percent,
+            min_delta_ms: args.latency_min_ms,
+        }),
+        fail_on_warn: args.fail_on_warn,
+        max_rows: args.max_rows,
+    };
+    let names = (
+        args.old.display().to_string(),
+        args.new.display().to_string(),
+    );
+    let d = diff::diff((&names.0, &old), (&names.1, &new), &opts);
+    let text = d.to_markdown();
+    if let Some(path) = &args.out {
+        std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{text}");
+    Ok(u8::try_from(d.exit_code()).unwrap_or(2))
+}
+
+fn cmd_merge(args: &MergeArgs) -> anyhow::Result<u8> {
+    let shards = (args.shards.iter())
+        .map(|p| {
+            let report = report::json::read(p)?;
+            anyhow::Ok(merge::ShardReport {
+                name: p.display().to_string(),
+                report,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let report = merge::merge(shards)?;
+    write_reports(&report, &args.out, &args.format, args.quiet)?;
+    Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
