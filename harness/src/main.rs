@@ -424,7 +424,7 @@ struct DiffArgs {
     #[arg(long, value_name = "PCT", value_parser = diff::parse_percent)]
     latency_threshold: Option<f64>,
     /// The absolute part of the latency threshold, in milliseconds (with --latency-threshold).
-    #[arg(long, value_name = "MS", default_value_t = 100)]
+    #[arg(long, value_name = "MS", default_value_t = 250)]
     latency_min_ms: u64,
     /// New warnings (SHOULD/MAY) are regressions too.
     #[arg(long)]

@@ -53,11 +53,11 @@ pub fn render(d: &Diff<'_>) -> String {
         ),
         (Kind::Other, "Other verdict changes".into()),
     ];
-    let degraded: Vec<&RequirementChange> = d.degraded().collect();
-    requirement_table(&mut o, d, "Requirements degraded — regressions", &degraded);
     for (kind, title) in &sections[..1] {
         change_table(&mut o, d, title, d.of(*kind));
     }
+    let degraded: Vec<&RequirementChange> = d.degraded().collect();
+    requirement_table(&mut o, d, "Requirements degraded — regressions", &degraded);
     latency_table(&mut o, d);
     for (kind, title) in &sections[1..] {
         change_table(&mut o, d, title, d.of(*kind));
@@ -140,7 +140,7 @@ fn change_table(o: &mut String, d: &Diff<'_>, title: &str, rows: &[Change]) {
     let _ = writeln!(o, "### {title} ({})\n", rows.len());
     let _ = writeln!(
         o,
-        "| result | requirements | OLD | NEW | message |\n|---|---|---|---|---|"
+        "| result | requirements | OLD | NEW | why (NEW) |\n|---|---|---|---|---|"
     );
     let (shown, hidden) = capped(d, rows);
     for c in shown {

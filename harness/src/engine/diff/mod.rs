@@ -180,7 +180,7 @@ pub struct Change {
     pub was: State,
     /// State in NEW.
     pub now: State,
-    /// The NEW violation's message, if any.
+    /// What NEW's verdict says: the violation's message, or why it judged nothing.
     pub message: Option<String>,
 }
 
@@ -306,9 +306,7 @@ pub fn diff<'a>(
             requirements: c.requirements.clone(),
             was: State::of(was_r),
             now: State::of(now_r),
-            message: now_r
-                .and_then(|r| r.verdict.violation())
-                .map(|v| v.message.clone()),
+            message: now_r.and_then(|r| detail(&r.verdict)),
         };
         if let Some(k) = classify(change.was, change.now) {
             d.changes.entry(k).or_default().push(change.clone());
@@ -324,6 +322,16 @@ pub fn diff<'a>(
     }
     d.notes = notes(&d);
     d
+}
+
+/// The one line a verdict says about itself (violation message, reason, harness message).
+fn detail(v: &Verdict) -> Option<String> {
+    match v {
+        Verdict::Pass => None,
+        Verdict::Fail(x) | Verdict::Warn(x) => Some(x.message.clone()),
+        Verdict::Unsupported { reason } | Verdict::Skipped { reason } => Some(reason.clone()),
+        Verdict::HarnessError { message } => Some(message.clone()),
+    }
 }
 
 /// Status changes of the requirement matrix (by suite and ID).

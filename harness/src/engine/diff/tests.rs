@@ -215,6 +215,11 @@ fn unsupported_is_coverage_lost_not_a_regression() {
     let d = diff(("o", &was), ("n", &new), &DiffOptions::default());
     assert_eq!(d.exit_code(), 0);
     assert_eq!(d.of(Kind::CoverageLost).len(), 2);
+    let md = d.to_markdown();
+    assert!(
+        md.contains("| `env/a@http` | PV-A-1 | pass | unsupported | no moderator token |"),
+        "{md}"
+    );
     let r = &d.requirements[0];
     assert_eq!(
         (r.id.as_str(), r.was, r.now),
