@@ -286,12 +286,12 @@ mod tests {
     /// An unsharded report: four planned jobs and two derived results after them.
     fn whole() -> Report {
         report(vec![
-            result("env/a@http", Verdict::Pass, &["PV-A-1"], 3),
-            result("env/a@mcp", Verdict::Pass, &["PV-A-1"], 4),
-            result("env/b@http", Verdict::Fail(violation("x")), &["PV-A-2"], 5),
-            result("env/s@http", Verdict::Warn(violation("y")), &["PV-B-1"], 6),
-            result("PV-TR-1/env/a", Verdict::Pass, &["PV-C-1"], 0),
-            result("PV-TR-1/env/z", Verdict::Pass, &["PV-C-1"], 0),
+            result("env/a@http", Verdict::Pass, &["R-A-1"], 3),
+            result("env/a@mcp", Verdict::Pass, &["R-A-1"], 4),
+            result("env/b@http", Verdict::Fail(violation("x")), &["R-A-2"], 5),
+            result("env/s@http", Verdict::Warn(violation("y")), &["R-B-1"], 6),
+            result("CMP/env/a", Verdict::Pass, &["R-C-1"], 0),
+            result("CMP/env/z", Verdict::Pass, &["R-C-1"], 0),
         ])
     }
 

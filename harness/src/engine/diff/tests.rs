@@ -11,10 +11,10 @@ use crate::transport::{McpRevision, TransportKind};
 
 /// The catalogue of the synthetic reports: (ID, level).
 const CATALOGUE: [(&str, Level); 4] = [
-    ("PV-A-1", Level::Must),
-    ("PV-A-2", Level::Must),
-    ("PV-B-1", Level::Should),
-    ("PV-C-1", Level::Must),
+    ("R-A-1", Level::Must),
+    ("R-A-2", Level::Must),
+    ("R-B-1", Level::Should),
+    ("R-C-1", Level::Must),
 ];
 
 /// A violation with `message`.
@@ -41,12 +41,12 @@ pub(crate) fn result(id: &str, verdict: Verdict, reqs: &[&str], ms: u64) -> Chec
     CheckResult {
         id: id.into(),
         check: check.into(),
-        suite: "parley".into(),
+        suite: "alpha".into(),
         area: check.split('/').next().unwrap_or("").into(),
         title: format!("title of {check}"),
         transport,
         requirements: reqs.iter().map(|r| r.to_string()).collect(),
-        required: reqs.iter().any(|r| !r.starts_with("PV-B")),
+        required: reqs.iter().any(|r| !r.starts_with("R-B")),
         verdict,
         baseline: None,
         duration_ms: ms,
@@ -61,7 +61,7 @@ pub(crate) fn report(checks: Vec<CheckResult>) -> Report {
         .iter()
         .map(|(id, level)| RequirementRow {
             id: (*id).into(),
-            suite: "parley".into(),
+            suite: "alpha".into(),
             level: *level,
             area: "a".into(),
             rule: format!("rule {id}"),
@@ -94,7 +94,7 @@ pub(crate) fn report(checks: Vec<CheckResult>) -> Report {
         wall_time_ms: 1000,
         exchanges: checks.len() as u64,
         exchanges_per_second: 1.0,
-        suites: vec!["parley".into()],
+        suites: vec!["alpha".into()],
         transports: vec![TransportKind::Http, TransportKind::Mcp],
         filter: None,
         jobs: 8,
@@ -113,13 +113,13 @@ fn pass(id: &str, reqs: &[&str]) -> CheckResult {
     result(id, Verdict::Pass, reqs, 10)
 }
 
-/// OLD: three passing checks on PV-A-1 / PV-A-2 / PV-B-1.
+/// OLD: three passing checks on R-A-1 / R-A-2 / R-B-1.
 fn old() -> Report {
     report(vec![
-        pass("env/a@http", &["PV-A-1"]),
-        pass("env/a@mcp", &["PV-A-1"]),
-        pass("env/b@http", &["PV-A-2"]),
-        pass("env/s@http", &["PV-B-1"]),
+        pass("env/a@http", &["R-A-1"]),
+        pass("env/a@mcp", &["R-A-1"]),
+        pass("env/b@http", &["R-A-2"]),
+        pass("env/s@http", &["R-B-1"]),
     ])
 }
 
@@ -153,15 +153,15 @@ fn a_new_failure_is_a_regression_and_degrades_its_requirement() {
     assert_eq!(d.of(Kind::NewFailure).len(), 1);
     assert_eq!(d.of(Kind::NewFailure)[0].id, "env/b@http");
     let degraded: Vec<&str> = d.degraded().map(|r| r.id.as_str()).collect();
-    assert_eq!(degraded, ["PV-A-2"]);
+    assert_eq!(degraded, ["R-A-2"]);
     let md = d.to_markdown();
     assert!(md.contains("**regression** (exit 1)"), "{md}");
     assert!(
-        md.contains("| `env/b@http` | PV-A-2 | pass | fail | status 500, expected 200 |"),
+        md.contains("| `env/b@http` | R-A-2 | pass | fail | status 500, expected 200 |"),
         "{md}"
     );
     assert!(
-        md.contains("| PV-A-2 | MUST | pass | fail | `env/b@http` |"),
+        md.contains("| R-A-2 | MUST | pass | fail | `env/b@http` |"),
         "{md}"
     );
 }
@@ -175,7 +175,7 @@ fn a_fix_is_no_regression() {
     assert_eq!(code, 0, "{md}");
     assert_eq!(kinds, [Kind::Fixed]);
     assert!(md.contains("### Fixed (1)"), "{md}");
-    assert!(md.contains("| PV-A-2 | MUST | fail | pass |  |"), "{md}");
+    assert!(md.contains("| R-A-2 | MUST | fail | pass |  |"), "{md}");
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn a_failure_the_baseline_now_expects_is_listed_not_a_regression() {
     let d = diff(("o", &was), ("n", &new), &DiffOptions::default());
     assert_eq!(d.exit_code(), 0);
     assert_eq!(d.of(Kind::Baselined).len(), 1);
-    // The matrix shows PV-A-2 failing, but no result fails the run: not degraded.
+    // The matrix shows R-A-2 failing, but no result fails the run: not degraded.
     assert_eq!(d.requirements[0].now, Some(MatrixStatus::Fail));
     assert_eq!(d.degraded().count(), 0);
     // Removing the entry while the check still fails is a new failure.
@@ -217,14 +217,14 @@ fn unsupported_is_coverage_lost_not_a_regression() {
     assert_eq!(d.of(Kind::CoverageLost).len(), 2);
     let md = d.to_markdown();
     assert!(
-        md.contains("| `env/a@http` | PV-A-1 | pass | unsupported | no moderator token |"),
+        md.contains("| `env/a@http` | R-A-1 | pass | unsupported | no moderator token |"),
         "{md}"
     );
     let r = &d.requirements[0];
     assert_eq!(
         (r.id.as_str(), r.was, r.now),
         (
-            "PV-A-1",
+            "R-A-1",
             Some(MatrixStatus::Pass),
             Some(MatrixStatus::NotApplicable)
         )
@@ -272,10 +272,10 @@ fn different_check_sets_are_noted_and_a_new_failing_check_counts() {
     new.push(result(
         "env/new@http",
         Verdict::Fail(violation("x")),
-        &["PV-C-1"],
+        &["R-C-1"],
         5,
     ));
-    new.push(pass("env/newer@http", &["PV-A-1"]));
+    new.push(pass("env/newer@http", &["R-A-1"]));
     let mut new = report(new);
     new.tool.version = "0.2.0".into();
     let was = old();
@@ -295,8 +295,8 @@ fn different_check_sets_are_noted_and_a_new_failing_check_counts() {
             .any(|n| n.contains("2 results only in NEW, 1 only in OLD"))
     );
     assert_eq!(d.exit_code(), 1);
-    // PV-B-1 lost its only check: untested now, which is listed but not a regression.
-    let b = d.requirements.iter().find(|r| r.id == "PV-B-1").unwrap();
+    // R-B-1 lost its only check: untested now, which is listed but not a regression.
+    let b = d.requirements.iter().find(|r| r.id == "R-B-1").unwrap();
     assert_eq!(b.now, Some(MatrixStatus::Untested));
 }
 
@@ -325,7 +325,7 @@ fn latency_needs_both_the_relative_and_the_absolute_threshold() {
     let was = old();
     let d = diff(("o", &was), ("n", &new), &opts);
     let what: Vec<&str> = d.latency.iter().map(|l| l.what.as_str()).collect();
-    assert_eq!(what, ["env/a@http", "area parley/env"]);
+    assert_eq!(what, ["env/a@http", "area alpha/env"]);
     assert_eq!(d.exit_code(), 1);
     // Off unless asked for.
     assert_eq!(run(&old(), &new, &DiffOptions::default()).0, 0);
@@ -336,11 +336,11 @@ fn tables_are_capped() {
     let mut was = Vec::new();
     let mut now = Vec::new();
     for i in 0..30 {
-        was.push(pass(&format!("env/x{i}@http"), &["PV-A-1"]));
+        was.push(pass(&format!("env/x{i}@http"), &["R-A-1"]));
         now.push(result(
             &format!("env/x{i}@http"),
             Verdict::Fail(violation("x")),
-            &["PV-A-1"],
+            &["R-A-1"],
             1,
         ));
     }
