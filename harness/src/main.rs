@@ -4,7 +4,7 @@
 //! 2 = usage, profile, pre-flight or harness error.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -15,7 +15,9 @@ use conform::engine::estimate;
 use conform::engine::protocol::{Protocol, Suite, connect, default_vectors_dir, load_profile};
 use conform::engine::report::{self, Report};
 use conform::engine::run::{RunOptions, run};
+use conform::engine::shard::Shard;
 use conform::engine::target::{ConnectOptions, Profile, Target};
+use conform::engine::{diff, merge};
 use conform::registry;
 use conform::transport::{McpRevision, TransportKind};
 
@@ -55,6 +57,11 @@ enum Command {
     /// (built with `--features variants`; exit 0 only if every variant gives no failure).
     #[cfg(feature = "variants")]
     Variants(conform::variants::VariantsArgs),
+    /// Compare two report.json files: new failures, fixes, requirement changes, latency
+    /// (Markdown for a PR comment; exit 1 on a regression).
+    Diff(DiffArgs),
+    /// Merge the report.json files of every shard of a `run --shard k/n` into one report.
+    Merge(MergeArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,6 +126,9 @@ struct RunArgs {
     /// Print only the summary (no failure details).
     #[arg(long)]
     quiet: bool,
+    /// Run only shard K of N (stable assignment by check id; `conform merge` joins them).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
 }
 
 /// An absolute URL (SARIF's `helpUri` must be one), kept as text: a `Url` would make `RunArgs`
@@ -201,6 +211,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Variants(args) => {
             conform::variants::execute(&args, &dir).map_err(anyhow::Error::from)
         }
+        Command::Diff(args) => cmd_diff(&args),
+        Command::Merge(args) => cmd_merge(&args),
     }
 }
 
@@ -239,7 +251,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         .context("starting the async runtime")?;
     let report: Report = rt.block_on(async {
         let target = connect_target(profile, &connect, &protocols).await?;
-        print_estimate(&target, &suites, args.filter.as_deref(), &transports);
+        print_estimate(&target, &suites, &args, &transports);
         let progress = progress_reporter();
         let opts = RunOptions {
             filter: args.filter.clone(),
@@ -248,6 +260,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
             baseline,
             command,
             progress: Some(progress.0),
+            shard: args.shard,
         };
         let r = run(Arc::new(target), &suites, &opts).await;
         if let Some(bar) = progress.1 {
@@ -255,13 +268,22 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         }
         anyhow::Ok(r?)
     })?;
-    write_reports(&report, &args)?;
+    write_reports(
+        &report,
+        &Outputs {
+            out: &args.out,
+            formats: &args.format,
+            report_url: args.report_url.as_deref(),
+            quiet: args.quiet,
+        },
+    )?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
 /// Prints, before the run, the least time the target's budgets (write quotas) impose.
-fn print_estimate(target: &Target, suites: &[Suite], filter: Option<&str>, t: &[TransportKind]) {
-    for (suite, e) in estimate::estimate(target, suites, filter, t) {
+fn print_estimate(target: &Target, suites: &[Suite], args: &RunArgs, t: &[TransportKind]) {
+    let filter = args.filter.as_deref();
+    for (suite, e) in estimate::estimate(target, suites, filter, t, args.shard) {
         eprintln!(
             "estimate ({suite}): at least {} under the target's quotas",
             estimate::human(e.at_least)
@@ -290,14 +312,22 @@ async fn connect_target(
     }
 }
 
-fn write_reports(report: &Report, args: &RunArgs) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("creating {}", args.out.display()))?;
-    let report_url = (args.report_url.as_deref())
+/// Where the reports go and which: `run` and `merge` write the same set.
+struct Outputs<'a> {
+    out: &'a Path,
+    formats: &'a [Format],
+    report_url: Option<&'a str>,
+    quiet: bool,
+}
+
+fn write_reports(report: &Report, o: &Outputs<'_>) -> anyhow::Result<()> {
+    let out = o.out;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let report_url = (o.report_url)
         .map(url::Url::parse)
         .transpose()
         .context("--report-url")?;
-    for f in &args.format {
+    for f in o.formats {
         let (name, text) = match f {
             Format::Json => ("report.json", report::json::render(report)?),
             Format::Junit => ("junit.xml", report::junit::render(report)),
@@ -309,15 +339,15 @@ fn write_reports(report: &Report, args: &RunArgs) -> anyhow::Result<()> {
             ),
             Format::Badge => ("badge.svg", report::badge::render(report)),
         };
-        let path = args.out.join(name);
+        let path = out.join(name);
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
-    if !args.quiet {
+    if !o.quiet {
         print!("{}", report.failure_details());
     }
     println!();
     print!("{}", report.summary_table());
-    println!("reports written to {}", args.out.display());
+    println!("reports written to {}", out.display());
     Ok(())
 }
 
@@ -431,4 +461,95 @@ fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
         }
     }
     bail!("{id} is neither a requirement ID nor a check id")
+}
+
+#[derive(clap::Args, Debug)]
+struct DiffArgs {
+    /// The earlier report.json (e.g. of the main branch).
+    old: PathBuf,
+    /// The later report.json (e.g. of the pull request).
+    new: PathBuf,
+    /// Also write the Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Flag a result or area slower by more than PCT (`50%`) — and by `--latency-min-ms`.
+    #[arg(long, value_name = "PCT", value_parser = diff::parse_percent)]
+    latency_threshold: Option<f64>,
+    /// The absolute part of the latency threshold, in milliseconds (with --latency-threshold).
+    #[arg(long, value_name = "MS", default_value_t = 250)]
+    latency_min_ms: u64,
+    /// New warnings (SHOULD/MAY) are regressions too.
+    #[arg(long)]
+    fail_on_warn: bool,
+    /// Rows per table (0 = all).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_rows: usize,
+}
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// The report.json of every shard (any order).
+    #[arg(required = true, value_name = "SHARD.json")]
+    shards: Vec<PathBuf>,
+    /// Output directory.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Report formats to write.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html, Format::Sarif, Format::Badge])]
+    format: Vec<Format>,
+    /// Absolute URL report.html will be published at (SARIF rules link there).
+    #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]
+    report_url: Option<String>,
+    /// Print only the summary (no failure details).
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn cmd_diff(args: &DiffArgs) -> anyhow::Result<u8> {
+    let (old, new) = (
+        report::json::read(&args.old)?,
+        report::json::read(&args.new)?,
+    );
+    let opts = diff::DiffOptions {
+        latency: args.latency_threshold.map(|percent| diff::LatencyRule {
+            percent,
+            min_delta_ms: args.latency_min_ms,
+        }),
+        fail_on_warn: args.fail_on_warn,
+        max_rows: args.max_rows,
+    };
+    let names = (
+        args.old.display().to_string(),
+        args.new.display().to_string(),
+    );
+    let d = diff::diff((&names.0, &old), (&names.1, &new), &opts);
+    let text = d.to_markdown();
+    if let Some(path) = &args.out {
+        std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{text}");
+    Ok(u8::try_from(d.exit_code()).unwrap_or(2))
+}
+
+fn cmd_merge(args: &MergeArgs) -> anyhow::Result<u8> {
+    let shards = (args.shards.iter())
+        .map(|p| {
+            let report = report::json::read(p)?;
+            anyhow::Ok(merge::ShardReport {
+                name: p.display().to_string(),
+                report,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let report = merge::merge(shards)?;
+    write_reports(
+        &report,
+        &Outputs {
+            out: &args.out,
+            formats: &args.format,
+            report_url: args.report_url.as_deref(),
+            quiet: args.quiet,
+        },
+    )?;
+    Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }

@@ -71,7 +71,7 @@ async fn certify(target: Arc<Target>) -> (Duration, Report, Duration) {
     let suite = support::vectors::suite("parley").expect("parley suite");
     let suites = [suite];
     let both = [TransportKind::Http, TransportKind::Mcp];
-    let est = estimate(&target, &suites, Some(FILTER), &both);
+    let est = estimate(&target, &suites, Some(FILTER), &both, None);
     let at_least = est
         .iter()
         .map(|(_, e)| e.at_least)

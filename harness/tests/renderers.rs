@@ -202,6 +202,7 @@ fn report() -> Report {
             entries: 1,
         }),
         suite_power: None,
+        shard: None,
     };
     r.recount();
     r

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::plan::{Filter, offered, plan};
 use super::protocol::Suite;
+use super::shard::Shard;
 use super::target::Target;
 use crate::transport::TransportKind;
 
@@ -21,17 +22,23 @@ pub struct Estimate {
 }
 
 /// The estimates of the selected checks' suites, by suite name (suites whose budgets do
-/// not constrain the run give none). `filter` as `--filter`; an invalid glob gives none.
+/// not constrain the run give none). `filter` as `--filter`, `shard` as `--shard`; an
+/// invalid glob gives none.
 pub fn estimate(
     target: &Target,
     suites: &[Suite],
     filter: Option<&str>,
     transports: &[TransportKind],
+    shard: Option<Shard>,
 ) -> Vec<(String, Estimate)> {
     let Ok(filter) = Filter::new(filter) else {
         return Vec::new();
     };
-    let jobs = plan(suites, &filter, &offered(target, suites, transports));
+    let planned = plan(suites, &filter, &offered(target, suites, transports));
+    let jobs = match shard {
+        Some(s) => s.jobs_of(planned).0,
+        None => planned,
+    };
     suites
         .iter()
         .enumerate()

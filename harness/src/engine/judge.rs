@@ -113,45 +113,56 @@ pub fn apply_baseline(baseline: &Baseline, checks: &mut [CheckResult]) {
 
 /// Builds the requirement matrix of the selected suites from the results.
 pub fn matrix(suites: &[Suite], checks: &[CheckResult]) -> Vec<RequirementRow> {
-    let mut by_req: HashMap<&str, Vec<&CheckResult>> = HashMap::new();
-    for c in checks {
-        for r in &c.requirements {
-            by_req.entry(r.as_str()).or_default().push(c);
-        }
-    }
-    let mut rows = Vec::new();
-    for s in suites {
-        for r in &s.catalogue.requirements {
-            let cs = by_req.get(r.id.as_str()).cloned().unwrap_or_default();
-            let count = |f: fn(&Verdict) -> bool| cs.iter().filter(|c| f(&c.verdict)).count();
-            let passed = count(Verdict::is_pass);
-            let failed = count(|v| matches!(v, Verdict::Fail(_) | Verdict::HarnessError { .. }));
-            let warned = count(|v| matches!(v, Verdict::Warn(_)));
-            let status = if cs.is_empty() {
-                MatrixStatus::Untested
-            } else if failed > 0 {
-                MatrixStatus::Fail
-            } else if warned > 0 {
-                MatrixStatus::Warn
-            } else if passed > 0 {
-                MatrixStatus::Pass
-            } else {
-                MatrixStatus::NotApplicable
-            };
-            rows.push(RequirementRow {
+    let mut rows: Vec<RequirementRow> = suites
+        .iter()
+        .flat_map(|s| {
+            s.catalogue.requirements.iter().map(|r| RequirementRow {
                 id: r.id.clone(),
                 suite: s.name.clone(),
                 level: r.level,
                 area: r.area.clone(),
                 rule: r.rule.clone(),
                 source: r.source.clone(),
-                status,
-                checks: cs.iter().map(|c| c.id.clone()).collect(),
-                passed,
-                failed,
-                warned,
-            });
+                status: MatrixStatus::Untested,
+                checks: Vec::new(),
+                passed: 0,
+                failed: 0,
+                warned: 0,
+            })
+        })
+        .collect();
+    judge_matrix(&mut rows, checks);
+    rows
+}
+
+/// Judges each row of a requirement matrix (its catalogue fields kept) from the results
+/// citing it: its status, counts and citing result ids. `conform merge` re-judges the
+/// shards' matrix with it.
+pub fn judge_matrix(rows: &mut [RequirementRow], checks: &[CheckResult]) {
+    let mut by_req: HashMap<&str, Vec<&CheckResult>> = HashMap::new();
+    for c in checks {
+        for r in &c.requirements {
+            by_req.entry(r.as_str()).or_default().push(c);
         }
     }
-    rows
+    for row in rows {
+        let cs = by_req.get(row.id.as_str()).cloned().unwrap_or_default();
+        let count = |f: fn(&Verdict) -> bool| cs.iter().filter(|c| f(&c.verdict)).count();
+        let passed = count(Verdict::is_pass);
+        let failed = count(|v| matches!(v, Verdict::Fail(_) | Verdict::HarnessError { .. }));
+        let warned = count(|v| matches!(v, Verdict::Warn(_)));
+        row.status = if cs.is_empty() {
+            MatrixStatus::Untested
+        } else if failed > 0 {
+            MatrixStatus::Fail
+        } else if warned > 0 {
+            MatrixStatus::Warn
+        } else if passed > 0 {
+            MatrixStatus::Pass
+        } else {
+            MatrixStatus::NotApplicable
+        };
+        row.checks = cs.iter().map(|c| c.id.clone()).collect();
+        (row.passed, row.failed, row.warned) = (passed, failed, warned);
+    }
 }

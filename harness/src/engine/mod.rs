@@ -7,13 +7,16 @@
 
 pub mod baseline;
 pub mod check;
+pub mod diff;
 pub mod estimate;
 pub mod execute;
 pub mod judge;
+pub mod merge;
 pub mod plan;
 pub mod protocol;
 pub mod report;
 pub mod requirements;
 pub mod run;
+pub mod shard;
 pub mod target;
 pub mod verdict;

@@ -137,7 +137,9 @@ pub trait Protocol: Send + Sync {
     fn derived_ids(&self, _suite: &Suite) -> Vec<String> {
         Vec::new()
     }
-    /// Derived checks judged from finished runs (e.g. the same check on two bindings).
+    /// Derived checks judged from finished runs (e.g. the same check on two bindings). Each
+    /// derived check may depend only on the runs of one check: `--shard` keeps those in one
+    /// shard, not runs of different checks.
     fn judge_across(&self, _suite: &Suite, _runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
         Vec::new()
     }

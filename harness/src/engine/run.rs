@@ -9,6 +9,7 @@ use super::judge::{self, ReproContext};
 use super::plan::{Filter, offered, plan};
 use super::protocol::{CheckRun, Suite};
 use super::report::{BaselineInfo, CheckResult, REPORT_FORMAT_VERSION, Report, ToolInfo};
+use super::shard::{self, Shard};
 use super::target::{Target, TargetError};
 use crate::transport::TransportKind;
 
@@ -30,6 +31,8 @@ pub struct RunOptions {
     pub command: String,
     /// Called after each check completes: (result, done, total).
     pub progress: Option<ProgressFn>,
+    /// Run only this shard of the plan (`--shard k/n`).
+    pub shard: Option<Shard>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -38,6 +41,7 @@ impl std::fmt::Debug for RunOptions {
             .field("filter", &self.filter)
             .field("transports", &self.transports)
             .field("jobs", &self.jobs)
+            .field("shard", &self.shard)
             .finish_non_exhaustive()
     }
 }
@@ -51,6 +55,7 @@ impl Default for RunOptions {
             baseline: None,
             command: "conform run --spawn-reference".into(),
             progress: None,
+            shard: None,
         }
     }
 }
@@ -105,6 +110,12 @@ pub async fn run(
             f.map(|f| format!(" (--filter {f})")).unwrap_or_default(),
         ));
     }
+    // A shard may be empty (few checks, many shards): its report then merges as nothing.
+    let planned = jobs.len();
+    let (jobs, positions) = match opts.shard {
+        Some(s) => s.jobs_of(jobs),
+        None => (jobs, Vec::new()),
+    };
     let secrets: Vec<_> = suites
         .iter()
         .flat_map(|s| s.protocol.secrets(&target))
@@ -166,6 +177,7 @@ pub async fn run(
         .sum::<u64>()
         + handshake;
     let secs = wall.as_secs_f64().max(1e-9);
+    let shard_info = (opts.shard).map(|s| shard::info(s, planned, &positions, &checks, suites));
     let mut report = Report {
         format_version: REPORT_FORMAT_VERSION,
         tool: ToolInfo::default(),
@@ -186,6 +198,7 @@ pub async fn run(
             entries: b.entries.len(),
         }),
         suite_power: None,
+        shard: shard_info,
     };
     report.requirements = judge::matrix(suites, &report.checks);
     report.recount();

@@ -63,6 +63,10 @@ pub struct Report {
     /// Suite power (issue 6), present in the reports `conform faults` writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite_power: Option<power::SuitePower>,
+    /// Present in the report of one shard (`conform run --shard k/n`): what `conform merge`
+    /// needs to put the shards back together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::engine::shard::ShardInfo>,
 }
 
 /// Tool identity.

@@ -95,6 +95,7 @@ pub async fn fuzz(
         baseline: None,
         command,
         progress: None,
+        shard: None,
     };
     let report = run(Arc::new(target), &[suite], &opts)
         .await
