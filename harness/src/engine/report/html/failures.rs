@@ -1,6 +1,6 @@
 //! The failures section: every result that is not a pass (nor merely not applicable), the
-//! ones failing the run first, each with what was expected and what came back, how to
-//! reproduce it, and its full transcript.
+//! ones failing the run first — an index of one line each, then one article each with what
+//! was expected and what came back, how to reproduce it, and its full transcript.
 
 use std::fmt::Write as _;
 
@@ -11,7 +11,8 @@ use crate::transport::Exchange;
 
 /// Longest body or JSON value shown in full (characters); the JSON report keeps everything.
 const MAX_TEXT: usize = 6000;
-/// The first failures show their transcripts open; the rest stay one click away.
+/// The first failures show their reproduction and transcript open; the rest stay one click
+/// away (the index above them lists every one).
 const OPEN_TRANSCRIPTS: usize = 3;
 
 /// Where a kind of problem sorts: what fails the run first.
@@ -42,10 +43,39 @@ pub(super) fn render(o: &mut String, r: &Report) {
     if problems.is_empty() {
         o.push_str("<p class=\"ok\">Nothing failed, warned or went wrong in the harness.</p>");
     }
+    if problems.len() > 1 {
+        index(o, &problems);
+    }
     for (i, (_, c)) in problems.iter().enumerate() {
         article(o, c, i < OPEN_TRANSCRIPTS);
     }
     o.push_str("</section>\n");
+}
+
+/// One line per problem, linked to its article: the whole list before the details.
+fn index(o: &mut String, problems: &[(u8, &CheckResult)]) {
+    o.push_str(
+        "<table class=\"index\"><thead><tr><th scope=\"col\">verdict</th><th scope=\"col\">check</th>\
+<th scope=\"col\">requirements</th><th scope=\"col\">what went wrong</th></tr></thead><tbody>\n",
+    );
+    for (_, c) in problems {
+        let what = match &c.verdict {
+            Verdict::Fail(v) | Verdict::Warn(v) => v.message.as_str(),
+            Verdict::HarnessError { message } => message.as_str(),
+            Verdict::Pass | Verdict::Unsupported { .. } | Verdict::Skipped { .. } => "",
+        };
+        let _ = writeln!(
+            o,
+            "<tr class=\"fi\"><td class={}>{}<td><a href=\"#{}\">{}</a><td>{}<td>{}",
+            Kind::of(c).class(),
+            escape(&verdict_word(c)),
+            c.anchor(),
+            escape(&c.id),
+            escape(&c.requirements.join(" ")),
+            escape(&clip(what, 300))
+        );
+    }
+    o.push_str("</tbody></table>\n");
 }
 
 fn article(o: &mut String, c: &CheckResult, open: bool) {
@@ -71,7 +101,7 @@ fn article(o: &mut String, c: &CheckResult, open: bool) {
         Verdict::Fail(v) | Verdict::Warn(v) => {
             violation(o, v);
             if let Some(rep) = &c.reproduction {
-                reproduction(o, rep);
+                reproduction(o, rep, open);
             }
             transcript(o, &v.transcript, open);
         }
@@ -106,7 +136,7 @@ fn pretty(v: &serde_json::Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
 }
 
-fn reproduction(o: &mut String, r: &Reproduction) {
+fn reproduction(o: &mut String, r: &Reproduction, open: bool) {
     let mut sh = format!("{}\n", r.command);
     for (k, val) in &r.env {
         let _ = writeln!(sh, "export {k}={val}");
@@ -116,7 +146,8 @@ fn reproduction(o: &mut String, r: &Reproduction) {
     }
     let _ = write!(
         o,
-        "<details class=\"repro\" open><summary>reproduce</summary><pre>{}</pre></details>",
+        "<details class=\"repro\"{}><summary>reproduce</summary><pre>{}</pre></details>",
+        if open { " open" } else { "" },
         escape(&clip(&sh, MAX_TEXT))
     );
 }

@@ -44,7 +44,7 @@ article.failure h3{margin:.4em 0}.msg{font-weight:600}\
 @media (max-width:800px){.vs{grid-template-columns:1fr}}\
 details{margin:.25em 0}summary{cursor:pointer}details.transcript ol{padding-left:1.4em}details.transcript li{margin:.5em 0}\
 details.req{border-bottom:1px solid #eaeef2;padding:.15em 0}details.req .rule{display:block;margin:.1em 0 .2em 1.3em;color:#32383f}\
-details.grp>summary h3{display:inline;margin:0}.ok{font-weight:600;color:#0d4a1f}\
+details.grp>summary h3{display:inline;margin:0}table.index td:first-child{white-space:nowrap}.ok{font-weight:600;color:#0d4a1f}\
 ";
 
 /// The filter box: hides rows (`.fi`, and the check rows) whose text lacks a typed term, opens check groups
