@@ -149,7 +149,12 @@ impl Browser {
                 let p = &e["params"];
                 match e["method"].as_str()? {
                     "Runtime.exceptionThrown" => {
-                        Some(format!("exception: {}", p["exceptionDetails"]))
+                        let d = &p["exceptionDetails"];
+                        let what = d["exception"]["description"].as_str().unwrap_or_default();
+                        Some(format!(
+                            "exception: {} {what} (line {})",
+                            d["text"], d["lineNumber"]
+                        ))
                     }
                     "Runtime.consoleAPICalled"
                         if matches!(p["type"].as_str(), Some("error" | "assert")) =>
