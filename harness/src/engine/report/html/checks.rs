@@ -30,13 +30,23 @@ fn rows(r: &Report) -> (Vec<Row<'_>>, Vec<String>) {
     let mut rows: Vec<Row<'_>> = Vec::new();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     for c in &r.checks {
-        let (key, col) = match c.transport {
+        let (mut key, col) = match c.transport {
             Some(t) => (c.check.as_str(), t.as_str().to_string()),
             None => match c.check.split_once('/') {
                 Some((p, rest)) if ids.contains(rest) => (rest, p.to_string()),
                 _ => (c.check.as_str(), "result".to_string()),
             },
         };
+        // A cell already taken (two results claiming one check and column) never hides a
+        // result: the second gets a row of its own.
+        let taken = |k: &str| {
+            index
+                .get(k)
+                .is_some_and(|&i| rows[i].cells.iter().any(|(c, _)| *c == col))
+        };
+        if taken(key) {
+            key = c.id.as_str();
+        }
         if !columns.contains(&col) {
             columns.push(col.clone());
         }
