@@ -265,6 +265,67 @@ fn html_snapshot() {
     insta::assert_snapshot!("report_html", redact(&page));
 }
 
+/// A check id, a server message, a response body and a target name carrying markup stay
+/// text: the page's own script is the only one.
+#[test]
+fn html_escapes_hostile_text() {
+    let mut r = report();
+    r.target.name = "<script>alert(4)</script>".into();
+    r.checks[1].id = "envelope/<script>alert(1)</script>@http".into();
+    let Verdict::Fail(v) = &mut r.checks[1].verdict else {
+        panic!("checks[1] is the failure")
+    };
+    v.message = "server said <script>alert(2)</script>".into();
+    v.transcript[0].response_body = Some("<img src=x onerror=alert(3)>".into());
+    let page = html::render(&r);
+    assert_eq!(
+        page.matches("<script").count(),
+        1,
+        "only the page's own script"
+    );
+    assert!(!page.contains("<img src=x"), "markup in a body stays text");
+    assert!(page.contains("envelope/&lt;script&gt;alert(1)&lt;/script&gt;@http"));
+    assert!(page.contains("server said &lt;script&gt;alert(2)&lt;/script&gt;"));
+    assert!(page.contains("&lt;img src=x onerror=alert(3)&gt;"));
+}
+
+/// What a person needs first comes first: the verdict, then the areas, then the failures —
+/// the one failing the run before the harness error, the warning and the expected failure
+/// — and only then the requirement matrix and the check list, whose rows are collapsed.
+#[test]
+fn html_puts_verdict_and_failures_first() {
+    let page = html::render(&report());
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing from the page"))
+    };
+    assert!(at("id=\"verdict\"") < at("id=\"areas\""));
+    assert!(at("id=\"areas\"") < at("id=\"failures\""));
+    assert!(at("id=\"failures\"") < at("id=\"requirements\""));
+    assert!(at("id=\"requirements\"") < at("id=\"checks\""));
+    let fail = at("<article class=\"failure fi fail\" id=\"c-envelope-body-501-http\"");
+    let err = at("<article class=\"failure fi err\" id=\"c-state-x-mcp\"");
+    let warn = at("<article class=\"failure fi warn\" id=\"c-shapes-415-http\"");
+    let xfail = at("<article class=\"failure fi xfail\" id=\"c-authority-known-http\"");
+    assert!(fail < err && err < warn && warn < xfail, "problems ranked");
+    assert!(
+        page.contains("id=\"failure-count\""),
+        "the failure count is marked"
+    );
+    assert!(
+        page.contains("<strong>FAIL</strong>") || page.contains("<strong>HARNESS ERROR</strong>"),
+        "the verdict is stated"
+    );
+    // The passing comparison joins its vector's row, in a column named by its prefix.
+    assert!(page.contains("<th scope=\"col\">PV-TR-1</th>"));
+    // Each requirement is one collapsible row with evidence counts, not a wall of links.
+    assert!(page.contains("<details class=\"req fi\" id=\"c-PV-EN-2\" open>"));
+    assert!(
+        page.contains("1 fail · 1 pass"),
+        "evidence counts of PV-EN-2"
+    );
+}
+
 #[test]
 fn summary_snapshot() {
     let r = report();
