@@ -45,7 +45,10 @@ const MANIFEST: &str = r#"{"parley":"1","version":"1.0.0","operations":[{"name":
 
 async fn answer(mut s: TcpStream, mode: Mode) -> std::io::Result<()> {
     let head = |extra: &str| {
-        format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{extra}\r\n").into_bytes()
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n{extra}\r\n"
+        )
+        .into_bytes()
     };
     match mode {
         Mode::Silent => {
@@ -123,8 +126,12 @@ async fn serve(pre: Option<Mode>, mode: Mode) -> String {
                 let _ = match (path.as_deref(), pre) {
                     (Some("/v1/manifest"), Some(m)) => answer(s, m).await,
                     (Some("/v1/manifest"), None) => {
+                        // One request per connection, and said so: without `connection:
+                        // close` the client may reuse the connection for the hostile request
+                        // just as this task drops it (seen under load: "error sending
+                        // request" instead of the hostile answer under test).
                         let h = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{MANIFEST}",
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{MANIFEST}",
                             MANIFEST.len()
                         );
                         s.write_all(h.as_bytes()).await
