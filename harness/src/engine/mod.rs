@@ -8,6 +8,7 @@
 pub mod baseline;
 pub mod check;
 pub mod execute;
+pub mod init;
 pub mod judge;
 pub mod plan;
 pub mod protocol;

@@ -131,7 +131,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
 }
 
 /// `GET` the manifest on the default route (the manifest may then override routes).
-async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
+pub(crate) async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
     let base = &target.info.base_url;
     let default_http = HttpTransport::new(target.client.clone(), base, default_routes());
     let reply = default_http
@@ -151,6 +151,29 @@ async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
     }
 }
 
+/// `whoami` for one token: the identity, or why there is none.
+pub(crate) async fn whoami(
+    http: &dyn Transport,
+    auth: &Auth,
+    label: &str,
+) -> Result<Identity, String> {
+    match http.call("whoami", &json!({}), auth).await {
+        Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
+            Some(Ok(id)) => Ok(id),
+            _ => Err(format!(
+                "{label}: whoami returned no identity: {}",
+                truncate(&r.text, 200)
+            )),
+        },
+        Ok(r) => Err(format!(
+            "{label}: token rejected by whoami (HTTP {}): {}",
+            r.http_status,
+            truncate(&r.text, 200)
+        )),
+        Err(e) => Err(format!("{label}: whoami failed: {e}")),
+    }
+}
+
 /// `whoami` for every token: the identities, and a problem per token that did not answer.
 async fn whoami_all(
     http: &dyn Transport,
@@ -163,22 +186,11 @@ async fn whoami_all(
             token: token.clone(),
             env: Some(role.token_env()),
         };
-        match http.call("whoami", &json!({}), &auth).await {
-            Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
-                Some(Ok(id)) => {
-                    identities.insert(*role, id);
-                }
-                _ => problems.push(format!(
-                    "role {role}: whoami returned no identity: {}",
-                    truncate(&r.text, 200)
-                )),
-            },
-            Ok(r) => problems.push(format!(
-                "role {role}: token rejected by whoami (HTTP {}): {}",
-                r.http_status,
-                truncate(&r.text, 200)
-            )),
-            Err(e) => problems.push(format!("role {role}: whoami failed: {e}")),
+        match whoami(http, &auth, &format!("role {role}")).await {
+            Ok(id) => {
+                identities.insert(*role, id);
+            }
+            Err(p) => problems.push(p),
         }
     }
     (identities, problems)
@@ -226,6 +238,29 @@ pub fn check_profile_tokens(profile: &crate::engine::target::Profile) -> Result<
     Ok(())
 }
 
+/// The rights a role must hold for the vectors' expectations to make sense.
+pub const RIGHTS_NEEDED: [(Role, &[&str]); 6] = [
+    (Role::AgentA, &["read", "write"]),
+    (Role::AgentB, &["read", "write"]),
+    (Role::Moderator, &["read", "write", "lock"]),
+    (Role::Verifier, &["read", "write", "verify"]),
+    (Role::Reader, &["read"]),
+    (Role::Limited, &["read", "write"]),
+];
+
+/// The rights a role must not hold: the vectors expect them refused.
+pub const RIGHTS_FORBIDDEN: [(Role, &[&str]); 5] = [
+    (Role::AgentA, &["lock", "verify"]),
+    (Role::AgentB, &["lock", "verify"]),
+    (Role::Verifier, &["lock"]),
+    (Role::Reader, &["write", "lock", "verify"]),
+    (Role::Limited, &["lock", "verify"]),
+];
+
+/// The quota the `limited` role must stay under (writes per minute), so a 50-attempt step
+/// can exceed it.
+pub const LIMITED_QUOTA_BELOW: u64 = 50;
+
 /// The rights each role must (or must not) hold for the vectors' expectations to make sense.
 pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
     let mut problems = Vec::new();
@@ -238,14 +273,7 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
             i.author_kind.as_deref() == Some("human") || i.identity.starts_with("human:")
         })
     };
-    for (role, need) in [
-        (Role::AgentA, &["read", "write"][..]),
-        (Role::AgentB, &["read", "write"][..]),
-        (Role::Moderator, &["read", "write", "lock"][..]),
-        (Role::Verifier, &["read", "write", "verify"][..]),
-        (Role::Reader, &["read"][..]),
-        (Role::Limited, &["read", "write"][..]),
-    ] {
+    for &(role, need) in &RIGHTS_NEEDED {
         if !ids.contains_key(&role) {
             continue;
         }
@@ -258,13 +286,7 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
             }
         }
     }
-    for (role, forbidden) in [
-        (Role::AgentA, &["lock", "verify"][..]),
-        (Role::AgentB, &["lock", "verify"][..]),
-        (Role::Verifier, &["lock"][..]),
-        (Role::Reader, &["write", "lock", "verify"][..]),
-        (Role::Limited, &["lock", "verify"][..]),
-    ] {
+    for &(role, forbidden) in &RIGHTS_FORBIDDEN {
         for right in forbidden {
             if ids.contains_key(&role) && has(role, right) {
                 problems.push(format!(
@@ -290,7 +312,7 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
     }
     if let Some(l) = ids.get(&Role::Limited) {
         match l.quota_per_minute {
-            Some(q) if q < 50 => {}
+            Some(q) if q < LIMITED_QUOTA_BELOW => {}
             other => problems.push(format!(
                 "role limited needs a quota below 50 writes/minute so a 50-attempt step can exceed it (whoami says {other:?})"
             )),

@@ -12,7 +12,8 @@
 //! - [`verdicts`]: a verdict as a one-line description or as a test failure;
 //! - [`reference`] (feature `reference`): the reference spawned with a config, one shared
 //!   reference per libtest-mimic binary, the Parley suite run over HTTP;
-//! - [`broken`] (feature `reference`): a Parley server that breaks exactly one rule.
+//! - [`broken`] (feature `reference`): a Parley server that breaks exactly one rule;
+//! - [`tls`] (feature `reference`): the reference behind a TLS proxy with a generated CA.
 //!
 //! Every test binary is its own crate and compiles this module whole, but each uses only a
 //! part of it: `dead_code` is allowed here, for the module alone, instead of marking items
@@ -36,6 +37,8 @@ pub mod http;
 #[cfg(feature = "reference")]
 pub mod reference;
 pub mod ssp;
+#[cfg(feature = "reference")]
+pub mod tls;
 pub mod vectors;
 pub mod verdicts;
 

@@ -50,7 +50,7 @@ pub fn render(report: &Report) -> String {
         "<table><tr><th>verdict</th><td>{verdict} (exit {})</td></tr><tr><th>target</th><td><code>{}</code></td></tr>\
 <tr><th>MCP</th><td><code>{}</code> revision {}</td></tr><tr><th>server version</th><td>{}</td></tr>\
 <tr><th>suites</th><td>{}</td></tr><tr><th>transports</th><td>{}</td></tr><tr><th>started</th><td>{}</td></tr>\
-<tr><th>wall time</th><td>{:.3} s</td></tr><tr><th>exchanges</th><td>{} ({:.0}/s, {} jobs)</td></tr></table>",
+<tr><th>wall time</th><td>{:.3} s</td></tr><tr><th>exchanges</th><td>{} ({:.0}/s, {} jobs)</td></tr>{}</table>",
         report.exit_code(),
         escape(&report.target.base_url),
         escape(&report.target.mcp_url),
@@ -62,7 +62,15 @@ pub fn render(report: &Report) -> String {
         report.wall_time_ms as f64 / 1000.0,
         report.exchanges,
         report.exchanges_per_second,
-        report.jobs
+        report.jobs,
+        report
+            .target
+            .tls
+            .as_ref()
+            .map_or(String::new(), |t| format!(
+                "<tr><th>TLS</th><td>{}</td></tr>",
+                escape(&t.describe())
+            ))
     );
     let _ = writeln!(
         o,

@@ -71,8 +71,39 @@ pub enum Kind {
     ConsumerUnreachable,
 }
 
+impl Kind {
+    /// The fixture roles the check resolves: one the profile does not map makes it
+    /// `Unsupported` before any request. `run` checks them first, and `conform init` asks
+    /// them to list the checks a generated profile leaves unsupported.
+    pub fn roles(self) -> Vec<FixtureRole> {
+        use FixtureRole::*;
+        match self {
+            Kind::WellKnown | Kind::Filter | Kind::Agreement | Kind::ConsumerUnreachable => vec![],
+            Kind::Visibility => vec![Private, Restricted],
+            Kind::DescriptorErrors => vec![Private],
+            Kind::Accepted
+            | Kind::LifecycleInstant
+            | Kind::UnknownExecution
+            | Kind::InvalidRequest
+            | Kind::Concurrency
+            | Kind::ConsumerCompat => vec![Instant],
+            Kind::LifecycleSlow | Kind::Result | Kind::ContextTimeout => vec![Slow],
+            Kind::Failing => vec![Failing],
+            Kind::WrongSkill => vec![Instant, Failing],
+            Kind::Overrun => vec![Overrun],
+            Kind::Privacy => vec![Restricted],
+            Kind::PublicNone => vec![AuthNone],
+            Kind::AuthRequired(r) | Kind::PermissionDenied(r) => vec![r],
+            Kind::WrongHeader => vec![AuthApiKey],
+        }
+    }
+}
+
 /// Runs one check body.
 pub async fn run(kind: Kind, env: &mut Env) -> Step<()> {
+    for role in kind.roles() {
+        env.role_id(role)?;
+    }
     match kind {
         Kind::WellKnown => well_known(env).await,
         Kind::Visibility => visibility(env).await,
@@ -1252,6 +1283,7 @@ async fn consumer_compat(env: &mut Env) -> Step<()> {
     let consumer = Consumer::new(ConsumerConfig {
         caller_id: env.caller_id.clone(),
         no_proxy: true,
+        tls: env.client_handle().tls().clone(),
         ..ConsumerConfig::default()
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
