@@ -122,9 +122,11 @@ async fn serve(pre: Option<Mode>, mode: Mode) -> String {
                 let path = request_path(&mut s).await;
                 let _ = match (path.as_deref(), pre) {
                     (Some("/v1/manifest"), Some(m)) => answer(s, m).await,
+                    // One answer per connection, so it says `connection: close`: without it
+                    // the client may reuse the closing connection for the next request.
                     (Some("/v1/manifest"), None) => {
                         let h = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{MANIFEST}",
+                            "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{MANIFEST}",
                             MANIFEST.len()
                         );
                         s.write_all(h.as_bytes()).await

@@ -275,6 +275,9 @@ mod tests {
 
     #[test]
     fn toml_strings_are_escaped() {
-        assert_eq!(toml_str("a\"b"), r#""a\"b""#);
+        for s in ["a\"b", "it's", "back\\slash", "line\nbreak"] {
+            let t: toml::Table = toml::from_str(&format!("k = {}", toml_str(s))).unwrap();
+            assert_eq!(t["k"].as_str(), Some(s));
+        }
     }
 }
