@@ -44,6 +44,9 @@ enum Command {
         #[arg(long, default_value = "all", value_parser = parse_suite)]
         suite: String,
     },
+    /// Write a commented target profile for a server (roles from `whoami`, SSP fixture
+    /// roles from its descriptors, what is missing and which checks it leaves unsupported).
+    Init(conform::engine::init::InitArgs),
     /// Explain a requirement ID (rule, seed text, the vectors that test it) or a vector id.
     Explain {
         /// Requirement ID (PV-ST-4) or vector id.
@@ -129,6 +132,8 @@ struct RunArgs {
     /// Run only shard K of N (stable assignment by check id; `conform merge` joins them).
     #[arg(long, value_name = "K/N")]
     shard: Option<Shard>,
+    #[command(flatten)]
+    tls: conform::transport::tls::TlsOptions,
 }
 
 /// An absolute URL (SARIF's `helpUri` must be one), kept as text: a `Url` would make `RunArgs`
@@ -204,6 +209,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Run(args) => cmd_run(args, &dir),
         Command::List { suite } => cmd_list(&suite, &dir).map(|()| 0),
+        Command::Init(args) => Ok(conform::engine::init::execute(
+            &args,
+            &registry::protocols(),
+            &dir,
+        )?),
         Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
         #[cfg(feature = "faults")]
         Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
@@ -244,6 +254,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         revision_override: args.mcp_revision,
         profile_path: args.target.as_ref().map(|t| t.display().to_string()),
         transports: transports.clone(),
+        tls: args.tls.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

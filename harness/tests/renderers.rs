@@ -159,6 +159,7 @@ fn report() -> Report {
             profiles: vec!["dialectic".into()],
             spawned_reference: true,
             profile_path: None,
+            tls: None,
         },
         started_at: "2026-11-30T04:00:00Z".into(),
         wall_time_ms: 1234,

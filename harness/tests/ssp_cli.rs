@@ -25,6 +25,7 @@ async fn run_on(
         doc_type,
         lenient,
         json: json_out,
+        tls: Default::default(),
     };
     let mut out = Vec::new();
     let code = run(&args, &mut out).await.expect("runs");
@@ -114,6 +115,7 @@ async fn unreadable_and_non_json_inputs_are_errors() {
         doc_type: None,
         lenient: false,
         json: false,
+        tls: Default::default(),
     };
     let mut out = Vec::new();
     assert!(run(&args, &mut out).await.is_err());
@@ -125,6 +127,7 @@ async fn unreadable_and_non_json_inputs_are_errors() {
         doc_type: None,
         lenient: false,
         json: false,
+        tls: Default::default(),
     };
     assert!(matches!(
         run(&args, &mut out).await,
@@ -151,6 +154,7 @@ async fn validates_a_url() {
         doc_type: None,
         lenient: false,
         json: false,
+        tls: Default::default(),
     };
     let mut out = Vec::new();
     assert_eq!(run(&args, &mut out).await.expect("runs"), EXIT_VALID);

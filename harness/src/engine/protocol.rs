@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 
 use super::check::{Check, CheckOutcome};
 use super::estimate::Estimate;
+use super::init::{GivenToken, InitPart};
 use super::report::CheckResult;
 use super::requirements::{Catalogue, CatalogueError};
 use super::target::{ConnectOptions, Profile, Target, TargetError};
@@ -160,6 +161,21 @@ pub trait Protocol: Send + Sync {
     fn run_command(&self, _name: &str, _args: &clap::ArgMatches) -> Result<u8, CommandError> {
         Err(CommandError("no such command".into()))
     }
+    /// Role or credential names `conform init --token NAME=…` may give this protocol.
+    fn init_roles(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+    /// `conform init`: this protocol's sections of a profile for `target` (no pre-flight
+    /// ran), from the server's answers and the given tokens: the roles they play, what is
+    /// still missing and which checks would be `unsupported` because of it.
+    fn init<'a>(
+        &'a self,
+        _target: &'a Target,
+        _tokens: &'a [GivenToken],
+        _vectors_dir: &'a Path,
+    ) -> BoxFuture<'a, InitPart> {
+        Box::pin(async { InitPart::default() })
+    }
 }
 
 /// Why a protocol's subcommand could not run (exit code 2).
@@ -203,7 +219,7 @@ fn check_sections(p: &Profile, protocols: &[Arc<dyn Protocol>]) -> Result<(), St
                 .collect();
             return Err(format!(
                 "unknown field `{key}` (engine keys: format_version, name, base_url, \
-                 mcp_endpoint, mcp_revision, timeout_ms, concurrency, limits; protocol keys: {})",
+                 mcp_endpoint, mcp_revision, timeout_ms, concurrency, limits, tls; protocol keys: {})",
                 known.join(", ")
             ));
         }

@@ -1,7 +1,8 @@
 //! Target profiles and the prepared target.
 //!
 //! A profile says where the target is and how to reach it; the keys the engine knows are
-//! transport-level (`base_url`, MCP endpoint and revision, timeout, concurrency). Every other
+//! transport-level (`base_url`, MCP endpoint and revision, timeout, concurrency, `[limits]`,
+//! `[tls]`). Every other
 //! top-level key belongs to a protocol (`[tokens]` to Parley, `[ssp]` to SSP) and is kept
 //! raw for it: the engine only checks that some registered protocol claims it, so a typo is
 //! still a load error. Each protocol's pre-flight then stores what it learnt from the target
@@ -15,8 +16,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::TargetInfo;
+use super::report::{TargetInfo, TlsInfo};
 use crate::transport::limits::Limits;
+use crate::transport::tls::TlsOptions;
 use crate::transport::{Client, McpRevision, TransportKind};
 
 /// The TOML target profile (`--target FILE`).
@@ -44,6 +46,10 @@ pub struct Profile {
     /// What the harness reads from a response at most (`[limits]`; default 16 MiB bodies).
     #[serde(default)]
     pub limits: Limits,
+    /// How an `https://` target is trusted (`[tls]`: `ca_cert`, `insecure`); the command
+    /// line's `--ca-cert`/`--insecure` override it.
+    #[serde(default, skip_serializing_if = "TlsOptions::is_default")]
+    pub tls: TlsOptions,
     /// Protocol sections (`tokens`, `ssp`, …), read by the protocol that claims each key.
     #[serde(flatten)]
     pub sections: toml::Table,
@@ -88,6 +94,7 @@ impl Profile {
             timeout_ms: None,
             concurrency: None,
             limits: Limits::default(),
+            tls: TlsOptions::default(),
             sections: toml::Table::new(),
         }
     }
@@ -103,7 +110,10 @@ impl Profile {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let p = Self::parse(&text).map_err(err)?;
+        let mut p = Self::parse(&text).map_err(err)?;
+        if let Some(dir) = path.parent() {
+            p.tls = p.tls.relative_to(dir);
+        }
         validate(&p).map_err(|m| TargetError::Profile {
             path: path.display().to_string(),
             message: m,
@@ -142,6 +152,8 @@ pub struct ConnectOptions {
     pub profile_path: Option<String>,
     /// Transports the run selects (a protocol pre-flights only those).
     pub transports: Vec<TransportKind>,
+    /// `--ca-cert`/`--insecure` (override the profile's `[tls]`).
+    pub tls: TlsOptions,
 }
 
 impl Default for ConnectOptions {
@@ -151,6 +163,7 @@ impl Default for ConnectOptions {
             revision_override: None,
             profile_path: None,
             transports: vec![TransportKind::Http, TransportKind::Mcp],
+            tls: TlsOptions::default(),
         }
     }
 }
@@ -192,9 +205,13 @@ impl Target {
     /// An empty target for `profile` (no pre-flight yet).
     pub fn new(profile: Profile, opts: &ConnectOptions) -> Result<Self, TargetError> {
         let timeout = Duration::from_millis(profile.timeout_ms.unwrap_or(10_000));
-        let client = Client::new(timeout, profile.limits)
+        let tls = profile.tls.overridden_by(&opts.tls);
+        let client = Client::with_tls(timeout, profile.limits, &tls)
             .map_err(|e| TargetError::Transport(e.to_string()))?;
         let base = profile.base_url.trim_end_matches('/').to_string();
+        if let Some(w) = tls.warning() {
+            tracing::warn!("{w}");
+        }
         let revision = opts
             .revision_override
             .or(profile.mcp_revision)
@@ -208,6 +225,7 @@ impl Target {
             profiles: Vec::new(),
             spawned_reference: false,
             profile_path: opts.profile_path.clone(),
+            tls: TlsInfo::of(&profile.base_url, &tls),
         };
         Ok(Self {
             info,

@@ -9,6 +9,7 @@
 pub mod bindings_offered;
 pub mod compare;
 pub mod fuzz;
+pub mod init;
 pub mod manifest;
 pub mod model;
 pub mod pacing;
@@ -135,6 +136,19 @@ impl Protocol for Parley {
                 "parley has no command {other:?}"
             ))),
         }
+    }
+
+    fn init_roles(&self) -> Vec<&'static str> {
+        init::roles()
+    }
+
+    fn init<'a>(
+        &'a self,
+        target: &'a Target,
+        tokens: &'a [crate::engine::init::GivenToken],
+        vectors_dir: &'a Path,
+    ) -> BoxFuture<'a, crate::engine::init::InitPart> {
+        init::init(target, tokens, vectors_dir).boxed()
     }
 
     fn offers(&self, target: &Target, kind: TransportKind) -> bool {

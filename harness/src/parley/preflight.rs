@@ -132,7 +132,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
 }
 
 /// `GET` the manifest on the default route (the manifest may then override routes).
-async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
+pub(crate) async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
     let base = &target.info.base_url;
     let default_http = HttpTransport::new(target.client.clone(), base, default_routes());
     let reply = default_http
@@ -152,6 +152,29 @@ async fn fetch_manifest(target: &Target) -> Result<Manifest, TargetError> {
     }
 }
 
+/// `whoami` for one token: the identity, or why there is none.
+pub(crate) async fn whoami(
+    http: &dyn Transport,
+    auth: &Auth,
+    label: &str,
+) -> Result<Identity, String> {
+    match http.call("whoami", &json!({}), auth).await {
+        Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
+            Some(Ok(id)) => Ok(id),
+            _ => Err(format!(
+                "{label}: whoami returned no identity: {}",
+                truncate(&r.text, 200)
+            )),
+        },
+        Ok(r) => Err(format!(
+            "{label}: token rejected by whoami (HTTP {}): {}",
+            r.http_status,
+            truncate(&r.text, 200)
+        )),
+        Err(e) => Err(format!("{label}: whoami failed: {e}")),
+    }
+}
+
 /// `whoami` for every token: each role's identities in token order, and a problem per
 /// token that did not answer or stands for another party than its role's first token.
 async fn whoami_all(
@@ -162,7 +185,15 @@ async fn whoami_all(
     let mut out: BTreeMap<Role, Vec<Identity>> = BTreeMap::new();
     for (role, list) in tokens {
         for (i, token) in list.iter().enumerate() {
-            match whoami(http, *role, i, token).await {
+            let auth = Auth::Bearer {
+                token: token.clone(),
+                env: Some(token_env(*role, i)),
+            };
+            let label = match i {
+                0 => format!("role {role}"),
+                _ => format!("role {role} (token {})", i + 1),
+            };
+            match whoami(http, &auth, &label).await {
                 Ok(id) => out.entry(*role).or_default().push(id),
                 Err(p) => problems.push(p),
             }
@@ -172,38 +203,6 @@ async fn whoami_all(
         }
     }
     (out, problems)
-}
-
-async fn whoami(
-    http: &dyn Transport,
-    role: Role,
-    i: usize,
-    token: &str,
-) -> Result<Identity, String> {
-    let auth = Auth::Bearer {
-        token: token.to_string(),
-        env: Some(token_env(role, i)),
-    };
-    let which = if i == 0 {
-        format!("role {role}")
-    } else {
-        format!("role {role} (token {})", i + 1)
-    };
-    match http.call("whoami", &json!({}), &auth).await {
-        Ok(r) if r.http_status == 200 => match r.json.map(serde_json::from_value::<Identity>) {
-            Some(Ok(id)) => Ok(id),
-            _ => Err(format!(
-                "{which}: whoami returned no identity: {}",
-                truncate(&r.text, 200)
-            )),
-        },
-        Ok(r) => Err(format!(
-            "{which}: token rejected by whoami (HTTP {}): {}",
-            r.http_status,
-            truncate(&r.text, 200)
-        )),
-        Err(e) => Err(format!("{which}: whoami failed: {e}")),
-    }
 }
 
 /// Verifies the MCP endpoint answers a tool call (pre-flight for MCP runs).
@@ -248,6 +247,29 @@ pub fn check_profile_tokens(profile: &crate::engine::target::Profile) -> Result<
     Ok(())
 }
 
+/// The rights a role must hold for the vectors' expectations to make sense.
+pub const RIGHTS_NEEDED: [(Role, &[&str]); 6] = [
+    (Role::AgentA, &["read", "write"]),
+    (Role::AgentB, &["read", "write"]),
+    (Role::Moderator, &["read", "write", "lock"]),
+    (Role::Verifier, &["read", "write", "verify"]),
+    (Role::Reader, &["read"]),
+    (Role::Limited, &["read", "write"]),
+];
+
+/// The rights a role must not hold: the vectors expect them refused.
+pub const RIGHTS_FORBIDDEN: [(Role, &[&str]); 5] = [
+    (Role::AgentA, &["lock", "verify"]),
+    (Role::AgentB, &["lock", "verify"]),
+    (Role::Verifier, &["lock"]),
+    (Role::Reader, &["write", "lock", "verify"]),
+    (Role::Limited, &["lock", "verify"]),
+];
+
+/// The quota the `limited` role must stay under (writes per minute), so a 50-attempt step
+/// can exceed it.
+pub const LIMITED_QUOTA_BELOW: u64 = 50;
+
 /// The rights each role must (or must not) hold for the vectors' expectations to make sense.
 pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
     let mut problems = Vec::new();
@@ -260,14 +282,7 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
             i.author_kind.as_deref() == Some("human") || i.identity.starts_with("human:")
         })
     };
-    for (role, need) in [
-        (Role::AgentA, &["read", "write"][..]),
-        (Role::AgentB, &["read", "write"][..]),
-        (Role::Moderator, &["read", "write", "lock"][..]),
-        (Role::Verifier, &["read", "write", "verify"][..]),
-        (Role::Reader, &["read"][..]),
-        (Role::Limited, &["read", "write"][..]),
-    ] {
+    for &(role, need) in &RIGHTS_NEEDED {
         if !ids.contains_key(&role) {
             continue;
         }
@@ -280,13 +295,7 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
             }
         }
     }
-    for (role, forbidden) in [
-        (Role::AgentA, &["lock", "verify"][..]),
-        (Role::AgentB, &["lock", "verify"][..]),
-        (Role::Verifier, &["lock"][..]),
-        (Role::Reader, &["write", "lock", "verify"][..]),
-        (Role::Limited, &["lock", "verify"][..]),
-    ] {
+    for &(role, forbidden) in &RIGHTS_FORBIDDEN {
         for right in forbidden {
             if ids.contains_key(&role) && has(role, right) {
                 problems.push(format!(
@@ -312,7 +321,7 @@ pub fn check_roles(ids: &BTreeMap<Role, Identity>) -> Vec<String> {
     }
     if let Some(l) = ids.get(&Role::Limited) {
         match l.quota_per_minute {
-            Some(q) if q < 50 => {}
+            Some(q) if q < LIMITED_QUOTA_BELOW => {}
             other => problems.push(format!(
                 "role limited needs a quota below 50 writes/minute so a 50-attempt step can exceed it (whoami says {other:?})"
             )),

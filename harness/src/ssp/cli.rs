@@ -32,6 +32,9 @@ pub struct ValidateArgs {
     /// Print the unified VALIDATION_ERROR object (seed §8.3.1) as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// `--ca-cert`/`--insecure` for an `https://` URL.
+    #[command(flatten)]
+    pub tls: crate::transport::tls::TlsOptions,
 }
 
 /// Why `conform validate` could not validate at all (exit code 2).
@@ -71,7 +74,7 @@ pub enum CliError {
 
 /// Runs `conform validate`; prints to `out` and returns the exit code (0 valid, 1 invalid).
 pub async fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<i32, CliError> {
-    let text = load(&args.source).await?;
+    let text = load(&args.source, &args.tls).await?;
     let doc: Value = serde_json::from_str(&text).map_err(|error| CliError::NotJson {
         source_name: args.source.clone(),
         error,
@@ -148,7 +151,7 @@ pub fn render(source: &str, doc_type: DocType, mode: Mode, report: &ValidationRe
     s
 }
 
-async fn load(source: &str) -> Result<String, CliError> {
+async fn load(source: &str, tls: &crate::transport::tls::TlsOptions) -> Result<String, CliError> {
     if source.starts_with("http://") || source.starts_with("https://") {
         let fetch_err = |reason: String| CliError::Fetch {
             url: source.to_owned(),
@@ -166,13 +169,18 @@ async fn load(source: &str) -> Result<String, CliError> {
         if loopback {
             builder = builder.no_proxy();
         }
-        let client = builder.build().map_err(|e| fetch_err(e.to_string()))?;
+        if let Some(w) = tls.warning() {
+            tracing::warn!("{w}");
+        }
+        let client = (tls.apply(builder).map_err(|e| fetch_err(e.to_string()))?)
+            .build()
+            .map_err(|e| fetch_err(crate::transport::tls::error_chain(&e)))?;
         let resp = client
             .get(source)
             .header("accept", "application/json")
             .send()
             .await
-            .map_err(|e| fetch_err(e.to_string()))?;
+            .map_err(|e| fetch_err(crate::transport::tls::error_chain(&e)))?;
         let status = resp.status();
         let bytes = crate::transport::read_body(resp, DEFAULT_RESPONSE_BODY_BYTES)
             .await

@@ -86,6 +86,8 @@ pub struct ConsumerConfig {
     /// Reach providers directly, ignoring `HTTP(S)_PROXY` (as the engine's transports do):
     /// a conformance run talks to its target, not to whatever proxy the CI sets.
     pub no_proxy: bool,
+    /// How `https://` providers are trusted (the run's `--ca-cert`/`--insecure`).
+    pub tls: crate::transport::tls::TlsOptions,
 }
 
 impl Default for ConsumerConfig {
@@ -99,6 +101,7 @@ impl Default for ConsumerConfig {
             request_timeout: Duration::from_secs(10),
             mode: Mode::Lenient,
             no_proxy: false,
+            tls: crate::transport::tls::TlsOptions::default(),
         }
     }
 }
@@ -323,7 +326,9 @@ impl<S: Sleeper> Consumer<S> {
         if config.no_proxy {
             builder = builder.no_proxy();
         }
-        let client = builder
+        // The bundled Mozilla roots (plus the run's CA): no system certificate store needed.
+        let client = (config.tls.apply(builder))
+            .map_err(|e| ConsumerError::Internal(e.to_string()))?
             .build()
             .map_err(|e| ConsumerError::Internal(e.to_string()))?;
         Ok(Self {

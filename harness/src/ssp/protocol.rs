@@ -55,10 +55,10 @@ impl Protocol for Ssp {
             let url = format!("{}/.well-known/skill-sharing", target.info.base_url);
             match target.client.http().get(&url).send().await {
                 Ok(_) => Ok(()),
-                Err(e) => {
-                    Err(target
-                        .preflight_error(vec![format!("provider unreachable: GET {url}: {e}")]))
-                }
+                Err(e) => Err(target.preflight_error(vec![format!(
+                    "provider unreachable: GET {url}: {}",
+                    crate::transport::tls::error_chain(&e)
+                )])),
             }
         }
         .boxed()
@@ -71,6 +71,19 @@ impl Protocol for Ssp {
                 "Validate an SSP document (file or URL) against the protocol schema (exit 1 if invalid)",
             ),
         ]
+    }
+
+    fn init_roles(&self) -> Vec<&'static str> {
+        super::init::CREDENTIALS.to_vec()
+    }
+
+    fn init<'a>(
+        &'a self,
+        target: &'a Target,
+        tokens: &'a [crate::engine::init::GivenToken],
+        _vectors_dir: &'a Path,
+    ) -> BoxFuture<'a, crate::engine::init::InitPart> {
+        super::init::init(target, tokens).boxed()
     }
 
     fn run_command(&self, name: &str, args: &clap::ArgMatches) -> Result<u8, CommandError> {

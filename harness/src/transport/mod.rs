@@ -7,6 +7,7 @@ pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod raw;
+pub mod tls;
 
 use std::fmt;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use serde_json::Value;
 
 use limits::{LimitExceeded, Limits};
 use raw::{RawHttp, RawMcp};
+use tls::TlsOptions;
 
 /// Which binding a check ran on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -226,17 +228,30 @@ pub trait Transport: Send + Sync {
 }
 
 /// The HTTP client every transport shares (keep-alive pool, no proxy: the target is reached
-/// directly) and the limits of what it reads from a response.
+/// directly), the limits of what it reads from a response, and the TLS settings it trusts
+/// `https://` targets by.
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
     limits: Limits,
+    timeout: Duration,
+    tls: TlsOptions,
 }
 
 impl Client {
-    /// A client whose requests (body included) end after `timeout`, reading at most `limits`.
+    /// A client whose requests (body included) end after `timeout`, reading at most `limits`
+    /// (default TLS: the bundled Mozilla roots).
     pub fn new(timeout: Duration, limits: Limits) -> Result<Self, TransportError> {
-        let http = reqwest::Client::builder()
+        Self::with_tls(timeout, limits, &TlsOptions::default())
+    }
+
+    /// [`Client::new`] trusting `https://` servers as `tls` says.
+    pub fn with_tls(
+        timeout: Duration,
+        limits: Limits,
+        tls: &TlsOptions,
+    ) -> Result<Self, TransportError> {
+        let builder = reqwest::Client::builder()
             .timeout(timeout)
             .no_proxy()
             .pool_max_idle_per_host(64)
@@ -245,10 +260,28 @@ impl Client {
             // after 10 s, Node's default after 5 s); a request sent on a connection the server
             // is closing fails with "error sending request" — a false failure. Dropping idle
             // connections after 2 s keeps the pool inside every common server's idle window.
-            .pool_idle_timeout(Duration::from_secs(2))
+            .pool_idle_timeout(Duration::from_secs(2));
+        let http = tls
+            .apply(builder)
+            .map_err(|e| TransportError::Unusable(e.to_string()))?
             .build()
-            .map_err(|e| TransportError::Unusable(format!("building the HTTP client: {e}")))?;
-        Ok(Self { http, limits })
+            .map_err(|e| {
+                TransportError::Unusable(format!(
+                    "building the HTTP client: {}",
+                    tls::error_chain(&e)
+                ))
+            })?;
+        Ok(Self {
+            http,
+            limits,
+            timeout,
+            tls: tls.clone(),
+        })
+    }
+
+    /// A new client with the same settings and its own connection pool.
+    pub fn renewed(&self) -> Result<Self, TransportError> {
+        Self::with_tls(self.timeout, self.limits, &self.tls)
     }
 
     /// The underlying HTTP client (for requests whose body is not read).
@@ -259,6 +292,11 @@ impl Client {
     /// What a response may hold at most.
     pub fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// The TLS settings.
+    pub fn tls(&self) -> &TlsOptions {
+        &self.tls
     }
 }
 
@@ -392,7 +430,8 @@ pub(crate) async fn send_recorded(
             } else {
                 "request failed"
             };
-            ex.error = Some(format!("{kind}: {e}"));
+            // The whole chain: reqwest's own message hides the cause (a refused certificate).
+            ex.error = Some(format!("{kind}: {}", tls::error_chain(&e)));
             (ex, None)
         }
     }

@@ -176,6 +176,7 @@ pub fn report() -> Report {
             profiles: vec![],
             spawned_reference: false,
             profile_path: None,
+            tls: None,
         },
         started_at: "2026-12-01T00:00:00Z".into(),
         wall_time_ms: 2100,

@@ -13,7 +13,8 @@
 //! - [`reference`] (feature `reference`): the reference spawned with a config, one shared
 //!   reference per libtest-mimic binary, the Parley suite run over HTTP;
 //! - [`broken`] (feature `reference`): a Parley server that breaks exactly one rule;
-//! - [`proxy`] (feature `reference`): the forwarding half of such rewriting proxies.
+//! - [`proxy`] (feature `reference`): the forwarding half of such rewriting proxies;
+//! - [`tls`] (feature `reference`): the reference behind a TLS proxy with a generated CA.
 //!
 //! Every test binary is its own crate and compiles this module whole, but each uses only a
 //! part of it: `dead_code` is allowed here, for the module alone, instead of marking items
@@ -39,6 +40,8 @@ pub mod proxy;
 #[cfg(feature = "reference")]
 pub mod reference;
 pub mod ssp;
+#[cfg(feature = "reference")]
+pub mod tls;
 pub mod vectors;
 pub mod verdicts;
 

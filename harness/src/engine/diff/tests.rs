@@ -89,6 +89,7 @@ pub(crate) fn report(checks: Vec<CheckResult>) -> Report {
             profiles: Vec::new(),
             spawned_reference: true,
             profile_path: None,
+            tls: None,
         },
         started_at: "2026-12-01T00:00:00Z".into(),
         wall_time_ms: 1000,

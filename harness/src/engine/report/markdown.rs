@@ -24,6 +24,9 @@ pub fn render(report: &Report) -> String {
     if let Some(v) = &report.target.server_version {
         let _ = writeln!(o, "| server version | {} |", cell(v));
     }
+    if let Some(t) = &report.target.tls {
+        let _ = writeln!(o, "| TLS | {} |", cell(&t.describe()));
+    }
     let _ = writeln!(o, "| suites | {} |", report.suites.join(", "));
     let ts: Vec<&str> = report.transports.iter().map(|t| t.as_str()).collect();
     let _ = writeln!(o, "| transports | {} |", ts.join(", "));

@@ -361,6 +361,9 @@ impl Report {
             transports.join(","),
             self.target.mcp_revision
         );
+        if let Some(t) = &self.target.tls {
+            let _ = writeln!(out, "TLS: {}", t.describe());
+        }
         let _ = writeln!(out);
         let _ = writeln!(out, "  {:<16} {:>6}", "verdict", "count");
         for (name, n) in [
@@ -507,4 +510,42 @@ pub struct TargetInfo {
     /// Profile file used (for reproduction commands).
     #[serde(default)]
     pub profile_path: Option<String>,
+    /// How the TLS server was trusted (`https://` targets, or TLS settings given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsInfo>,
+}
+
+/// How an `https://` target's certificate was trusted, as a published report shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsInfo {
+    /// Certificates were NOT verified (`--insecure`): the server's identity is unproven.
+    pub insecure: bool,
+    /// Extra trusted root file (`--ca-cert`), besides the bundled Mozilla roots.
+    #[serde(default)]
+    pub ca_cert: Option<String>,
+}
+
+impl TlsInfo {
+    /// What to record for a target at `base_url` reached with `tls` (`None` for a plain
+    /// `http://` target with default settings).
+    pub fn of(base_url: &str, tls: &crate::transport::tls::TlsOptions) -> Option<Self> {
+        (base_url.starts_with("https://") || !tls.is_default()).then(|| Self {
+            insecure: tls.insecure,
+            ca_cert: tls.ca_cert.as_ref().map(|p| p.display().to_string()),
+        })
+    }
+
+    /// One line for the human-readable reports.
+    pub fn describe(&self) -> String {
+        let roots = match &self.ca_cert {
+            Some(f) => format!("Mozilla roots + {f}"),
+            None => "Mozilla roots".into(),
+        };
+        if self.insecure {
+            "INSECURE — certificates not verified (--insecure)".into()
+        } else {
+            format!("verified ({roots})")
+        }
+    }
 }

@@ -41,6 +41,9 @@ pub struct FuzzArgs {
     /// Output directory of the reports.
     #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
     pub out: PathBuf,
+    /// `--ca-cert`/`--insecure` for an `https://` target.
+    #[command(flatten)]
+    pub tls: crate::transport::tls::TlsOptions,
 }
 
 /// `90s`, `10m`, `1h`, `250ms`, or a bare number of seconds.
@@ -113,6 +116,7 @@ pub fn execute(protocol: Arc<dyn Protocol>, args: &FuzzArgs) -> Result<u8, Comma
     let opts = ConnectOptions {
         transports: settings.transports.clone(),
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),
+        tls: args.tls.clone(),
         ..ConnectOptions::default()
     };
     let command = match &args.target {

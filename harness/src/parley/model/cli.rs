@@ -55,6 +55,9 @@ pub struct ModelArgs {
     #[cfg(feature = "faults")]
     #[arg(long = "fault", value_name = "NAME", requires = "spawn_reference")]
     pub faults: Vec<String>,
+    /// `--ca-cert`/`--insecure` for an `https://` target.
+    #[command(flatten)]
+    pub tls: crate::transport::tls::TlsOptions,
 }
 
 /// The transports `--transport` names.
@@ -110,6 +113,7 @@ pub fn execute(args: &ModelArgs) -> Result<u8, CommandError> {
         revision_override: revision,
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),
         transports: kinds.clone(),
+        tls: args.tls.clone(),
     };
     let budget = Budget {
         seed: args.seed,

@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::loader::LoadedVector;
-use super::model::{Expect, Need, Role, Step, StepAction};
+use super::model::{Expect, Need, Role, Step, StepAction, Vector};
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome, StepSignature};
 use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Verdict, Violation};
@@ -756,6 +756,65 @@ async fn send_once(
     }
 }
 
+/// Why `v` cannot run on `kind` against `target` (a need the manifest does not meet, a role
+/// without a token, an operation the target declares `null`), or `None` when it can. The
+/// run and `conform init` (which lists the checks a profile leaves `unsupported`) both ask
+/// this. `Err` = the vector itself is malformed.
+pub fn unsupported_reason(
+    v: &Vector,
+    target: &ParleyTarget,
+    kind: TransportKind,
+) -> Result<Option<String>, String> {
+    for need in &v.needs {
+        let unmet = match Need::parse(need)? {
+            Need::Feature(f) => (!target.has_feature(&f))
+                .then(|| format!("the target's manifest does not enable `{f}`")),
+            // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
+            Need::NoFeature(f) => target
+                .has_feature(&f)
+                .then(|| format!("the target's manifest enables `{f}`")),
+            // A vector written for one declared value (the reference instance's): the
+            // manifest is authoritative (PV-MF-2), so another declared value makes the vector
+            // inapplicable, not failed; other vectors check the declared value itself.
+            Need::Declared { pointer, value } => {
+                let declared = target.manifest.raw.pointer(&pointer);
+                (declared != Some(&value)).then(|| {
+                    format!(
+                        "the vector is written for a manifest declaring {pointer} = {value}; the target declares {}",
+                        declared.map_or_else(|| "nothing there".to_string(), Value::to_string)
+                    )
+                })
+            }
+        };
+        if unmet.is_some() {
+            return Ok(unmet);
+        }
+    }
+    for role in &v.roles {
+        if *role != Role::Anonymous && target.auth(*role).is_none() {
+            return Ok(Some(format!(
+                "the target profile has no token for role {role}"
+            )));
+        }
+    }
+    // An operation the target declares `null` on this binding (PV-TR-1a, reported by its own
+    // check) makes the vector inapplicable here, not failed.
+    for step in &v.steps {
+        if let Some(StepAction::Op(op)) = step.action() {
+            let missing = match kind {
+                TransportKind::Http => matches!(target.manifest.routes.0.get(op), Some(None)),
+                TransportKind::Mcp => matches!(target.manifest.tools.get(op), Some(None)),
+            };
+            if missing {
+                return Ok(Some(format!(
+                    "the target declares no {kind} binding for {op} (PV-TR-1a)"
+                )));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Runs one vector on one transport.
 pub async fn run_vector(
     lv: &LoadedVector,
@@ -769,53 +828,10 @@ pub async fn run_vector(
         });
     };
     let v = &lv.vector;
-    for need in &v.needs {
-        let unmet = match Need::parse(need) {
-            Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
-            Ok(Need::Feature(f)) => (!target.has_feature(&f))
-                .then(|| format!("the target's manifest does not enable `{f}`")),
-            // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
-            Ok(Need::NoFeature(f)) => target
-                .has_feature(&f)
-                .then(|| format!("the target's manifest enables `{f}`")),
-            // A vector written for one declared value (the reference instance's): the
-            // manifest is authoritative (PV-MF-2), so another declared value makes the vector
-            // inapplicable, not failed; other vectors check the declared value itself.
-            Ok(Need::Declared { pointer, value }) => {
-                let declared = target.manifest.raw.pointer(&pointer);
-                (declared != Some(&value)).then(|| {
-                    format!(
-                        "the vector is written for a manifest declaring {pointer} = {value}; the target declares {}",
-                        declared.map_or_else(|| "nothing there".to_string(), Value::to_string)
-                    )
-                })
-            }
-        };
-        if let Some(reason) = unmet {
-            return CheckOutcome::verdict(Verdict::Unsupported { reason });
-        }
-    }
-    for role in &v.roles {
-        if *role != Role::Anonymous && target.auth(*role).is_none() {
-            return CheckOutcome::verdict(Verdict::Unsupported {
-                reason: format!("the target profile has no token for role {role}"),
-            });
-        }
-    }
-    // An operation the target declares `null` on this binding (PV-TR-1a, reported by its own
-    // check) makes the vector inapplicable here, not failed.
-    for step in &v.steps {
-        if let Some(StepAction::Op(op)) = step.action() {
-            let missing = match kind {
-                TransportKind::Http => matches!(target.manifest.routes.0.get(op), Some(None)),
-                TransportKind::Mcp => matches!(target.manifest.tools.get(op), Some(None)),
-            };
-            if missing {
-                return CheckOutcome::verdict(Verdict::Unsupported {
-                    reason: format!("the target declares no {kind} binding for {op} (PV-TR-1a)"),
-                });
-            }
-        }
+    match unsupported_reason(v, target, kind) {
+        Ok(None) => {}
+        Ok(Some(reason)) => return CheckOutcome::verdict(Verdict::Unsupported { reason }),
+        Err(message) => return CheckOutcome::verdict(Verdict::HarnessError { message }),
     }
     let pacer = ctx.target.part::<Pacer>();
     let mut env = base_env(target, &ctx.run_nonce);

@@ -72,6 +72,37 @@ pub enum Kind {
     ConsumerUnreachable,
 }
 
+impl Kind {
+    /// The fixture roles the check resolves (each through [`Env::role_id`]): one the
+    /// profile does not map makes it `Unsupported` on a server that passes its earlier
+    /// steps. `conform init` asks this to list the checks a generated profile leaves
+    /// unsupported. Kept beside the check bodies in [`run`]: a body that resolves another
+    /// role must add it here. (Not checked up front: some checks find a violation before
+    /// they resolve a role, and that failure must not become `unsupported`.)
+    pub fn roles(self) -> Vec<FixtureRole> {
+        use FixtureRole::*;
+        match self {
+            Kind::WellKnown | Kind::Filter | Kind::Agreement | Kind::ConsumerUnreachable => vec![],
+            Kind::Visibility => vec![Private, Restricted],
+            Kind::DescriptorErrors => vec![Private],
+            Kind::Accepted
+            | Kind::LifecycleInstant
+            | Kind::UnknownExecution
+            | Kind::InvalidRequest
+            | Kind::Concurrency
+            | Kind::ConsumerCompat => vec![Instant],
+            Kind::LifecycleSlow | Kind::Result | Kind::ContextTimeout => vec![Slow],
+            Kind::Failing => vec![Failing],
+            Kind::WrongSkill => vec![Instant, Failing],
+            Kind::Overrun => vec![Overrun],
+            Kind::Privacy => vec![Restricted],
+            Kind::PublicNone => vec![AuthNone],
+            Kind::AuthRequired(r) | Kind::PermissionDenied(r) => vec![r],
+            Kind::WrongHeader => vec![AuthApiKey],
+        }
+    }
+}
+
 /// Runs one check body.
 pub async fn run(kind: Kind, env: &mut Env) -> Step<()> {
     match kind {
@@ -1249,6 +1280,7 @@ async fn consumer_compat(env: &mut Env) -> Step<()> {
     let consumer = Consumer::new(ConsumerConfig {
         caller_id: env.caller_id.clone(),
         no_proxy: true,
+        tls: env.client_handle().tls().clone(),
         ..ConsumerConfig::default()
     })
     .map_err(|e| Finding::harness(e.to_string()))?;

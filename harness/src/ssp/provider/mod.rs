@@ -127,10 +127,8 @@ impl Check for ProviderCheck {
                 }
                 Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
             };
-            let client = match crate::transport::Client::new(
-                ctx.target.timeout,
-                *ctx.target.client.limits(),
-            ) {
+            // Its own connection pool, with the run's limits and TLS settings.
+            let client = match ctx.target.client.renewed() {
                 Ok(c) => c,
                 Err(e) => {
                     return CheckOutcome::verdict(Verdict::HarnessError {

@@ -127,6 +127,10 @@ fn facts(o: &mut String, r: &Report) {
             ),
         ),
     ];
+    if let Some(t) = &r.target.tls {
+        // An `--insecure` run must say so wherever the report is read.
+        items.push(("TLS", escape(&t.describe())));
+    }
     if let Some(f) = &r.filter {
         items.push(("filter", format!("<code>{}</code>", escape(f))));
     }
