@@ -11,7 +11,9 @@ use super::limits::{Limits, char_len, extension_ok};
 use super::reasons::{Reason, Refusal, refuse};
 
 /// Optional `provenance` of a message.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Provenance {
     /// Model that wrote the message.
     #[serde(default)]
