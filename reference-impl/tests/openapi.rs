@@ -202,6 +202,54 @@ impl Client {
     }
 }
 
+/// One request: method, path, documented path, token, body.
+type Call = (
+    &'static str,
+    String,
+    &'static str,
+    Option<&'static str>,
+    Option<Value>,
+);
+
+/// The answers checked so far: documented path and status.
+struct Seen<'a> {
+    doc: &'a Value,
+    calls: Vec<(String, u16)>,
+}
+
+impl Seen<'_> {
+    fn check(&mut self, method: &str, tpl: &str, status: u16, body: &Value) {
+        assert_documented(self.doc, method, tpl, status, body);
+        self.calls.push((tpl.to_owned(), status));
+    }
+}
+
+/// Manifest, whoami, an ask, an answer, an assert with evidence and its claim; returns the
+/// thread.
+async fn open_thread_with_claim(c: &Client, seen: &mut Seen<'_>) -> String {
+    let (a, b) = (Some("demo-agent-a"), Some("demo-agent-b"));
+    let (s, body) = c.call("get", "/v1/manifest", None, None).await;
+    seen.check("get", "/v1/manifest", s, &body);
+    let (s, body) = c.call("get", "/v1/whoami", a, None).await;
+    seen.check("get", "/v1/whoami", s, &body);
+    let ask = json!({"kind": "ask", "body": "which port?", "provenance": {"model": "m"}});
+    let (s, opened) = c.call("post", "/v1/messages", a, Some(ask)).await;
+    seen.check("post", "/v1/messages", s, &opened);
+    let thread = opened["thread"]["id"].as_str().unwrap().to_owned();
+    let answer =
+        json!({"kind": "answer", "thread": thread, "body": "8080", "from": {"extension": "w1"}});
+    let (s, body) = c.call("post", "/v1/messages", b, Some(answer)).await;
+    seen.check("post", "/v1/messages", s, &body);
+    let assert_ = json!({"kind": "assert", "thread": thread, "body": "it is 8080",
+        "evidence": [{"kind": "url", "ref": "https://example.org/port"}]});
+    let (s, asserted) = c.call("post", "/v1/messages", b, Some(assert_)).await;
+    seen.check("post", "/v1/messages", s, &asserted);
+    let claim = asserted["claim"]["id"].as_str().unwrap();
+    let (s, body) = c.call("get", &format!("/v1/claims/{claim}"), a, None).await;
+    seen.check("get", "/v1/claims/{claim}", s, &body);
+    thread
+}
+
 /// Real answers of the reference validate against the schemas it documents.
 #[tokio::test]
 async fn real_answers_match_the_documented_schemas() {
@@ -215,88 +263,85 @@ async fn real_answers_match_the_documented_schemas() {
     let (status, doc) = c.call("get", "/openapi.json", None, None).await;
     assert_eq!(status, 200);
     assert_eq!(doc, local_doc(), "the route serves the generated document");
-    let (a, b) = (Some("demo-agent-a"), Some("demo-agent-b"));
-
-    let mut seen = Vec::new();
-    let mut check = |m: &str, tpl: &str, status: u16, body: &Value| {
-        assert_documented(&doc, m, tpl, status, body);
-        seen.push((tpl.to_owned(), status));
+    let mut seen = Seen {
+        doc: &doc,
+        calls: Vec::new(),
     };
-    let (s, body) = c.call("get", "/v1/manifest", None, None).await;
-    check("get", "/v1/manifest", s, &body);
-    let (s, body) = c.call("get", "/v1/whoami", a, None).await;
-    check("get", "/v1/whoami", s, &body);
-    let ask = json!({"kind": "ask", "body": "which port?", "provenance": {"model": "m"}});
-    let (s, opened) = c.call("post", "/v1/messages", a, Some(ask)).await;
-    assert_eq!(s, 201);
-    check("post", "/v1/messages", s, &opened);
-    let thread = opened["thread"]["id"].as_str().unwrap().to_owned();
-    let answer =
-        json!({"kind": "answer", "thread": thread, "body": "8080", "from": {"extension": "w1"}});
-    let (s, body) = c.call("post", "/v1/messages", b, Some(answer)).await;
-    check("post", "/v1/messages", s, &body);
-    let assert_ = json!({"kind": "assert", "thread": thread, "body": "it is 8080",
-        "evidence": [{"kind": "url", "ref": "https://example.org/port"}]});
-    let (s, asserted) = c.call("post", "/v1/messages", b, Some(assert_)).await;
-    assert_eq!(s, 201, "{asserted}");
-    check("post", "/v1/messages", s, &asserted);
-    let claim = asserted["claim"]["id"].as_str().unwrap();
-    let (s, body) = c.call("get", &format!("/v1/claims/{claim}"), a, None).await;
-    check("get", "/v1/claims/{claim}", s, &body);
-    let (s, body) = c
-        .call("get", &format!("/v1/threads/{thread}"), a, None)
-        .await;
-    check("get", "/v1/threads/{thread}", s, &body);
-    let (s, body) = c
-        .call("get", &format!("/v1/threads/{thread}/events"), a, None)
-        .await;
-    check("get", "/v1/threads/{thread}/events", s, &body);
-    let (s, body) = c.call("get", "/v1/inbox?limit=5", a, None).await;
-    check("get", "/v1/inbox", s, &body);
-    let mark = json!({"state": "decided"});
-    let (s, body) = c
-        .call(
-            "post",
-            &format!("/v1/threads/{thread}/state"),
+    let th = open_thread_with_claim(&c, &mut seen).await;
+    let (a, reader) = (Some("demo-agent-a"), Some("demo-reader"));
+    // method, path, documented path, token, body: reads, mark, reopen, then refusals
+    // (401, 403, 404, 400, 409 self-reply).
+    let calls: Vec<Call> = vec![
+        (
+            "get",
+            format!("/v1/threads/{th}"),
+            "/v1/threads/{thread}",
             a,
-            Some(mark),
-        )
-        .await;
-    check("post", "/v1/threads/{thread}/state", s, &body);
-    let (s, body) = c
-        .call("post", &format!("/v1/threads/{thread}/reopen"), a, None)
-        .await;
-    check("post", "/v1/threads/{thread}/reopen", s, &body);
-    // Refusals: 401, 403, 404, 400, 409 with their documented schemas.
-    let (s, body) = c.call("get", "/v1/whoami", None, None).await;
-    assert_eq!(s, 401);
-    check("get", "/v1/whoami", s, &body);
-    let reader = Some("demo-reader");
-    let (s, body) = c
-        .call(
+            None,
+        ),
+        (
+            "get",
+            format!("/v1/threads/{th}/events"),
+            "/v1/threads/{thread}/events",
+            a,
+            None,
+        ),
+        ("get", "/v1/inbox?limit=5".into(), "/v1/inbox", a, None),
+        (
             "post",
+            format!("/v1/threads/{th}/state"),
+            "/v1/threads/{thread}/state",
+            a,
+            Some(json!({"state": "decided"})),
+        ),
+        (
+            "post",
+            format!("/v1/threads/{th}/reopen"),
+            "/v1/threads/{thread}/reopen",
+            a,
+            None,
+        ),
+        ("get", "/v1/whoami".into(), "/v1/whoami", None, None),
+        (
+            "post",
+            "/v1/messages".into(),
             "/v1/messages",
             reader,
             Some(json!({"kind": "ask", "body": "x"})),
-        )
-        .await;
-    assert_eq!(s, 403);
-    check("post", "/v1/messages", s, &body);
-    let (s, body) = c.call("get", "/v1/threads/th_999999", a, None).await;
-    assert_eq!(s, 404);
-    check("get", "/v1/threads/{thread}", s, &body);
-    let (s, body) = c
-        .call("post", "/v1/messages", a, Some(json!({"kind": "ask"})))
-        .await;
-    assert_eq!(s, 400);
-    check("post", "/v1/messages", s, &body);
-    let reply_to_self = json!({"kind": "answer", "thread": thread, "body": "me"});
-    let (s, body) = c.call("post", "/v1/messages", a, Some(reply_to_self)).await;
-    check("post", "/v1/messages", s, &body);
-    for (_, path, _) in http::ROUTES {
-        assert!(seen.iter().any(|(p, _)| p == path), "{path} never answered");
+        ),
+        (
+            "get",
+            "/v1/threads/th_999999".into(),
+            "/v1/threads/{thread}",
+            a,
+            None,
+        ),
+        (
+            "post",
+            "/v1/messages".into(),
+            "/v1/messages",
+            a,
+            Some(json!({"kind": "ask"})),
+        ),
+        (
+            "post",
+            "/v1/messages".into(),
+            "/v1/messages",
+            a,
+            Some(json!({"kind": "answer", "thread": th, "body": "me"})),
+        ),
+    ];
+    for (method, path, tpl, token, body) in calls {
+        let (s, answer) = c.call(method, &path, token, body).await;
+        seen.check(method, tpl, s, &answer);
     }
-    let statuses: BTreeSet<u16> = seen.iter().map(|(_, s)| *s).collect();
+    for (_, path, _) in http::ROUTES {
+        assert!(
+            seen.calls.iter().any(|(p, _)| p == path),
+            "{path} never answered"
+        );
+    }
+    let statuses: BTreeSet<u16> = seen.calls.iter().map(|(_, s)| *s).collect();
     assert_eq!(
         statuses,
         BTreeSet::from([200, 201, 400, 401, 403, 404, 409]),
@@ -375,6 +420,8 @@ fn wrong_bodies_are_rejected_by_the_documented_schemas() {
     assert!(!post.is_valid(&json!({"kind": "answer", "body": "a"})));
     assert!(post.is_valid(&json!({"kind": "answer", "body": "a", "thread": "th_1"})));
     assert!(!post.is_valid(&json!({"kind": "answer", "body": "a", "parent": ""})));
+    let odd_evidence = json!([{"kind": "url", "ref": "https://example.org", "x": 1}]);
+    assert!(!post.is_valid(&json!({"kind": "assert", "body": "a", "evidence": odd_evidence})));
     assert!(!post.is_valid(&json!({"kind": "answer", "body": "a", "thread": "cl_1"})));
     assert!(!post.is_valid(&json!({"kind": "attest", "body": "a", "thread": 1, "claim": "cl_1"})));
     // SSP: an index without `skills`.

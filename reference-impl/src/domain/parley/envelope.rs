@@ -14,6 +14,8 @@ use super::reasons::{Reason, Refusal, refuse};
 #[derive(
     Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
+// Closed in the schema (`/openapi.json`) only: the envelope check refuses unknown members.
+#[schemars(deny_unknown_fields)]
 pub struct Provenance {
     /// Model that wrote the message.
     #[serde(default)]
