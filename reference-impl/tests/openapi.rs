@@ -420,6 +420,9 @@ fn wrong_bodies_are_rejected_by_the_documented_schemas() {
     assert!(!post.is_valid(&json!({"kind": "answer", "body": "a"})));
     assert!(post.is_valid(&json!({"kind": "answer", "body": "a", "thread": "th_1"})));
     assert!(!post.is_valid(&json!({"kind": "answer", "body": "a", "parent": ""})));
+    let commit = |r: &str| json!({"kind": "assert", "body": "a", "evidence": [{"kind": "commit", "ref": r}]});
+    assert!(post.is_valid(&commit("abc1234")));
+    assert!(!post.is_valid(&commit("s,")));
     let odd_evidence = json!([{"kind": "url", "ref": "https://example.org", "x": 1}]);
     assert!(!post.is_valid(&json!({"kind": "assert", "body": "a", "evidence": odd_evidence})));
     assert!(!post.is_valid(&json!({"kind": "answer", "body": "a", "thread": "cl_1"})));

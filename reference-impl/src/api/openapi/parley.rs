@@ -74,6 +74,7 @@ fn apply_limits(schemas: &mut Map<String, Value>, limits: &Limits, dialectic: bo
             "/PostRequest/properties/evidence/maxItems",
             json!(limits.evidence_max),
         ),
+        ("/PostRequest/properties/evidence/items", evidence_arg()),
         ("/FromArg/properties/extension", ext),
         ("/MarkRequest/properties/state/enum", json!(states)),
         ("/Thread/properties/state/enum", json!(states)),
@@ -103,6 +104,25 @@ fn apply_limits(schemas: &mut Map<String, Value>, limits: &Limits, dialectic: bo
     if let Value::Object(map) = root {
         *schemas = map;
     }
+}
+
+/// An evidence item as sent (PV-DI-1): the `ref` must fit its kind (`domain::parley::dialectic`:
+/// an absolute http(s) URL, `<algo>:<hex>`, 7–40 hex digits for a commit, else not blank).
+/// Only on requests: answers carry what was accepted.
+fn evidence_arg() -> Value {
+    let rule = |kind: &str, pattern: &str| {
+        json!({"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
+               "then": {"properties": {"ref": {"pattern": pattern}}}})
+    };
+    json!({
+        "$ref": format!("{COMPONENTS}Evidence"),
+        "properties": {"ref": {"pattern": "\\S"}},
+        "allOf": [
+            rule("url", "^[hH][tT][tT][pP][sS]?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?([/?#].*)?$"),
+            rule("hash", "^[a-z0-9-]+:[0-9A-Fa-f]+$"),
+            rule("commit", "^[0-9A-Fa-f]{7,40}$"),
+        ],
+    })
 }
 
 /// An id member of kind `kind` (PV-EN-5): `th_N` or `N` as a string, a non-negative
