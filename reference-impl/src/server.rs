@@ -135,6 +135,7 @@ fn build(config: Config, hosts: AllowedHosts, limits: Limits) -> Result<Router, 
     }
     let router = Router::new()
         .merge(crate::api::http::routes(parley.clone()))
+        .merge(crate::api::openapi::routes(&parley))
         .merge(crate::api::mcp::routes(parley.for_mcp(), hosts));
     let router = merge_ssp(router, db, &config, parley)?;
     let router = crate::faults::layer(router, faults, &config)

@@ -7,6 +7,7 @@
 pub mod duplicates;
 pub mod http;
 pub mod mcp;
+pub mod openapi;
 pub mod ssp;
 
 use axum::http::HeaderMap;

@@ -29,6 +29,49 @@ pub use crate::ssp::MAX_INVOCATION_BODY;
 use crate::ssp::auth::Signed;
 use crate::ssp::{Answer, Refusal, SspState};
 
+/// One SSP provider route (a row of [`ROUTES`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SspRoute {
+    /// SkillIndex (auth-aware, `?capability_type=` / `?type=` filter).
+    Index,
+    /// SkillDescriptor (`{file}` = `<slug>.json`).
+    Descriptor,
+    /// InvocationRequest → 202 InvocationResponse.
+    Invoke,
+    /// InvocationResponse of an execution.
+    Status,
+    /// InvocationResponse: 200 when terminal, 202 before.
+    Result,
+    /// The protocol schema file.
+    Schema,
+}
+
+impl SspRoute {
+    /// Every status the route answers with, successes first (what `/openapi.json`
+    /// documents; seed §8.3, ssp.md §3–§5, issue 13 §3 for the 429).
+    pub fn statuses(self) -> &'static [u16] {
+        match self {
+            SspRoute::Index => &[200, 400],
+            SspRoute::Descriptor => &[200, 401, 404],
+            SspRoute::Invoke => &[202, 400, 401, 403, 404, 413, 415, 429, 503],
+            SspRoute::Status => &[200, 404],
+            SspRoute::Result => &[200, 202, 404],
+            SspRoute::Schema => &[200],
+        }
+    }
+}
+
+/// The provider's routes: method, path pattern (`{name}` = path parameter), route. Drives
+/// the router below and the OpenAPI document (`super::openapi`).
+pub const ROUTES: [(Method, &str, SspRoute); 6] = [
+    (Method::GET, "/.well-known/skill-sharing", SspRoute::Index),
+    (Method::GET, "/ssp/skills/{file}", SspRoute::Descriptor),
+    (Method::POST, "/ssp/invoke/{slug}", SspRoute::Invoke),
+    (Method::GET, "/ssp/status/{id}", SspRoute::Status),
+    (Method::GET, "/ssp/result/{id}", SspRoute::Result),
+    (Method::GET, "/ssp/schema.json", SspRoute::Schema),
+];
+
 /// The provider's router, to be merged at the root of the server.
 pub fn routes(state: SspState) -> Router {
     fn mna(
@@ -36,19 +79,24 @@ pub fn routes(state: SspState) -> Router {
     ) -> impl Fn(Method) -> std::future::Ready<Response> + Clone + Send + Sync + 'static {
         move |m| std::future::ready(method_not_allowed(m, allow))
     }
-    Router::new()
-        .route(
-            "/.well-known/skill-sharing",
-            get(index).fallback(mna("GET, HEAD")),
-        )
-        .route(
-            "/ssp/skills/{file}",
-            get(descriptor).fallback(mna("GET, HEAD")),
-        )
-        .route("/ssp/invoke/{slug}", post(invoke).fallback(mna("POST")))
-        .route("/ssp/status/{id}", get(status).fallback(mna("GET, HEAD")))
-        .route("/ssp/result/{id}", get(result).fallback(mna("GET, HEAD")))
-        .route("/ssp/schema.json", get(schema).fallback(mna("GET, HEAD")))
+    let mut router = Router::new();
+    for (method, pattern, route) in ROUTES {
+        let allow = if method == Method::POST {
+            "POST"
+        } else {
+            "GET, HEAD"
+        };
+        let handler = match route {
+            SspRoute::Index => get(index),
+            SspRoute::Descriptor => get(descriptor),
+            SspRoute::Invoke => post(invoke),
+            SspRoute::Status => get(status),
+            SspRoute::Result => get(result),
+            SspRoute::Schema => get(schema),
+        };
+        router = router.route(pattern, handler.fallback(mna(allow)));
+    }
+    router
         .route("/ssp", any(not_found))
         .route("/ssp/", any(not_found))
         .route("/ssp/{*rest}", any(not_found))

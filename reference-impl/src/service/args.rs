@@ -70,7 +70,8 @@ pub(crate) fn state(map: &Map<String, Value>) -> Result<ThreadState, Fail> {
     }
 }
 
-const CURSOR_PREFIX: &str = "ib1.";
+/// The prefix of inbox cursors (`ib1.N`).
+pub const CURSOR_PREFIX: &str = "ib1.";
 
 /// Formats an inbox cursor. Opaque to clients; it carries a position in the persisted,
 /// monotonic activity sequence (never a timestamp, PV-RD-3).

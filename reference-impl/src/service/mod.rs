@@ -13,6 +13,7 @@ mod types;
 #[cfg(test)]
 mod tests;
 
+pub use args::CURSOR_PREFIX;
 pub use types::{Args, BearerToken, ContentType, Operation, Request, Response};
 
 use std::collections::HashMap;
@@ -188,6 +189,16 @@ impl ParleyService {
         manifest
     }
 
+    /// The limits this service declares and enforces (PV-MF-2).
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
+    /// Whether the dialectic profile is on (PV-DI-8).
+    pub fn dialectic(&self) -> bool {
+        self.inner.dialectic
+    }
+
     /// `read_thread` without a token (SSP `conform/forum-digest`): same body as read_thread.
     pub fn read_thread_as_system(&self, thread: &str) -> Response {
         let args = serde_json::json!({ "thread": thread });
@@ -239,9 +250,10 @@ impl ParleyService {
     fn dispatch(&self, req: Request, now: &Now) -> Result<Response, Fail> {
         let inner = &self.inner;
         // 401 (get_manifest needs no token, PV-TR-4).
-        let caller = match req.op {
-            Operation::GetManifest => None,
-            _ => Some(self.authenticate(req.auth.as_ref())?),
+        let caller = if req.op.needs_token() {
+            Some(self.authenticate(req.auth.as_ref())?)
+        } else {
+            None
         };
         let enforced = hooks::request::enforced(inner.faults);
         if let Some(caller) = &caller {
@@ -354,6 +366,29 @@ impl ParleyService {
             Operation::ReadClaim => ok(ops::read_claim(inner, args, now)?),
         }
     }
+}
+
+/// The refusal statuses `op` can answer with, one per step of PV-AU-6 it reaches, sorted:
+/// 401 (a token is needed), 403 (a right, or thread authority for writes), 429 (writes),
+/// 400 (arguments are read), 404 (records are named), 409 (writes change state). The
+/// transport adds its own (413/415 for request bodies). What `/openapi.json` documents.
+pub fn refusal_statuses(op: Operation) -> Vec<u16> {
+    let needs_right = !required_rights(op, &Args::Json(Value::Null), true).is_empty();
+    let steps = [
+        (401, op.needs_token()),
+        (403, needs_right || op.is_write()),
+        (429, op.is_write()),
+        // Every operation but get_manifest reads its arguments (query or body).
+        (400, op.needs_token()),
+        (404, op.names_records()),
+        (409, op.is_write()),
+    ];
+    let mut out: Vec<u16> = steps
+        .into_iter()
+        .filter_map(|(status, reached)| reached.then_some(status))
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 /// Rights an operation needs (PV-AU-1, PV-AU-3, PV-DI-4). `whoami` needs only a valid token.

@@ -60,6 +60,20 @@ impl Operation {
         Self::ALL.into_iter().find(|op| op.tool_name() == name)
     }
 
+    /// Whether the operation needs a bearer token (all but `get_manifest`, PV-TR-4).
+    pub fn needs_token(self) -> bool {
+        self != Operation::GetManifest
+    }
+
+    /// Whether the operation names stored records (thread, message, claim) that may not
+    /// exist (→ 404, PV-EN-5, PV-DI-7).
+    pub fn names_records(self) -> bool {
+        !matches!(
+            self,
+            Operation::GetManifest | Operation::Whoami | Operation::Inbox
+        )
+    }
+
     /// Operations that write (quota-counted, PV-TR-5; need `write`, PV-AU-1).
     pub fn is_write(self) -> bool {
         matches!(self, Operation::Post | Operation::Mark | Operation::Reopen)

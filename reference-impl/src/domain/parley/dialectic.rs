@@ -62,7 +62,9 @@ pub const EVIDENCE_KINDS: [&str; 8] = [
 ];
 
 /// One evidence item `{kind, ref, note?}` — a pointer, never an opinion.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+// Closed in the schema (`/openapi.json`) only: the envelope check refuses unknown members.
+#[schemars(deny_unknown_fields)]
 pub struct Evidence {
     /// One of [`EVIDENCE_KINDS`].
     pub kind: String,

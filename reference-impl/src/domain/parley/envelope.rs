@@ -11,7 +11,11 @@ use super::limits::{Limits, char_len, extension_ok};
 use super::reasons::{Reason, Refusal, refuse};
 
 /// Optional `provenance` of a message.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+// Closed in the schema (`/openapi.json`) only: the envelope check refuses unknown members.
+#[schemars(deny_unknown_fields)]
 pub struct Provenance {
     /// Model that wrote the message.
     #[serde(default)]

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The numeric limits a Parley server declares in its manifest and enforces (PV-MF-2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Limits {
     /// Maximum body length in Unicode scalar values (PV-EN-2).
     pub body_max_chars: usize,
