@@ -28,10 +28,6 @@ const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 /// 120 writes/minute met such a 429 at the edge and lost a minute).
 const WINDOW: Duration = Duration::from_secs(61);
 
-/// Entries a saturated token's window is filled with (a quota above this is treated as
-/// this, which only shortens the wait: the window is a count, not a sum).
-const MAX_SATURATION: usize = 1_000_000;
-
 /// Longest a runner waits on a `Retry-After` before its one retry.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(65);
 
@@ -45,6 +41,8 @@ pub struct Pacer {
     sent: Mutex<HashMap<String, VecDeque<Instant>>>,
     /// Writes admitted per token over the whole run.
     admitted: Mutex<HashMap<String, u64>>,
+    /// Tokens the target refused although they had room, and until when they count as full.
+    full_until: Mutex<HashMap<String, Instant>>,
 }
 
 impl Pacer {
@@ -65,6 +63,7 @@ impl Pacer {
             pools: by_token,
             sent: Mutex::new(HashMap::new()),
             admitted: Mutex::new(HashMap::new()),
+            full_until: Mutex::new(HashMap::new()),
         }
     }
 
@@ -100,10 +99,19 @@ impl Pacer {
         let Ok(mut sent) = self.sent.lock() else {
             return Ok(0); // a poisoned lock only loses pacing, never a verdict
         };
+        let full = self
+            .full_until
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_default();
         let now = Instant::now();
         let mut best: Option<(usize, u64)> = None;
         let mut soonest = WINDOW;
         for (i, token) in pool.iter().enumerate() {
+            if let Some(until) = full.get(token).filter(|u| **u > now) {
+                soonest = soonest.min(*until - now);
+                continue;
+            }
             let quota = self.quotas.get(token).copied().unwrap_or(u64::MAX);
             let times = sent.entry(token.clone()).or_default();
             while times
@@ -138,14 +146,9 @@ impl Pacer {
     /// minute without writes from us the target's window holds none of those — and its pool
     /// carries the writes meanwhile.
     pub fn saturate(&self, token: &str) {
-        let (Some(&quota), Ok(mut sent)) = (self.quotas.get(token), self.sent.lock()) else {
-            return;
-        };
-        let now = Instant::now();
-        let n = usize::try_from(quota)
-            .unwrap_or(usize::MAX)
-            .min(MAX_SATURATION);
-        *sent.entry(token.to_string()).or_default() = std::iter::repeat_n(now, n).collect();
+        if let Ok(mut full) = self.full_until.lock() {
+            full.insert(token.to_string(), Instant::now() + WINDOW);
+        }
     }
 
     /// Writes admitted with `token` so far in this run.
