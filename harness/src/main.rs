@@ -111,12 +111,8 @@ struct RunArgs {
     /// MCP revision (overrides the profile).
     #[arg(long, value_name = "REV", value_parser = parse_revision)]
     mcp_revision: Option<McpRevision>,
-    /// Report formats to write.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html, Format::Sarif, Format::Badge])]
-    format: Vec<Format>,
-    /// Absolute URL report.html will be published at: SARIF rules link their requirement row there.
-    #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]
-    report_url: Option<String>,
+    #[command(flatten)]
+    reports: ReportArgs,
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "reports/latest")]
     out: PathBuf,
@@ -126,9 +122,6 @@ struct RunArgs {
     /// Expected-failure baseline (TOML).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
-    /// Print only the summary (no failure details).
-    #[arg(long)]
-    quiet: bool,
     /// Run only shard K of N (stable assignment by check id; `conform merge` joins them).
     #[arg(long, value_name = "K/N")]
     shard: Option<Shard>,
@@ -279,15 +272,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         }
         anyhow::Ok(r?)
     })?;
-    write_reports(
-        &report,
-        &Outputs {
-            out: &args.out,
-            formats: &args.format,
-            report_url: args.report_url.as_deref(),
-            quiet: args.quiet,
-        },
-    )?;
+    write_reports(&report, &args.out, &args.reports)?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
@@ -323,22 +308,27 @@ async fn connect_target(
     }
 }
 
-/// Where the reports go and which: `run` and `merge` write the same set.
-struct Outputs<'a> {
-    out: &'a Path,
-    formats: &'a [Format],
-    report_url: Option<&'a str>,
+/// The reports `run` and `merge` write (one definition, so both write the same set).
+#[derive(clap::Args, Debug)]
+struct ReportArgs {
+    /// Report formats to write.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html, Format::Sarif, Format::Badge])]
+    format: Vec<Format>,
+    /// Absolute URL report.html will be published at: SARIF rules link their requirement row there.
+    #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]
+    report_url: Option<String>,
+    /// Print only the summary (no failure details).
+    #[arg(long)]
     quiet: bool,
 }
 
-fn write_reports(report: &Report, o: &Outputs<'_>) -> anyhow::Result<()> {
-    let out = o.out;
+fn write_reports(report: &Report, out: &Path, o: &ReportArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let report_url = (o.report_url)
+    let report_url = (o.report_url.as_deref())
         .map(url::Url::parse)
         .transpose()
         .context("--report-url")?;
-    for f in o.formats {
+    for f in &o.format {
         let (name, text) = match f {
             Format::Json => ("report.json", report::json::render(report)?),
             Format::Junit => ("junit.xml", report::junit::render(report)),
@@ -505,15 +495,8 @@ struct MergeArgs {
     /// Output directory.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// Report formats to write.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html, Format::Sarif, Format::Badge])]
-    format: Vec<Format>,
-    /// Absolute URL report.html will be published at (SARIF rules link there).
-    #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]
-    report_url: Option<String>,
-    /// Print only the summary (no failure details).
-    #[arg(long)]
-    quiet: bool,
+    #[command(flatten)]
+    reports: ReportArgs,
 }
 
 fn cmd_diff(args: &DiffArgs) -> anyhow::Result<u8> {
@@ -553,14 +536,6 @@ fn cmd_merge(args: &MergeArgs) -> anyhow::Result<u8> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let report = merge::merge(shards)?;
-    write_reports(
-        &report,
-        &Outputs {
-            out: &args.out,
-            formats: &args.format,
-            report_url: args.report_url.as_deref(),
-            quiet: args.quiet,
-        },
-    )?;
+    write_reports(&report, &args.out, &args.reports)?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
