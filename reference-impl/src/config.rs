@@ -164,6 +164,13 @@ pub struct Config {
     /// Enable the Parley dialectic profile (default). Off, the manifest lists no profile and
     /// the four dialectic kinds are `kind_unknown` (PV-DI-8) — the suite checks both sides.
     pub dialectic: bool,
+    /// Extra `Host` values served besides the loopback names and the base URL's host
+    /// (`host` or `host:port`; `*` = any): DNS-rebinding protection of every route
+    /// (`crate::server::rebinding`).
+    pub allowed_hosts: Vec<String>,
+    /// Extra `Origin` values allowed besides loopback origins and the base URL's origin
+    /// (`scheme://host[:port|:*]`, `null`; `*` = any).
+    pub allowed_origins: Vec<String>,
 }
 
 impl Config {
@@ -209,6 +216,8 @@ impl Config {
             faults: Vec::new(),
             variants: Vec::new(),
             dialectic: true,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 

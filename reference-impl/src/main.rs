@@ -80,6 +80,16 @@ struct ServeArgs {
     /// Seconds a whole request may take (`408 request_timeout`).
     #[arg(long, default_value_t = reference_impl::server::REQUEST_TIMEOUT.as_secs())]
     request_timeout_secs: u64,
+    /// Also answer this `Host` (HOST or HOST:PORT; `*` = any), besides the loopback names and
+    /// the --base-url host. Repeatable. Others get 403 (DNS-rebinding protection) when the
+    /// server listens on loopback or this flag is given.
+    #[arg(long, value_name = "HOST")]
+    allowed_host: Vec<String>,
+    /// Also allow this browser `Origin` (SCHEME://HOST[:PORT], `:*` = any port, `null`, or
+    /// `*` = any), besides loopback origins (when listening on loopback) and the --base-url
+    /// origin. Repeatable. A request with another Origin gets 403; no Origin always passes.
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Vec<String>,
     #[command(flatten)]
     ssp_limits: reference_impl::config::SspLimitArgs,
     #[command(flatten)]
@@ -120,6 +130,8 @@ fn config(common: &Common) -> anyhow::Result<Config> {
             faults: Vec::new(),
             variants: Vec::new(),
             dialectic: true,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     } else {
         bail!(
@@ -172,6 +184,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = config(&args.common)?;
     let limits = args.limits();
     config.base_url = args.base_url;
+    config.allowed_hosts = args.allowed_host;
+    config.allowed_origins = args.allowed_origin;
     config.ssp_limits = args.ssp_limits.into();
     let mut server = reference_impl::server::spawn_with(config, args.listen, limits).await?;
     {

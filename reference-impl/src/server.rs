@@ -1,13 +1,15 @@
 //! Assembling the router and running it on a socket.
 //!
 //! [`app`] builds everything over one database: the Parley HTTP routes, the MCP endpoint and
-//! the SSP provider, with one 404/405 fallback, a request deadline and a URI limit. [`spawn`]
+//! the SSP provider, with one 404/405 fallback, a request deadline, a URI limit and the
+//! DNS-rebinding `Host` / `Origin` checks ([`rebinding`]). [`spawn`]
 //! serves it on a real socket with its own HTTP/1.1 accept loop: a cap on concurrent
 //! connections ([`Limits`]), and per connection ([`conn`]) an idle deadline that closes a
 //! socket which has not delivered a complete request head in time, whatever it sent. Every
 //! refusal the transport emits is in the refusal shape ([`refusal`]).
 
 mod conn;
+pub mod rebinding;
 pub mod refusal;
 
 use std::net::SocketAddr;
@@ -20,10 +22,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::api::mcp::AllowedHosts;
 use crate::config::{Config, demo_listen_allowed};
 use crate::service::ParleyService;
 use crate::store::Db;
+use rebinding::Rebinding;
 use refusal::TransportRefusal;
 
 /// Connections over the cap being answered `503` at once; more are closed without a word.
@@ -97,29 +99,30 @@ impl Default for Limits {
 }
 
 /// Builds the whole application (Parley HTTP + MCP, SSP provider) over one database.
+///
+/// No socket here: the server counts as bound to loopback unless its public base URL names
+/// another host (what [`spawn`] decides from the real address).
 pub fn app(config: Config) -> Result<Router, StartError> {
-    let hosts = allowed_hosts(&config);
-    build(config, hosts, Limits::default())
+    let loopback = base_url_is_loopback(&config);
+    build(config, loopback, Limits::default())
 }
 
-fn allowed_hosts(config: &Config) -> AllowedHosts {
-    // The MCP endpoint keeps rmcp's DNS-rebinding protection (loopback `Host` only) for a
-    // local server; a server whose public URL is not loopback accepts any `Host`.
+/// True when the base URL is absent or names a loopback host.
+fn base_url_is_loopback(config: &Config) -> bool {
     let host = config
         .base_url
         .as_deref()
         .and_then(|u| url::Url::parse(u).ok())
         .and_then(|u| u.host_str().map(str::to_owned));
     match host {
-        None => AllowedHosts::Loopback,
-        Some(h) if h == "localhost" || h == "[::1]" || h.starts_with("127.") => {
-            AllowedHosts::Loopback
-        }
-        Some(_) => AllowedHosts::Any,
+        None => true,
+        Some(h) => h == "localhost" || h == "[::1]" || h.starts_with("127."),
     }
 }
 
-fn build(config: Config, hosts: AllowedHosts, limits: Limits) -> Result<Router, StartError> {
+fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, StartError> {
+    let rebinding =
+        Rebinding::new(&config, loopback).map_err(|e| StartError::Config(e.to_string()))?;
     // Seeded faults (issue 6, cargo feature `faults`): an unknown name refuses to start.
     let faults = crate::faults::Faults::from_names(&config.faults)
         .map_err(|e| StartError::Config(e.to_string()))?;
@@ -136,13 +139,19 @@ fn build(config: Config, hosts: AllowedHosts, limits: Limits) -> Result<Router, 
     let router = Router::new()
         .merge(crate::api::http::routes(parley.clone()))
         .merge(crate::api::openapi::routes(&parley))
-        .merge(crate::api::mcp::routes(parley.for_mcp(), hosts));
+        .merge(crate::api::mcp::routes(parley.for_mcp()));
     let router = merge_ssp(router, db, &config, parley)?;
     let router = crate::faults::layer(router, faults, &config)
         .fallback(crate::api::http::not_found)
         .method_not_allowed_fallback(crate::api::http::method_not_allowed);
+    // The rebinding check is the outermost layer: a foreign page learns nothing, not even
+    // whether a route exists.
     Ok(crate::variants::layer(router, variants)
-        .layer(axum::middleware::from_fn_with_state(limits, guard)))
+        .layer(axum::middleware::from_fn_with_state(limits, guard))
+        .layer(axum::middleware::from_fn_with_state(
+            rebinding,
+            rebinding::guard,
+        )))
 }
 
 /// The request deadline and the URI limit, answered in the refusal shape (tower-http's
@@ -276,16 +285,12 @@ pub async fn spawn_with(
     if config.base_url.is_none() {
         config.base_url = Some(format!("http://{addr}"));
     }
-    let hosts = if listen.ip().is_loopback() {
-        AllowedHosts::Loopback
-    } else {
-        allowed_hosts(&config)
-    };
+    let loopback = listen.ip().is_loopback() || base_url_is_loopback(&config);
     // An unknown variant name is refused by `build` just below.
     let connection = crate::variants::Variants::from_names(&config.variants)
         .map(|v| v.connection())
         .unwrap_or((false, true));
-    let router = build(config, hosts, limits)?;
+    let router = build(config, loopback, limits)?;
     let (stop, stop_rx) = oneshot::channel();
     let task = tokio::spawn(accept_loop(listener, router, stop_rx, limits, connection));
     tracing::info!(%addr, "listening");

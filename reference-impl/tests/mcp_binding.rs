@@ -215,3 +215,100 @@ async fn pv_tr_5_quota_refusal_carries_retry_after_on_http_and_is_error_on_mcp()
         .await;
     assert_eq!(out.structured["error"]["reason"], "rate_limited");
 }
+
+/// A POST to `/mcp` with `MCP-Protocol-Version: version` (none when `None`), as a client
+/// before (`initialize`) and after negotiation sends it.
+async fn post(app: &App, version: Option<&str>, body: serde_json::Value) -> support::app::Reply {
+    let mut req = axum::http::Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("Host", "127.0.0.1")
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream");
+    if let Some(v) = version {
+        req = req.header("MCP-Protocol-Version", v);
+    }
+    app.send(req.body(axum::body::Body::from(body.to_string())).unwrap())
+        .await
+}
+
+/// MCP lifecycle, "Version Negotiation" (issue 12): `initialize` answers with the client's
+/// version when the server serves it (the three handshake revisions with Streamable HTTP),
+/// else with its newest handshake revision; requests then carry the negotiated version in
+/// `MCP-Protocol-Version` and are served.
+#[tokio::test]
+async fn initialize_negotiates_every_served_handshake_revision() {
+    let app = App::demo();
+    for (asked, answered) in [
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-11-25", "2025-11-25"),
+        // Not served over this transport (2024-11-05 had HTTP+SSE), or unknown/future.
+        ("2024-11-05", "2025-11-25"),
+        ("2099-01-01", "2025-11-25"),
+        ("not-a-date", "2025-11-25"),
+    ] {
+        let init = json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+        let r = post(
+            &app,
+            None,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{asked}: {}", r.body);
+        assert_eq!(
+            r.body["result"]["protocolVersion"], answered,
+            "{asked}: {}",
+            r.body
+        );
+        // The client then speaks the negotiated version on every request.
+        let v = Some(answered);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let r = post(&app, v, note).await;
+        assert_eq!(r.status, 202, "{asked}: {}", r.body);
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+        let r = post(&app, v, list).await;
+        assert_eq!(r.status, 200, "{asked}: {}", r.body);
+        assert_eq!(r.body["result"]["tools"].as_array().unwrap().len(), 9);
+        let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_manifest", "arguments": {}}});
+        let r = post(&app, v, call).await;
+        assert_eq!(r.status, 200, "{asked}: {}", r.body);
+        assert_eq!(r.body["result"]["isError"], false, "{asked}: {}", r.body);
+    }
+}
+
+/// Streamable HTTP transport, "Protocol Version Header": an invalid or unsupported
+/// `MCP-Protocol-Version` → 400 (with a JSON-RPC error body); absent → served (the
+/// transport then assumes 2025-03-26).
+#[tokio::test]
+async fn protocol_version_header_bogus_or_unsupported_is_400() {
+    let app = App::demo();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    for bogus in ["bogus", "2099-01-01", "2024-11-05", "2024-10-07", ""] {
+        let r = post(&app, Some(bogus), list.clone()).await;
+        assert_eq!(r.status, 400, "{bogus:?}: {}", r.body);
+        assert_eq!(r.body["jsonrpc"], "2.0", "{bogus:?}: {}", r.body);
+        assert!(r.body["error"]["code"].is_i64(), "{bogus:?}: {}", r.body);
+    }
+    let r = post(&app, None, list).await;
+    assert_eq!(r.status, 200, "absent header: {}", r.body);
+    // The current era with an unsupported per-request version keeps its specified error.
+    let r = app
+        .mcp_raw(
+            Era::Current,
+            &[
+                ("MCP-Protocol-Version", "2099-01-01"),
+                ("Mcp-Method", "tools/list"),
+            ],
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}
+            }}})
+            .to_string()
+            .into_bytes(),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body["error"]["code"].is_i64(), "{}", r.body);
+}

@@ -43,9 +43,20 @@ use super::http::{BodyError, call_service, read_capped};
 use super::{HARD_BODY_CAP, bearer_from_headers};
 use crate::service::{Args, BearerToken, ContentType, Operation, ParleyService, Request, Response};
 
-/// The MCP revisions served on `/mcp` (and declared in the manifest's `bindings.mcp`).
-pub const PROTOCOL_VERSIONS: &[ProtocolVersion] =
-    &[ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+/// The MCP revisions served on `/mcp` and over stdio, oldest first (and declared in the
+/// manifest's `bindings.mcp.revisions`).
+///
+/// `initialize` answers with the client's version when it is one of the three handshake
+/// revisions here (MCP lifecycle, "Version Negotiation"), else with the newest of them,
+/// 2025-11-25. 2025-03-26 is the oldest revision with the Streamable HTTP transport this
+/// endpoint speaks (2024-11-05 had HTTP+SSE), and what the tools return is valid in each:
+/// `structuredContent` (2025-06-18 onward) is an extra member an older client ignores.
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
 
 /// JSON-RPC 2.0 error codes used by the validating front (open set, documented constants).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,26 +279,18 @@ pub fn tools() -> Vec<Tool> {
         .collect()
 }
 
-/// Where the `/mcp` endpoint may be reached from, for rmcp's DNS-rebinding `Host` check.
-#[derive(Debug, Clone)]
-pub enum AllowedHosts {
-    /// Only loopback names (`localhost`, `127.0.0.1`, `::1`): the default for a local server.
-    Loopback,
-    /// Any `Host` (a server deliberately listening beyond loopback).
-    Any,
-}
-
 /// The `/mcp` route (any method; only POST is served, others get 405).
-pub fn routes(service: ParleyService, hosts: AllowedHosts) -> Router {
+///
+/// rmcp's own `Host` check is off: the server's rebinding layer
+/// (`crate::server::rebinding`) checks `Host` and `Origin` on every route, this one included.
+pub fn routes(service: ParleyService) -> Router {
     let handler = ParleyMcp::new(service, None);
-    let mut config = StreamableHttpServerConfig::default()
+    let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_max_request_body_bytes(HARD_BODY_CAP);
-    if matches!(hosts, AllowedHosts::Any) {
-        config = config.disable_allowed_hosts();
-    }
+        .with_max_request_body_bytes(HARD_BODY_CAP)
+        .disable_allowed_hosts();
     let rmcp = StreamableHttpService::new(
         move || Ok(handler.clone()),
         Arc::new(NeverSessionManager::default()),
@@ -422,12 +425,55 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
             &format!("Invalid params: {e}"),
         );
     }
+    if let Err(resp) = check_version_header(&parts.headers, &value) {
+        return resp;
+    }
     relax_accept(&mut parts.headers);
     parts.extensions.insert(McpBodyLen(bytes.len()));
     let resp = rmcp
         .handle(HttpRequest::from_parts(parts, Body::from(bytes)))
         .await;
     wrap_plain_errors(resp).await
+}
+
+/// Streamable HTTP transport, "Protocol Version Header": a request whose
+/// `MCP-Protocol-Version` names a revision this endpoint does not serve → HTTP 400, with the
+/// JSON-RPC error `-32022` (unsupported protocol version, `data: {requested, supported}`).
+/// rmcp already refuses unknown strings, but accepts every revision it knows, 2024-11-05
+/// (HTTP+SSE, not this transport) included. A request that carries its version in `_meta`
+/// (2026-07-28) is left to rmcp, which checks the header against it (header mismatch).
+fn check_version_header(headers: &HeaderMap, value: &Value) -> Result<(), HttpResponse> {
+    let Some(header) = headers.get("mcp-protocol-version") else {
+        return Ok(());
+    };
+    let per_request = value
+        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+        .is_some();
+    let requested = header.to_str().unwrap_or("");
+    if per_request || PROTOCOL_VERSIONS.iter().any(|v| v.as_str() == requested) {
+        return Ok(());
+    }
+    let id = value
+        .get("id")
+        .filter(|id| id_ok(id))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let supported: Vec<&str> = PROTOCOL_VERSIONS
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect();
+    let error = json!({
+        "code": rmcp::model::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0,
+        "message": format!("Unsupported MCP-Protocol-Version: {requested:?}"),
+        "data": {"requested": requested, "supported": supported},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    let mut resp = (StatusCode::BAD_REQUEST, body.to_string()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Err(resp)
 }
 
 /// Stricter than [`super::is_json_media_type`] on purpose: the MCP Streamable HTTP transport
@@ -655,6 +701,15 @@ mod tests {
                 .is_err()
         );
         assert!(check_envelope(&json!("hello")).is_err());
+    }
+
+    #[test]
+    fn manifest_declares_the_served_revisions() {
+        let served: Vec<&str> = PROTOCOL_VERSIONS
+            .iter()
+            .map(ProtocolVersion::as_str)
+            .collect();
+        assert_eq!(served, crate::domain::parley::manifest::MCP_REVISIONS);
     }
 
     #[test]

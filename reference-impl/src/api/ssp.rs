@@ -104,6 +104,21 @@ pub fn routes(state: SspState) -> Router {
         .with_state(state)
 }
 
+/// Whether `path` belongs to the provider (`/ssp`, `/ssp/...`, `/.well-known/...`): the
+/// paths whose every error is the unified error object (SSP-ERR-1).
+pub fn is_ssp_path(path: &str) -> bool {
+    path == "/ssp" || path.starts_with("/ssp/") || path.starts_with("/.well-known/")
+}
+
+/// 403 `PERMISSION_DENIED` in the unified shape, for a request the DNS-rebinding guard
+/// (`crate::server::rebinding`) refuses before routing (SSP-ERR-1, SSP-ERR-2).
+pub fn forbidden(message: &str) -> Response {
+    refusal(Refusal::new(
+        403,
+        crate::domain::ssp::ErrorObject::new(crate::domain::ssp::codes::PERMISSION_DENIED, message),
+    ))
+}
+
 fn json_response(status: u16, body: String) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut r = (code, body).into_response();

@@ -26,6 +26,11 @@ pub enum TransportRefusal {
     ServerBusy,
     /// 505: an HTTP/2 (h2c) connection preface; the server speaks HTTP/1.1 only.
     VersionNotSupported,
+    /// 403: the `Host` names a host this server does not answer to (DNS rebinding,
+    /// [`super::rebinding`]).
+    ForbiddenHost,
+    /// 403: the `Origin` is present and not allowed (DNS rebinding, [`super::rebinding`]).
+    ForbiddenOrigin,
 }
 
 impl TransportRefusal {
@@ -38,6 +43,7 @@ impl TransportRefusal {
             Self::HeadersTooLarge => 431,
             Self::ServerBusy => 503,
             Self::VersionNotSupported => 505,
+            Self::ForbiddenHost | Self::ForbiddenOrigin => 403,
         }
     }
 
@@ -50,6 +56,8 @@ impl TransportRefusal {
             Self::HeadersTooLarge => "headers_too_large",
             Self::ServerBusy => "server_busy",
             Self::VersionNotSupported => "http_version_not_supported",
+            Self::ForbiddenHost => "forbidden_host",
+            Self::ForbiddenOrigin => "forbidden_origin",
         }
     }
 
@@ -61,10 +69,12 @@ impl TransportRefusal {
             Self::HeadersTooLarge => "Request Header Fields Too Large",
             Self::ServerBusy => "Service Unavailable",
             Self::VersionNotSupported => "HTTP Version Not Supported",
+            Self::ForbiddenHost | Self::ForbiddenOrigin => "Forbidden",
         }
     }
 
-    fn message(self) -> &'static str {
+    /// The human-readable message of the refusal body.
+    pub fn message(self) -> &'static str {
         match self {
             Self::InvalidRequest => "the request head is not valid HTTP/1.1",
             Self::RequestTimeout => {
@@ -76,6 +86,14 @@ impl TransportRefusal {
             }
             Self::ServerBusy => "the server is at its connection limit; retry shortly",
             Self::VersionNotSupported => "this server speaks HTTP/1.1 only (no h2c)",
+            Self::ForbiddenHost => {
+                "the Host header names a host this server does not answer to \
+                 (DNS-rebinding protection; see --allowed-host)"
+            }
+            Self::ForbiddenOrigin => {
+                "the Origin header is not allowed by this server \
+                 (DNS-rebinding protection; see --allowed-origin)"
+            }
         }
     }
 
@@ -169,6 +187,8 @@ mod tests {
             TransportRefusal::HeadersTooLarge,
             TransportRefusal::ServerBusy,
             TransportRefusal::VersionNotSupported,
+            TransportRefusal::ForbiddenHost,
+            TransportRefusal::ForbiddenOrigin,
         ];
         let declared = crate::domain::parley::reasons::TRANSPORT_REASONS;
         let emitted: Vec<&str> = all.iter().map(|r| r.reason()).collect();

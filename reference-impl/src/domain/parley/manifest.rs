@@ -81,7 +81,7 @@ pub const OPERATIONS: [OperationSpec; 9] = [
 ];
 
 /// The MCP revisions the reference serves on `/mcp`.
-pub const MCP_REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+pub const MCP_REVISIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
 
 fn kind_json(k: Kind) -> Value {
     json!({

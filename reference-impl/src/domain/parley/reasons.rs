@@ -182,16 +182,18 @@ pub fn refuse<T>(reason: Reason, message: impl Into<String>) -> Result<T, Refusa
 }
 
 /// Reasons of the refusals the transport itself emits before routing (malformed or oversized
-/// request heads, deadlines, the connection cap, h2c): outside the operation table of §10,
+/// request heads, deadlines, the connection cap, h2c, a foreign `Host` or `Origin`): outside the operation table of §10,
 /// listed in the manifest too because `reasons` names every reason the server can emit
 /// (PV-MF-1). `server::refusal` is tested to emit exactly these.
-pub const TRANSPORT_REASONS: [&str; 6] = [
+pub const TRANSPORT_REASONS: [&str; 8] = [
     "invalid_request",
     "request_timeout",
     "uri_too_long",
     "headers_too_large",
     "server_busy",
     "http_version_not_supported",
+    "forbidden_host",
+    "forbidden_origin",
 ];
 
 #[cfg(test)]
