@@ -42,6 +42,11 @@ if [ "$(cat "$node_dir/.installed" 2>/dev/null)" != "$lock_sum" ] || [ ! -x "$no
     mkdir -p "$node_dir"
     cp "$here/node/package.json" "$here/node/package-lock.json" "$node_dir/"
     (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    # The `node` package fetches its binary in an install script: check it ran.
+    if ! "$node_dir/node_modules/.bin/node" --version | grep -q '^v22\.'; then
+        echo "interop: the npm 'node' package did not install Node 22 (install scripts blocked?)" >&2
+        exit 1
+    fi
     echo "$lock_sum" >"$node_dir/.installed"
 fi
 node22="$node_dir/node_modules/.bin/node"

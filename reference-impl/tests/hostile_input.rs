@@ -346,7 +346,7 @@ async fn mcp_transport_faults_are_json_not_plain_text() {
     let r = app.mcp_raw(Era::Legacy, &[], vec![b' '; 2 << 20]).await;
     assert_eq!(r.status, 413);
     assert_eq!(r.body["jsonrpc"], "2.0");
-    // DNS-rebinding Host: rmcp's 403, wrapped as JSON.
+    // DNS-rebinding Host: the rebinding guard's 403, as a JSON-RPC error on /mcp.
     let r = app
         .mcp_raw(Era::Legacy, &[("host", "evil.example")], list.clone())
         .await;

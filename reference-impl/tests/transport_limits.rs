@@ -86,7 +86,11 @@ async fn a_silent_socket_is_closed_after_the_head_deadline() {
 #[tokio::test]
 async fn a_partial_head_gets_a_json_408_then_close() {
     let server = server(short()).await;
-    let got = exchange(server.addr, b"GET /v1/manifest HTTP/1.1\r\nHost: x\r\n").await;
+    let got = exchange(
+        server.addr,
+        b"GET /v1/manifest HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+    )
+    .await;
     assert_refusal(&got, 408, "request_timeout");
     server.shutdown().await;
 }
@@ -137,7 +141,7 @@ async fn a_kept_alive_connection_idle_after_a_response_is_closed() {
     let server = server(short()).await;
     let mut stream = TcpStream::connect(server.addr).await.unwrap();
     stream
-        .write_all(b"GET /v1/manifest HTTP/1.1\r\nHost: x\r\n\r\n")
+        .write_all(b"GET /v1/manifest HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .await
         .unwrap();
     let first = read_one_response(&mut stream).await;
@@ -156,7 +160,11 @@ async fn connections_over_the_cap_get_a_json_503_and_slots_come_back() {
     .await;
     let idle_a = TcpStream::connect(server.addr).await.unwrap();
     let idle_b = TcpStream::connect(server.addr).await.unwrap();
-    let got = exchange(server.addr, b"GET /v1/manifest HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let got = exchange(
+        server.addr,
+        b"GET /v1/manifest HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    )
+    .await;
     assert_refusal(&got, 503, "server_busy");
     assert!(
         String::from_utf8_lossy(&got)
@@ -169,7 +177,7 @@ async fn connections_over_the_cap_get_a_json_503_and_slots_come_back() {
     for _ in 0..500 {
         let got = exchange(
             server.addr,
-            b"GET /v1/manifest HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            b"GET /v1/manifest HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
         )
         .await;
         if got.starts_with(b"HTTP/1.1 200 ") {
@@ -187,7 +195,7 @@ async fn connections_over_the_cap_get_a_json_503_and_slots_come_back() {
 async fn oversized_heads_get_json_431() {
     let server = server(short()).await;
     let big = format!(
-        "GET /v1/manifest HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "GET /v1/manifest HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {}\r\n\r\n",
         "a".repeat(70 * 1024)
     );
     assert_refusal(
@@ -196,7 +204,7 @@ async fn oversized_heads_get_json_431() {
         "headers_too_large",
     );
     let many: String = (0..150).map(|i| format!("X-H{i}: v\r\n")).collect();
-    let many = format!("GET /v1/manifest HTTP/1.1\r\nHost: x\r\n{many}\r\n");
+    let many = format!("GET /v1/manifest HTTP/1.1\r\nHost: 127.0.0.1\r\n{many}\r\n");
     assert_refusal(
         &exchange(server.addr, many.as_bytes()).await,
         431,
@@ -204,7 +212,7 @@ async fn oversized_heads_get_json_431() {
     );
     // A request line beyond the head limit is refused by hyper before any URI check.
     let huge_uri = format!(
-        "GET /v1/{} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /v1/{} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         "u".repeat(80 * 1024)
     );
     assert_refusal(
@@ -219,7 +227,7 @@ async fn oversized_heads_get_json_431() {
 async fn long_uris_get_json_414() {
     let server = server(short()).await;
     let long = format!(
-        "GET /v1/threads/{} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /v1/threads/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
         "t".repeat(9 * 1024)
     );
     assert_refusal(
@@ -236,7 +244,7 @@ async fn malformed_heads_get_json_400() {
     for garbage in [
         &b"NOT AN HTTP REQUEST\r\n\r\n"[..],
         b"GET /v1/manifest HTTP/1.1\r\nBad Header Without Colon\r\n\r\n",
-        b"GET /v1/manifest HTTP/9.9\r\nHost: x\r\n\r\n",
+        b"GET /v1/manifest HTTP/9.9\r\nHost: 127.0.0.1\r\n\r\n",
     ] {
         let got = exchange(server.addr, garbage).await;
         assert_refusal(&got, 400, "invalid_request");
@@ -253,7 +261,7 @@ async fn a_stalled_body_gets_a_json_408() {
     .await;
     let got = exchange(
         server.addr,
-        b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer demo-agent-a\r\n\
+        b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer demo-agent-a\r\n\
           Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"kind\":",
     )
     .await;

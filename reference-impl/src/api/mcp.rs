@@ -512,7 +512,9 @@ fn check_envelope(value: &Value) -> Result<(), (Value, String)> {
     {
         return Err((
             Value::Null,
-            "Invalid Request: `id` must be a string or an integer (null is not allowed)".into(),
+            "Invalid Request: `id` must be a string or an integer within the signed 64-bit \
+             range (null is not allowed)"
+                .into(),
         ));
     }
     match obj.get("method") {
