@@ -425,8 +425,8 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
             &format!("Invalid params: {e}"),
         );
     }
-    if let Err(resp) = check_version_header(&parts.headers, &value) {
-        return resp;
+    if let Some(refusal) = check_version_header(&parts.headers, &value) {
+        return refusal;
     }
     relax_accept(&mut parts.headers);
     parts.extensions.insert(McpBodyLen(bytes.len()));
@@ -442,16 +442,15 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
 /// rmcp already refuses unknown strings, but accepts every revision it knows, 2024-11-05
 /// (HTTP+SSE, not this transport) included. A request that carries its version in `_meta`
 /// (2026-07-28) is left to rmcp, which checks the header against it (header mismatch).
-fn check_version_header(headers: &HeaderMap, value: &Value) -> Result<(), HttpResponse> {
-    let Some(header) = headers.get("mcp-protocol-version") else {
-        return Ok(());
-    };
+/// `Some` is the refusal to send.
+fn check_version_header(headers: &HeaderMap, value: &Value) -> Option<HttpResponse> {
+    let header = headers.get("mcp-protocol-version")?;
     let per_request = value
         .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
         .is_some();
     let requested = header.to_str().unwrap_or("");
     if per_request || PROTOCOL_VERSIONS.iter().any(|v| v.as_str() == requested) {
-        return Ok(());
+        return None;
     }
     let id = value
         .get("id")
@@ -473,7 +472,7 @@ fn check_version_header(headers: &HeaderMap, value: &Value) -> Result<(), HttpRe
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    Err(resp)
+    Some(resp)
 }
 
 /// Stricter than [`super::is_json_media_type`] on purpose: the MCP Streamable HTTP transport
