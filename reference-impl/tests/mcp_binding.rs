@@ -51,6 +51,18 @@ async fn legacy_handshake_is_served_without_sessions() {
     for tool in r.body["result"]["tools"].as_array().unwrap() {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
     }
+    // One page, no cursor ever issued: a cursor is refused, not ignored (pagination, -32602).
+    assert!(r.body["result"].get("nextCursor").is_none(), "{}", r.body);
+    let r = app
+        .mcp(
+            Era::Legacy,
+            None,
+            3,
+            "tools/list",
+            json!({"cursor": "never-issued"}),
+        )
+        .await;
+    assert_eq!(r.body["error"]["code"], -32602, "{}", r.body);
 }
 
 #[tokio::test]

@@ -125,11 +125,20 @@ impl ServerHandler for ParleyMcp {
         Cow::Borrowed(PROTOCOL_VERSIONS)
     }
 
+    /// One page holds every tool, so no cursor is ever issued: a request carrying one is
+    /// refused with -32602 (MCP 2025-11-25 basic/utilities/pagination: "Invalid cursors
+    /// SHOULD result in an error with code -32602"), never answered as if it were absent.
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if let Some(cursor) = request.and_then(|r| r.cursor) {
+            return Err(McpError::invalid_params(
+                format!("unknown cursor {cursor:?}: tools/list issues none"),
+                None,
+            ));
+        }
         Ok(ListToolsResult::with_all_items(self.tools.to_vec()))
     }
 
