@@ -15,6 +15,8 @@ pub mod engine;
 #[cfg(feature = "faults")]
 pub mod faults;
 pub mod json;
+pub mod launcher;
+pub mod mcp;
 pub mod parley;
 #[cfg(feature = "reference")]
 pub mod reference;

@@ -194,7 +194,10 @@ fn protocol_command(
     let p = protocols
         .iter()
         .find(|p| p.commands().iter().any(|c| c.get_name() == name))?;
-    Some(p.run_command(name, sub).map_err(anyhow::Error::from))
+    Some(
+        p.run_command(name, sub, &conform::launcher::Registered)
+            .map_err(anyhow::Error::from),
+    )
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<u8> {

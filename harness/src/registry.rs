@@ -10,6 +10,7 @@ pub fn protocols() -> Vec<Arc<dyn Protocol>> {
     vec![
         Arc::new(crate::parley::Parley),
         Arc::new(crate::ssp::protocol::Ssp),
+        Arc::new(crate::mcp::protocol::Mcp),
     ]
 }
 

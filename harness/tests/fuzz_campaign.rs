@@ -97,3 +97,83 @@ async fn survey_every_fault() {
         println!("{:40} {:?}", fault.name(), oracles);
     }
 }
+
+/// A vectors directory holding the repository's catalogues and schemas and, as the whole
+/// Parley suite, the promoted vector file `file`.
+#[cfg(feature = "faults")]
+fn promoted_dir(file: &serde_json::Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = default_vectors_dir();
+    for sub in ["requirements", "schemas"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(src.join(sub)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), dir.path().join(sub).join(e.file_name())).unwrap();
+            }
+        }
+    }
+    std::fs::create_dir_all(dir.path().join("parley")).unwrap();
+    let text = serde_json::to_string_pretty(file).unwrap();
+    std::fs::write(dir.path().join("parley/fuzz-seed-11.json"), text).unwrap();
+    dir
+}
+
+/// Runs the promoted vectors (`fuzz/*`) of `dir` against the reference with `faults`.
+#[cfg(feature = "faults")]
+async fn promoted_verdicts(
+    dir: &std::path::Path,
+    faults: &[&str],
+) -> Vec<(String, conform::engine::verdict::Verdict)> {
+    let suite = conform::registry::load_suite("parley", dir).expect("promoted vectors load");
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let target = conform::reference::spawn_with(
+        config,
+        &ConnectOptions::default(),
+        std::slice::from_ref(&suite.protocol),
+    )
+    .await
+    .expect("pre-flight");
+    let opts = conform::engine::run::RunOptions {
+        filter: Some("fuzz/*".into()),
+        transports: vec![TransportKind::Http, TransportKind::Mcp],
+        ..conform::engine::run::RunOptions::default()
+    };
+    let report = conform::engine::run::run(Arc::new(target), &[suite], &opts)
+        .await
+        .expect("run");
+    report
+        .checks
+        .into_iter()
+        .map(|c| (c.check, c.verdict))
+        .collect()
+}
+
+/// `--promote`: the findings on a faulty reference become vectors that load, fail against
+/// that fault and pass against the fault-free reference.
+#[cfg(feature = "faults")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn promoted_findings_are_vectors_that_bite() {
+    use conform::engine::verdict::Verdict;
+    let fault = "http-refusal-not-json";
+    let (o, _) = campaign(&[fault], Duration::from_secs(4)).await;
+    let file = conform::parley::fuzz::promote::vector_file(&o.findings, SEED)
+        .expect("a finding with a request");
+    let dir = promoted_dir(&file);
+    let faulty = promoted_verdicts(dir.path(), &[fault]).await;
+    assert!(!faulty.is_empty(), "no promoted vector ran");
+    assert!(
+        faulty.iter().any(|(_, v)| matches!(v, Verdict::Fail(_))),
+        "seed {SEED}: no promoted vector fails against {fault}: {faulty:#?}"
+    );
+    let clean = promoted_verdicts(dir.path(), &[]).await;
+    let bad: Vec<_> = clean
+        .iter()
+        .filter(|(_, v)| !matches!(v, Verdict::Pass | Verdict::Unsupported { .. }))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "seed {SEED}: promoted vectors fail the fault-free reference: {bad:#?}"
+    );
+}

@@ -666,13 +666,16 @@ fn xml_check_rejects_malformed_documents() {
 fn badge_of_a_passing_run_is_green_and_names_the_levels() {
     let r = reference_report();
     let (msg, colour) = badge::message(&r);
-    assert_eq!(msg, "parley MUST ✓ SHOULD ✓ · ssp MUST ✓ REC ✓ SHOULD ✓");
+    assert_eq!(
+        msg,
+        "parley MUST ✓ SHOULD ✓ · ssp MUST ✓ REC ✓ SHOULD ✓ · mcp MUST ✓ SHOULD ✓"
+    );
     assert_eq!(colour, "#4c1");
     let svg = badge::render(&r);
     assert_well_formed_xml(&svg);
     assert!(svg.contains("fill=\"#4c1\""));
     assert!(
-        svg.contains("<title>conform: parley MUST ✓ SHOULD ✓ · ssp MUST ✓ REC ✓ SHOULD ✓</title>")
+        svg.contains("<title>conform: parley MUST ✓ SHOULD ✓ · ssp MUST ✓ REC ✓ SHOULD ✓ · mcp MUST ✓ SHOULD ✓</title>")
     );
     assert!(!svg.contains("href") && !svg.contains("@import") && !svg.contains("<image"));
 }

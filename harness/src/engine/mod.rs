@@ -10,6 +10,7 @@ pub mod check;
 pub mod diff;
 pub mod estimate;
 pub mod execute;
+pub mod finding;
 pub mod init;
 pub mod judge;
 pub mod merge;

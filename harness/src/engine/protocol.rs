@@ -158,7 +158,13 @@ pub trait Protocol: Send + Sync {
         Vec::new()
     }
     /// Runs one of [`Protocol::commands`]: the process exit code, or why it could not run.
-    fn run_command(&self, _name: &str, _args: &clap::ArgMatches) -> Result<u8, CommandError> {
+    /// `launcher` reaches targets (profile files, the bundled reference) for it.
+    fn run_command(
+        &self,
+        _name: &str,
+        _args: &clap::ArgMatches,
+        _launcher: &dyn Launcher,
+    ) -> Result<u8, CommandError> {
         Err(CommandError("no such command".into()))
     }
     /// Role or credential names `conform init --token NAME=…` may give this protocol.
@@ -176,6 +182,22 @@ pub trait Protocol: Send + Sync {
     ) -> BoxFuture<'a, InitPart> {
         Box::pin(async { InitPart::default() })
     }
+}
+
+/// How a protocol's own subcommand (`conform fuzz`, `conform model`) reaches its target
+/// without knowing the registry or the bundled reference, which sit above the wings: the
+/// CLI hands one down ([`crate::launcher::Registered`]).
+pub trait Launcher: Send + Sync {
+    /// Reads a profile file, its sections validated by every registered protocol.
+    fn load_profile(&self, path: &Path) -> Result<Profile, TargetError>;
+    /// Spawns the bundled reference with the seeded `faults` named (empty: none) and
+    /// pre-flights it for `protocols`.
+    fn spawn_reference<'a>(
+        &'a self,
+        opts: &'a ConnectOptions,
+        protocols: &'a [Arc<dyn Protocol>],
+        faults: &'a [String],
+    ) -> BoxFuture<'a, Result<Target, TargetError>>;
 }
 
 /// Why a protocol's subcommand could not run (exit code 2).

@@ -165,7 +165,32 @@ pub struct Manifest {
     pub version: Option<String>,
 }
 
+/// The names a manifest list holds: strings, or objects naming themselves under `key`, in an
+/// array or grouped in an object of arrays (no layout is fixed, so each is read).
+pub fn listed(v: Option<&Value>, key: &str) -> Vec<String> {
+    let items = match v {
+        Some(Value::Array(a)) => a.clone(),
+        Some(Value::Object(o)) => o
+            .values()
+            .flat_map(|x| x.as_array().cloned().unwrap_or_default())
+            .collect(),
+        _ => Vec::new(),
+    };
+    items
+        .iter()
+        .filter_map(|i| i.as_str().or_else(|| i.get(key).and_then(Value::as_str)))
+        .map(str::to_string)
+        .collect()
+}
+
 impl Manifest {
+    /// The refusal reasons the manifest declares.
+    pub fn reasons(&self) -> std::collections::BTreeSet<String> {
+        listed(self.raw.get("reasons"), "reason")
+            .into_iter()
+            .collect()
+    }
+
     /// Extracts what the engine needs; the defaults of `parley-v1.md` fill silent gaps.
     pub fn from_value(raw: Value) -> Self {
         let mut routes = default_routes();

@@ -120,17 +120,18 @@ impl Protocol for Parley {
         &self,
         name: &str,
         args: &clap::ArgMatches,
+        launcher: &dyn crate::engine::protocol::Launcher,
     ) -> Result<u8, crate::engine::protocol::CommandError> {
         use clap::FromArgMatches as _;
         let bad = |e: clap::Error| crate::engine::protocol::CommandError(e.to_string());
         match name {
             "fuzz" => {
                 let args = fuzz::cli::FuzzArgs::from_arg_matches(args).map_err(bad)?;
-                fuzz::cli::execute(Arc::new(Parley), &args)
+                fuzz::cli::execute(Arc::new(Parley), &args, launcher)
             }
             "model" => {
                 let args = model::cli::ModelArgs::from_arg_matches(args).map_err(bad)?;
-                model::cli::execute(&args)
+                model::cli::execute(&args, launcher)
             }
             other => Err(crate::engine::protocol::CommandError(format!(
                 "parley has no command {other:?}"

@@ -86,7 +86,12 @@ impl Protocol for Ssp {
         super::init::init(target, tokens).boxed()
     }
 
-    fn run_command(&self, name: &str, args: &clap::ArgMatches) -> Result<u8, CommandError> {
+    fn run_command(
+        &self,
+        name: &str,
+        args: &clap::ArgMatches,
+        _launcher: &dyn crate::engine::protocol::Launcher,
+    ) -> Result<u8, CommandError> {
         if name != "validate" {
             return Err(CommandError(format!("ssp has no command {name:?}")));
         }

@@ -15,16 +15,16 @@ pub struct RawHttp {
     /// Path (and query) relative to the target's base URL.
     pub path: String,
     /// Extra headers; `authorization` here overrides the role's token.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// Literal text body.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// JSON body (placeholders resolved).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_json: Option<Value>,
     /// Base64 body (arbitrary bytes).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_base64: Option<String>,
 }
 
@@ -33,12 +33,12 @@ pub struct RawHttp {
 #[serde(deny_unknown_fields)]
 pub struct RawMcp {
     /// Literal text body.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
     /// JSON body (placeholders resolved; on 2026-07-28 the era's `_meta` is added to a request's params when missing).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_json: Option<Value>,
     /// Extra headers (override the era's).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
 }

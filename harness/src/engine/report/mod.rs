@@ -464,11 +464,21 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// The curl command equivalent to one recorded exchange.
+/// Method of an exchange over a child process's stdio (its `url` is the command line).
+pub const STDIO_METHOD: &str = "STDIO";
+
+/// The curl command equivalent to one recorded exchange (for a stdio exchange, the line
+/// piped into the command).
 pub fn curl_command(ex: &Exchange) -> String {
+    if ex.method == STDIO_METHOD {
+        let line = ex.request_body.as_deref().unwrap_or_default();
+        return format!("printf '%s\\n' {} | {}", shell_quote(line), ex.url);
+    }
     let mut cmd = format!("curl -sS -i -X {} {}", ex.method, shell_quote(&ex.url));
     for (k, v) in &ex.request_headers {
-        if v.contains("${CONFORM_TOKEN_") {
+        // A secret stands as `${CONFORM_…}` (`${SSP_…}` for SSP credentials): double quotes,
+        // so the shell expands it; any other value stays single-quoted, literal.
+        if v.contains("${CONFORM_") || v.contains("${SSP_") {
             cmd.push_str(&format!(" -H \"{k}: {}\"", v.replace('"', "\\\"")));
         } else {
             cmd.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}"))));

@@ -39,6 +39,8 @@ pub struct Finding {
     pub mutation: String,
     /// The exchanges that show it.
     pub exchanges: Vec<Exchange>,
+    /// The (minimized) hostile request (`--promote` writes it as a vector).
+    pub case: Case,
 }
 
 /// What a campaign did and found.
@@ -63,22 +65,6 @@ impl Outcomes {
     }
 }
 
-fn strings(v: Option<&Value>, key: &str) -> Vec<String> {
-    let items = match v {
-        Some(Value::Array(a)) => a.clone(),
-        Some(Value::Object(o)) => o
-            .values()
-            .flat_map(|x| x.as_array().cloned().unwrap_or_default())
-            .collect(),
-        _ => Vec::new(),
-    };
-    items
-        .iter()
-        .filter_map(|i| i.as_str().or_else(|| i.get(key).and_then(Value::as_str)))
-        .map(str::to_string)
-        .collect()
-}
-
 /// What the generator may use, read from the manifest.
 pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
     let raw = &part.manifest.raw;
@@ -98,13 +84,13 @@ pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
         .collect();
     let k = Knowledge {
         body_max,
-        kinds: strings(raw.get("kinds"), "name"),
-        states: strings(raw.get("states"), "name"),
+        kinds: crate::parley::manifest::listed(raw.get("kinds"), "name"),
+        states: crate::parley::manifest::listed(raw.get("states"), "name"),
         threads: Vec::new(),
         routes,
         tools,
     };
-    let declared = strings(raw.get("reasons"), "reason").into_iter().collect();
+    let declared = part.manifest.reasons();
     (k, declared)
 }
 
@@ -184,6 +170,7 @@ impl Run<'_> {
             breach,
             mutation: case.mutation.clone(),
             exchanges,
+            case: case.clone(),
         });
     }
 

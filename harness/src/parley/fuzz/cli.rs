@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::engine::protocol::{CommandError, Protocol, Suite, default_vectors_dir, load_profile};
+use crate::engine::protocol::{CommandError, Launcher, Protocol, Suite, default_vectors_dir};
 use crate::engine::report::{self, Report};
 use crate::engine::requirements::Catalogue;
 use crate::engine::run::{RunOptions, run};
@@ -41,6 +41,10 @@ pub struct FuzzArgs {
     /// Output directory of the reports.
     #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
     pub out: PathBuf,
+    /// Write every finding as a golden vector file into DIR (`fuzz-seed-<S>.json`; copy it
+    /// into `vectors/parley/` to keep the case in the plain suite).
+    #[arg(long, value_name = "DIR")]
+    pub promote: Option<PathBuf>,
     /// `--ca-cert`/`--insecure` for an `https://` target.
     #[command(flatten)]
     pub tls: crate::transport::tls::TlsOptions,
@@ -107,7 +111,11 @@ pub async fn fuzz(
 }
 
 /// `conform fuzz`: exit 0 when no oracle failed, 1 when one did, 2 on errors.
-pub fn execute(protocol: Arc<dyn Protocol>, args: &FuzzArgs) -> Result<u8, CommandError> {
+pub fn execute(
+    protocol: Arc<dyn Protocol>,
+    args: &FuzzArgs,
+    launcher: &dyn Launcher,
+) -> Result<u8, CommandError> {
     let err = |e: &dyn std::fmt::Display| CommandError(e.to_string());
     let dir = default_vectors_dir();
     let catalogue = Catalogue::load(&dir.join("requirements/parley.toml")).map_err(|e| err(&e))?;
@@ -138,13 +146,15 @@ pub fn execute(protocol: Arc<dyn Protocol>, args: &FuzzArgs) -> Result<u8, Comma
     let (report, campaign) = rt.block_on(async {
         let target = match &args.target {
             Some(path) => {
-                let profile =
-                    load_profile(path, &crate::registry::protocols()).map_err(|e| err(&e))?;
+                let profile = launcher.load_profile(path).map_err(|e| err(&e))?;
                 crate::engine::protocol::connect(profile, &opts, &protocols)
                     .await
                     .map_err(|e| err(&e))?
             }
-            None => spawn_reference(&opts, &protocols).await?,
+            None => launcher
+                .spawn_reference(&opts, &protocols, &[])
+                .await
+                .map_err(|e| err(&e))?,
         };
         fuzz(target, protocol.clone(), catalogue, settings, command).await
     })?;
@@ -156,6 +166,9 @@ pub fn execute(protocol: Arc<dyn Protocol>, args: &FuzzArgs) -> Result<u8, Comma
         report::markdown::render(&report),
     )
     .map_err(|e| err(&e))?;
+    if let (Some(dir), Some(Ok(o))) = (&args.promote, campaign.finished()) {
+        promote(dir, o)?;
+    }
     if let Some(Ok(o)) = campaign.finished() {
         println!(
             "{} cases, {} requests in {:.1} s ({:.0} requests/s), {} distinct finding(s)",
@@ -172,24 +185,20 @@ pub fn execute(protocol: Arc<dyn Protocol>, args: &FuzzArgs) -> Result<u8, Comma
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
-#[cfg(feature = "reference")]
-async fn spawn_reference(
-    opts: &ConnectOptions,
-    protocols: &[Arc<dyn Protocol>],
-) -> Result<Target, CommandError> {
-    crate::reference::spawn(opts, protocols)
-        .await
-        .map_err(|e| CommandError(e.to_string()))
-}
-
-#[cfg(not(feature = "reference"))]
-async fn spawn_reference(
-    _: &ConnectOptions,
-    _: &[Arc<dyn Protocol>],
-) -> Result<Target, CommandError> {
-    Err(CommandError(
-        "--spawn-reference needs the bundled reference server (default feature `reference`)".into(),
-    ))
+/// Writes the findings of `o` as `DIR/fuzz-seed-<S>.json` (nothing when none has a request).
+fn promote(dir: &std::path::Path, o: &super::campaign::Outcomes) -> Result<(), CommandError> {
+    let err = |e: &dyn std::fmt::Display| CommandError(format!("--promote {}: {e}", dir.display()));
+    let Some(file) = super::promote::vector_file(&o.findings, o.seed) else {
+        println!("nothing to promote: no finding with a request of its own");
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+    let path = dir.join(format!("fuzz-seed-{}.json", o.seed));
+    let text = serde_json::to_string_pretty(&file).map_err(|e| err(&e))?;
+    std::fs::write(&path, text + "\n").map_err(|e| err(&e))?;
+    let n = file["vectors"].as_array().map_or(0, Vec::len);
+    println!("promoted {n} finding(s) to {}", path.display());
+    Ok(())
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod campaign;
 pub mod cases;
 pub mod cli;
 pub mod oracles;
+pub mod promote;
 
 use std::sync::Arc;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::runner::{Budget, ModelResult, run_model};
 use super::transcript;
-use crate::engine::protocol::{CommandError, Protocol, connect, load_profile};
+use crate::engine::protocol::{CommandError, Launcher, Protocol, connect};
 use crate::engine::target::{ConnectOptions, Target};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
@@ -73,34 +73,35 @@ async fn target(
     args: &ModelArgs,
     opts: &ConnectOptions,
     protocols: &[Arc<dyn Protocol>],
+    launcher: &dyn Launcher,
 ) -> Result<Target, CommandError> {
     let err = |e: &dyn std::fmt::Display| CommandError(e.to_string());
     match &args.target {
         Some(path) => {
-            let profile = load_profile(path, &crate::registry::protocols()).map_err(|e| err(&e))?;
+            let profile = launcher.load_profile(path).map_err(|e| err(&e))?;
             connect(profile, opts, protocols).await.map_err(|e| err(&e))
         }
-        #[cfg(feature = "reference")]
-        None => {
-            #[allow(unused_mut, reason = "only the `faults` build switches faults on")]
-            let mut config = reference_impl::Config::demo_in_memory();
-            #[cfg(feature = "faults")]
-            {
-                config.faults.clone_from(&args.faults);
-            }
-            crate::reference::spawn_with(config, opts, protocols)
-                .await
-                .map_err(|e| err(&e))
-        }
-        #[cfg(not(feature = "reference"))]
-        None => Err(CommandError(
-            "--spawn-reference needs conform's default feature `reference`".into(),
-        )),
+        None => launcher
+            .spawn_reference(opts, protocols, faults(args))
+            .await
+            .map_err(|e| err(&e)),
     }
 }
 
+/// The seeded faults `--fault` names (only the `faults` build has the option).
+fn faults(args: &ModelArgs) -> &[String] {
+    #[cfg(feature = "faults")]
+    let named: &[String] = &args.faults;
+    #[cfg(not(feature = "faults"))]
+    let named: &[String] = {
+        let _ = args;
+        &[]
+    };
+    named
+}
+
 /// Runs `conform model`: the exit code.
-pub fn execute(args: &ModelArgs) -> Result<u8, CommandError> {
+pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError> {
     let revision = match &args.mcp_revision {
         Some(r) => Some(
             McpRevision::parse(r)
@@ -125,7 +126,7 @@ pub fn execute(args: &ModelArgs) -> Result<u8, CommandError> {
         .build()
         .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
     let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(crate::parley::Parley)];
-    let target = rt.block_on(target(args, &opts, &protocols))?;
+    let target = rt.block_on(target(args, &opts, &protocols, launcher))?;
     let out = &mut std::io::stdout();
     let _ = writeln!(
         out,

@@ -161,7 +161,12 @@ fn check_expect(e: &Expect, at: &str, report: &mut dyn FnMut(String)) {
                 check_expect(alt, &format!("{at}/one_of/{i}"), report);
             }
         }
-        Expect::Refusal(_) | Expect::JsonRpcError(_) => {}
+        Expect::WellFormed(w) if !w.well_formed => {
+            report(format!(
+                "{at}: well_formed must be true (false would expect nothing)"
+            ));
+        }
+        Expect::Refusal(_) | Expect::JsonRpcError(_) | Expect::WellFormed(_) => {}
     }
 }
 

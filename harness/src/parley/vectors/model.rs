@@ -132,6 +132,22 @@ pub enum Expect {
     OneOf(ExpectOneOf),
     /// A JSON-RPC error (raw MCP).
     JsonRpcError(ExpectJsonRpc),
+    /// Any answer the protocol allows to a hostile request (a promoted fuzz finding).
+    WellFormed(ExpectWellFormed),
+}
+
+/// `{"well_formed": true}`: the answer passes the fuzzer's oracles — no 5xx, no internals
+/// shown, a refusal in the refusal shape (labelled `application/json`, a reason the
+/// manifest declares) or a success; on MCP a JSON-RPC response. What the right answer *is*
+/// the notes may leave open; that it is well formed they do not.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectWellFormed {
+    /// Must be `true`.
+    pub well_formed: bool,
+    /// Header matchers (HTTP only).
+    #[serde(default)]
+    pub headers: Option<BTreeMap<String, Value>>,
 }
 
 /// `{"status": 201, "match": …, "headers": …}`.
@@ -210,6 +226,7 @@ impl Expect {
             Expect::Refusal(e) => e.headers.as_ref(),
             Expect::OneOf(e) => e.headers.as_ref(),
             Expect::JsonRpcError(e) => e.headers.as_ref(),
+            Expect::WellFormed(e) => e.headers.as_ref(),
         }
     }
 }

@@ -8,7 +8,7 @@
 // report needs; boxing it would add noise to every matcher arm for no measurable gain.
 #![allow(clippy::result_large_err)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use futures::FutureExt as _;
@@ -369,7 +369,12 @@ fn resolve_match(
 }
 
 /// Judges one observation against one expectation.
-fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalError> {
+fn evaluate(
+    expect: &Expect,
+    obs: &Observation,
+    env: &Env,
+    reasons: &BTreeSet<String>,
+) -> Result<(), EvalError> {
     if obs.kind == TransportKind::Http
         && let Some(hs) = expect.headers()
     {
@@ -387,7 +392,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
         Expect::OneOf(o) => {
             let mut first = None;
             for alt in &o.one_of {
-                match evaluate(alt, obs, env) {
+                match evaluate(alt, obs, env, reasons) {
                     Ok(()) => return Ok(()),
                     Err(EvalError::Harness(h)) => return Err(EvalError::Harness(h)),
                     Err(EvalError::Mismatch(m)) => {
@@ -537,6 +542,7 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
                 }
             }
         }
+        Expect::WellFormed(w) => well_formed(w.well_formed, obs, reasons),
         Expect::JsonRpcError(j) => {
             if obs.kind != TransportKind::Mcp {
                 return Err(EvalError::Harness(
@@ -564,6 +570,36 @@ fn evaluate(expect: &Expect, obs: &Observation, env: &Env) -> Result<(), EvalErr
             }
             Ok(())
         }
+    }
+}
+
+/// `{"well_formed": true}`: the fuzzer's oracles hold for this answer.
+fn well_formed(
+    enabled: bool,
+    obs: &Observation,
+    reasons: &BTreeSet<String>,
+) -> Result<(), EvalError> {
+    if !enabled {
+        return Err(EvalError::Harness(
+            "`well_formed` must be true (false would expect nothing)".into(),
+        ));
+    }
+    let reply = Ok(crate::transport::Reply {
+        http_status: obs.http_status,
+        headers: obs.headers.clone(),
+        json: obs.doc.clone(),
+        text: obs.text.clone(),
+        exchanges: Vec::new(),
+    });
+    let (_, breaches) = crate::parley::fuzz::oracles::judge(obs.kind, &reply, reasons, false);
+    match breaches.first() {
+        None => Ok(()),
+        Some(b) => Err(mismatch(
+            "",
+            json!({"well_formed": true}),
+            obs.summary(),
+            format!("{} ({})", b.message, b.oracle.title()),
+        )),
     }
 }
 
@@ -827,6 +863,7 @@ pub async fn run_vector(
             message: "the Parley pre-flight did not run".into(),
         });
     };
+    let reasons = target.manifest.reasons();
     let v = &lv.vector;
     match unsupported_reason(v, target, kind) {
         Ok(None) => {}
@@ -893,7 +930,7 @@ pub async fn run_vector(
                     return st.done(verdict);
                 }
             };
-            match evaluate(&step.expect, &obs, &env) {
+            match evaluate(&step.expect, &obs, &env, &reasons) {
                 Ok(()) => {}
                 Err(EvalError::Harness(m)) => {
                     let message = format!("step {n}: {m}");
@@ -908,7 +945,7 @@ pub async fn run_vector(
             if let Some(es) = &step.expect_seen
                 && !seen
             {
-                match evaluate(es, &obs, &env) {
+                match evaluate(es, &obs, &env, &reasons) {
                     Ok(()) => seen = true,
                     Err(EvalError::Harness(m)) => {
                         let message = format!("step {n}: {m}");

@@ -12,8 +12,8 @@ pub mod profile;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::{Verdict, Violation};
-use env::{Env, Severity};
+use crate::engine::verdict::Verdict;
+use env::Env;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use profile::SspProfile;
@@ -67,28 +67,14 @@ pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
 
 impl ProviderCheck {
     fn verdict(&self, result: env::Step<()>, env: &Env) -> Verdict {
-        let violation = |f: &env::Finding| Violation {
-            check: self.id.to_owned(),
-            requirements: self.requirements.clone(),
-            step: None,
-            pointer: f.pointer.clone(),
-            expected: f.expected.clone(),
-            observed: f.observed.clone(),
-            message: f.message.clone(),
-            transcript: env.exchanges.clone(),
-        };
-        match result {
-            Ok(()) => match env.warnings.first() {
-                Some(w) => Verdict::Warn(violation(w)),
-                None => Verdict::Pass,
-            },
-            Err(f) => match f.severity {
-                Severity::Fail if self.must => Verdict::Fail(violation(&f)),
-                Severity::Fail | Severity::Warn => Verdict::Warn(violation(&f)),
-                Severity::Unsupported => Verdict::Unsupported { reason: f.message },
-                Severity::HarnessError => Verdict::HarnessError { message: f.message },
-            },
-        }
+        crate::engine::finding::verdict(
+            self.id,
+            &self.requirements,
+            self.must,
+            result,
+            &env.warnings,
+            &env.exchanges,
+        )
     }
 }
 

@@ -1,0 +1,132 @@
+//! Findings of scripted checks (any protocol): what one observation concluded, and how a
+//! check's findings become its [`Verdict`].
+//!
+//! A scripted check runs steps that each either go on or stop with a [`Finding`]; warnings
+//! may be collected on the way without stopping. The verdict rule is the same for every
+//! protocol: a failure fails only when the check's cited rules include a required one.
+
+use serde_json::Value;
+
+use super::verdict::{Verdict, Violation};
+use crate::transport::Exchange;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The rule is violated (a `Warn` verdict when the check's primary requirement is not a MUST).
+    Fail,
+    /// Reported, never fails the run (aliases, MAY-level behaviour).
+    Warn,
+    /// The profile lacks what the check needs.
+    Unsupported,
+    /// The harness itself failed.
+    HarnessError,
+}
+
+/// One observation that stops (or, for warnings, annotates) a check.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Severity.
+    pub severity: Severity,
+    /// JSON Pointer into the observed body (`""` = status/whole response).
+    pub pointer: String,
+    /// What the rule demands.
+    pub expected: Value,
+    /// What the provider did.
+    pub observed: Value,
+    /// One sentence.
+    pub message: String,
+}
+
+impl Finding {
+    fn boxed(
+        severity: Severity,
+        pointer: &str,
+        expected: Value,
+        observed: Value,
+        message: String,
+    ) -> Box<Self> {
+        Box::new(Self {
+            severity,
+            pointer: pointer.into(),
+            expected,
+            observed,
+            message,
+        })
+    }
+    /// A violation.
+    pub fn fail(
+        pointer: &str,
+        expected: Value,
+        observed: Value,
+        message: impl Into<String>,
+    ) -> Box<Self> {
+        Self::boxed(Severity::Fail, pointer, expected, observed, message.into())
+    }
+    /// A warning.
+    pub fn warn(
+        pointer: &str,
+        expected: Value,
+        observed: Value,
+        message: impl Into<String>,
+    ) -> Box<Self> {
+        Self::boxed(Severity::Warn, pointer, expected, observed, message.into())
+    }
+    /// The profile lacks a role or credential.
+    pub fn unsupported(reason: impl Into<String>) -> Box<Self> {
+        Self::boxed(
+            Severity::Unsupported,
+            "",
+            Value::Null,
+            Value::Null,
+            reason.into(),
+        )
+    }
+    /// A harness fault.
+    pub fn harness(message: impl Into<String>) -> Box<Self> {
+        Self::boxed(
+            Severity::HarnessError,
+            "",
+            Value::Null,
+            Value::Null,
+            message.into(),
+        )
+    }
+}
+
+/// Result of a check step.
+pub type Step<T> = Result<T, Box<Finding>>;
+
+/// The verdict of a scripted check `check` citing `requirements` (`must` = one of them is
+/// required) that ended with `result`, after collecting `warnings`, having made `exchanges`.
+pub fn verdict(
+    check: &str,
+    requirements: &[String],
+    must: bool,
+    result: Step<()>,
+    warnings: &[Box<Finding>],
+    exchanges: &[Exchange],
+) -> Verdict {
+    let violation = |f: &Finding| Violation {
+        check: check.to_owned(),
+        requirements: requirements.to_vec(),
+        step: None,
+        pointer: f.pointer.clone(),
+        expected: f.expected.clone(),
+        observed: f.observed.clone(),
+        message: f.message.clone(),
+        transcript: exchanges.to_vec(),
+    };
+    match result {
+        Ok(()) => match warnings.first() {
+            Some(w) => Verdict::Warn(violation(w)),
+            None => Verdict::Pass,
+        },
+        Err(f) => match f.severity {
+            Severity::Fail if must => Verdict::Fail(violation(&f)),
+            Severity::Fail | Severity::Warn => Verdict::Warn(violation(&f)),
+            Severity::Unsupported => Verdict::Unsupported { reason: f.message },
+            Severity::HarnessError => Verdict::HarnessError { message: f.message },
+        },
+    }
+}
