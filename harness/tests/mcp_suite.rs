@@ -55,6 +55,12 @@ enum Fault {
     ToolsRefused,
     /// Fails the request id the duplicate-id probe uses (31) with a 5xx.
     DuplicateIdCrashes,
+    NoServerInfo,
+    OlderPinned,
+    InitializeBadParamsUnknownMethod,
+    AbsentHeaderRefused,
+    CursorIgnored,
+    UnadvertisedServed,
 }
 
 struct Proxy {
@@ -141,6 +147,15 @@ fn break_request(f: Fault, h: &mut HeaderMap, body: &mut Option<Value>) {
     match f {
         Fault::OriginIgnored => {
             h.remove("origin");
+        }
+        Fault::CursorIgnored if method_of(body) == "tools/list" => {
+            if let Some(p) = body
+                .as_mut()
+                .and_then(|b| b.get_mut("params"))
+                .and_then(Value::as_object_mut)
+            {
+                p.remove("cursor");
+            }
         }
         Fault::BogusHeaderServed
             if header(h, "mcp-protocol-version")
@@ -231,6 +246,24 @@ fn break_message(f: Fault, req: &Value, v: &mut Value) {
         Fault::UnknownMethodWrongCode if v.pointer("/error/code") == Some(&json!(-32601)) => {
             v["error"]["code"] = json!(-32600);
         }
+        Fault::NoServerInfo if method == "initialize" => {
+            if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
+                r.remove("serverInfo");
+            }
+        }
+        Fault::OlderPinned if method == "initialize" && v.get("result").is_some() => {
+            v["result"]["protocolVersion"] = json!("2025-11-25");
+        }
+        Fault::InitializeBadParamsUnknownMethod
+            if method == "initialize" && v.get("error").is_some() =>
+        {
+            v["error"]["code"] = json!(-32601);
+        }
+        Fault::UnadvertisedServed
+            if v.pointer("/error/code") == Some(&json!(-32601)) && method.ends_with("/list") =>
+        {
+            *v = json!({"jsonrpc": "2.0", "id": v["id"], "result": {"prompts": [], "resources": []}});
+        }
         Fault::ToolsRefused if method == "tools/list" => {
             *v = json!({"jsonrpc": "2.0", "id": v["id"], "error": {"code": -32601, "message": "tools/list"}});
         }
@@ -264,6 +297,16 @@ async fn handle(
     }
     if f == Fault::DuplicateIdCrashes && raw.contains("\"id\":31") {
         return (StatusCode::BAD_GATEWAY, "upstream confused").into_response();
+    }
+    if f == Fault::AbsentHeaderRefused
+        && method == Method::POST
+        && !headers.contains_key("mcp-protocol-version")
+        && !raw.contains("\"initialize\"")
+    {
+        return json_reply(
+            StatusCode::BAD_REQUEST,
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "MCP-Protocol-Version required"}}),
+        );
     }
     let mut req = body_json(&body);
     if f == Fault::InvalidRequestCrashes
@@ -350,7 +393,8 @@ async fn the_reference_passes_every_mcp_check() {
     );
 }
 
-/// The proxy alone (no fault) changes nothing but the Host the reference sees.
+/// The proxy alone (no fault) changes nothing but the Host the reference sees (which is how
+/// `foreign_host_served_warns_or_2` gets a server that serves a foreign Host).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_proxy_alone_breaks_nothing() {
     let r = run_against(Fault::None).await;
@@ -420,7 +464,14 @@ bites! {
     unknown_method_wrong_code_fails_rpc_5: UnknownMethodWrongCode => "MCP-RPC-5/unknown-method";
     notification_answered_fails_rpc_6: NotificationAnswered => "MCP-RPC-6/notification";
     advertised_tools_refused_fails_cap_1: ToolsRefused => "MCP-CAP-1/advertised-served";
-    duplicate_ids_5xx_fails_rpc_7: DuplicateIdCrashes => "MCP-RPC-7/duplicate-ids";
+    duplicate_ids_5xx_warns_rpc_7: DuplicateIdCrashes => "MCP-RPC-7/duplicate-ids";
+    no_server_info_fails_lc_1: NoServerInfo => "MCP-LC-1/initialize";
+    older_versions_pinned_warn_lc_3: OlderPinned => "MCP-LC-3/older-versions";
+    initialize_bad_params_as_unknown_method_fails_lc_4: InitializeBadParamsUnknownMethod => "MCP-LC-4/initialize-bad-params";
+    absent_version_header_refused_warns_lc_7: AbsentHeaderRefused => "MCP-LC-7/absent-version-header";
+    cursor_ignored_warns_tl_2: CursorIgnored => "MCP-TL-2/bad-cursor";
+    unadvertised_capability_served_warns_cap_2: UnadvertisedServed => "MCP-CAP-2/unadvertised-refused";
+    foreign_host_served_warns_or_2: None => "MCP-OR-2/foreign-host";
 }
 
 /// A minimal stdio MCP server in Python: `ok` is correct, `noisy` logs to stdout, `fragile`
@@ -500,4 +551,32 @@ async fn dying_on_a_garbage_line_fails_st_2() {
         "{v:#?}"
     );
     assert!(v["MCP-ST-1/stdout-only-jsonrpc"].is_pass(), "{v:#?}");
+}
+
+/// A server may keep a POST's event stream open after the response (it only SHOULD close
+/// it): the harness reads up to the response and never waits for the stream's end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_left_open_after_the_response_is_not_a_timeout() {
+    use futures::StreamExt as _;
+    let router = Router::new().fallback(|| async {
+        let event = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        let open = futures::stream::iter([Ok::<_, std::convert::Infallible>(Bytes::from(event))])
+            .chain(futures::stream::pending());
+        (
+            [("content-type", "text/event-stream")],
+            axum::body::Body::from_stream(open),
+        )
+    });
+    let base = support::http::serve(router).await;
+    let client = conform::transport::Client::new(
+        std::time::Duration::from_secs(2),
+        conform::transport::limits::Limits::default(),
+    )
+    .unwrap();
+    let mut w = conform::mcp::wire::Wire::new(client, &format!("{base}/mcp"), None);
+    let a = w
+        .post(&[], &json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .await
+        .unwrap_or_else(|f| panic!("{}", f.message));
+    assert_eq!(a.result(), Some(&json!({})));
 }

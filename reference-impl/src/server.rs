@@ -114,10 +114,8 @@ fn base_url_is_loopback(config: &Config) -> bool {
         .as_deref()
         .and_then(|u| url::Url::parse(u).ok())
         .and_then(|u| u.host_str().map(str::to_owned));
-    match host {
-        None => true,
-        Some(h) => h == "localhost" || h == "[::1]" || h.starts_with("127."),
-    }
+    // Compared as the Host check compares names (no IPv6 brackets, no trailing dot).
+    host.is_none_or(|h| rebinding::is_loopback_name(&rebinding::normalize(&h)))
 }
 
 fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, StartError> {
@@ -285,7 +283,9 @@ pub async fn spawn_with(
     if config.base_url.is_none() {
         config.base_url = Some(format!("http://{addr}"));
     }
-    let loopback = listen.ip().is_loopback() || base_url_is_loopback(&config);
+    // The socket decides: a server listening beyond loopback (0.0.0.0 in a container) is
+    // reached by names it cannot know, whatever its public base URL says.
+    let loopback = listen.ip().is_loopback();
     // An unknown variant name is refused by `build` just below.
     let connection = crate::variants::Variants::from_names(&config.variants)
         .map(|v| v.connection())

@@ -400,7 +400,10 @@ pub(crate) async fn send_recorded(
                 )
             })
             .collect();
-        let (bytes, over) = read_capped(resp, client.limits.response_body_bytes).await?;
+        let sse = hs.iter().any(|(k, v)| {
+            k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
+        });
+        let (bytes, over) = read_capped(resp, client.limits.response_body_bytes, sse).await?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let over = over.or_else(|| shape_exceeded(&hs, &text, &client.limits));
         Ok::<_, reqwest::Error>((status, hs, text, over))
@@ -455,7 +458,7 @@ fn target_truncate(s: &str, n: usize) -> String {
 /// A whole response body of at most `cap` bytes; longer is an error saying so (for clients
 /// outside the recording transports: `conform validate URL`, the SSP consumer).
 pub async fn read_body(resp: reqwest::Response, cap: u64) -> Result<Vec<u8>, String> {
-    match read_capped(resp, cap).await {
+    match read_capped(resp, cap, false).await {
         Ok((bytes, None)) => Ok(bytes),
         Ok((_, Some(over))) => Err(over.to_string()),
         Err(e) => Err(e.to_string()),
@@ -463,10 +466,14 @@ pub async fn read_body(resp: reqwest::Response, cap: u64) -> Result<Vec<u8>, Str
 }
 
 /// Reads a body chunk by chunk, stopping once it exceeds `cap` bytes (a declared length
-/// above the cap stops it before any read).
+/// above the cap stops it before any read). An event stream (`sse`) is read up to the first
+/// event carrying a JSON-RPC response: a server only SHOULD close the stream after it
+/// (MCP 2025-11-25 transports), so waiting for its end would turn a correct server's open
+/// stream into a timeout.
 async fn read_capped(
     mut resp: reqwest::Response,
     cap: u64,
+    sse: bool,
 ) -> Result<(Vec<u8>, Option<LimitExceeded>), reqwest::Error> {
     let over = LimitExceeded::Body { limit: cap };
     if resp.content_length().is_some_and(|n| n > cap) {
@@ -481,8 +488,30 @@ async fn read_capped(
             return Ok((buf, Some(over)));
         }
         buf.extend_from_slice(&chunk);
+        if sse && chunk.contains(&b'\n') && has_rpc_response(&buf) {
+            break;
+        }
     }
     Ok((buf, None))
+}
+
+/// Whether a complete event of the stream `buf` holds a JSON-RPC response (an `id` with a
+/// `result` or an `error`).
+fn has_rpc_response(buf: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(buf).replace("\r\n", "\n");
+    let Some(end) = text.rfind("\n\n") else {
+        return false;
+    };
+    text[..end].split("\n\n").any(|event| {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        serde_json::from_str::<Value>(&data.join("\n")).is_ok_and(|m| {
+            m.get("id").is_some() && (m.get("result").is_some() || m.get("error").is_some())
+        })
+    })
 }
 
 /// The JSON-depth and SSE-event limits, judged on a complete body.
@@ -518,4 +547,22 @@ fn shape_exceeded(
     limits::json_deeper_than(text, limits.json_depth).then_some(LimitExceeded::JsonDepth {
         limit: limits.json_depth,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_stream_is_complete_at_its_first_response() {
+        assert!(!has_rpc_response(
+            b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,"
+        ));
+        let note = b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n";
+        assert!(!has_rpc_response(note), "a notification is no response");
+        let resp = b"id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n\r\n";
+        assert!(has_rpc_response(resp));
+        let split = b"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":2,\"error\":{\"code\":1}}\n\n";
+        assert!(has_rpc_response(split), "data lines join with a newline");
+    }
 }

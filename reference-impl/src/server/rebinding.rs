@@ -75,14 +75,14 @@ pub struct Rebinding {
 }
 
 /// `localhost`, `*.localhost`, or a loopback IP address (brackets already trimmed).
-fn is_loopback_name(name: &str) -> bool {
+pub(crate) fn is_loopback_name(name: &str) -> bool {
     name == "localhost"
         || name.ends_with(".localhost")
         || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Lowercase, without IPv6 brackets or a trailing dot: how names are compared.
-fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.trim_start_matches('[')
         .trim_end_matches(']')
         .trim_end_matches('.')

@@ -13,6 +13,9 @@ pub mod sarif;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use serde::{Deserialize, Serialize};
 
@@ -464,6 +467,29 @@ pub fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// `s` single-quoted for a POSIX shell, except the secret placeholders the harness itself
+/// writes (`${CONFORM_…}`, `${SSP_…}`), spliced in double quotes so the shell expands them.
+/// Everything else stays literal, so a value a hostile server chose (a session id holding
+/// `$(…)`) can never run when a user pastes the line.
+pub fn quote_with_secrets(s: &str) -> String {
+    static SECRET: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"\$\{(?:CONFORM|SSP)_[A-Z0-9_]+\}").ok());
+    let quoted = shell_quote(s);
+    let Some(re) = SECRET.as_ref() else {
+        return quoted;
+    };
+    let spliced = re.replace_all(&quoted, "'\"$0\"'").into_owned();
+    // A placeholder at either end leaves an empty `''` there: drop it.
+    let spliced = match spliced.strip_suffix("''") {
+        Some(head) if head.ends_with("}\"") => head,
+        _ => &spliced,
+    };
+    match spliced.strip_prefix("''") {
+        Some(tail) if tail.starts_with("\"${") => tail.to_string(),
+        _ => spliced.to_string(),
+    }
+}
+
 /// Method of an exchange over a child process's stdio (its `url` is the command line).
 pub const STDIO_METHOD: &str = "STDIO";
 
@@ -476,13 +502,7 @@ pub fn curl_command(ex: &Exchange) -> String {
     }
     let mut cmd = format!("curl -sS -i -X {} {}", ex.method, shell_quote(&ex.url));
     for (k, v) in &ex.request_headers {
-        // A secret stands as `${CONFORM_…}` (`${SSP_…}` for SSP credentials): double quotes,
-        // so the shell expands it; any other value stays single-quoted, literal.
-        if v.contains("${CONFORM_") || v.contains("${SSP_") {
-            cmd.push_str(&format!(" -H \"{k}: {}\"", v.replace('"', "\\\"")));
-        } else {
-            cmd.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}"))));
-        }
+        cmd.push_str(&format!(" -H {}", quote_with_secrets(&format!("{k}: {v}"))));
     }
     if let Some(b) = &ex.request_body {
         if let Some(b64) = b.strip_prefix("base64:") {
@@ -557,5 +577,25 @@ impl TlsInfo {
         } else {
             format!("verified ({roots})")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_expand_and_everything_else_stays_literal() {
+        assert_eq!(
+            quote_with_secrets("authorization: Bearer ${CONFORM_TOKEN_A}"),
+            r#"'authorization: Bearer '"${CONFORM_TOKEN_A}""#
+        );
+        // A value a hostile server chose cannot run: only the placeholder leaves the quotes.
+        assert_eq!(
+            quote_with_secrets("mcp-session-id: ${CONFORM_X}$(touch pwned)`id`"),
+            r#"'mcp-session-id: '"${CONFORM_X}"'$(touch pwned)`id`'"#
+        );
+        assert_eq!(quote_with_secrets("x: ${HOME}"), "'x: ${HOME}'");
+        assert_eq!(quote_with_secrets("x: it's"), r"'x: it'\''s'");
     }
 }

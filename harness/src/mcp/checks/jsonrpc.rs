@@ -140,6 +140,22 @@ pub async fn huge_id(w: &mut Wire, part: &McpPart) -> Step<()> {
     {
         return Ok(());
     }
+    // JSON lets implementations limit number precision (RFC 8259 §6): an id echoed as the
+    // nearest double (18446744073709552000) is a warning, any other id a failure.
+    let rounded = a
+        .message
+        .as_ref()
+        .and_then(|m| m.get("id"))
+        .and_then(Value::as_f64);
+    if rounded == Some(18_446_744_073_709_551_616_f64) {
+        w.warnings.push(Finding::warn(
+            "/id",
+            json!(HUGE),
+            a.observed(),
+            format!("{what}: the id came back rounded to a double, not exactly"),
+        ));
+        return Ok(());
+    }
     Err(Finding::fail(
         "/id",
         json!(format!("id {HUGE} echoed exactly, or JSON-RPC -32600")),
@@ -151,6 +167,14 @@ pub async fn huge_id(w: &mut Wire, part: &McpPart) -> Step<()> {
 /// MCP-RPC-4: a batch is refused, never answered with an array of responses.
 pub async fn batch(w: &mut Wire, part: &McpPart) -> Step<()> {
     let e = era(w, part).await?;
+    if let Era::Legacy(s) = &e
+        && s.version.as_str() < "2025-06-18"
+    {
+        return Err(Finding::unsupported(format!(
+            "n/a: the session negotiated {}, where JSON-RPC batches are allowed",
+            s.version
+        )));
+    }
     let m = probe_method(&e);
     let body = format!(
         "[{},{}]",

@@ -22,7 +22,7 @@ pub async fn initialize_result(w: &mut Wire, part: &McpPart) -> Step<()> {
     let r = result_of(&a, "initialize")?;
     let bad = |ptr: &str, want: &str| {
         Finding::fail(
-            ptr,
+            &format!("/result{ptr}"),
             json!(want),
             r.pointer(ptr).cloned().unwrap_or(Value::Null),
             format!("initialize result: {ptr} must be {want}"),
@@ -42,30 +42,50 @@ pub async fn initialize_result(w: &mut Wire, part: &McpPart) -> Step<()> {
     Ok(())
 }
 
-/// The version the server answers to `initialize(requested)`.
-async fn answered(w: &mut Wire, requested: &str) -> Step<String> {
+/// The version the server answers to `initialize(requested)`, or `None` when it refuses a
+/// version it does not support with a JSON-RPC error (the lifecycle's "Error Handling"
+/// example: -32602 "Unsupported protocol version" naming the supported ones).
+async fn answered_or_refused(w: &mut Wire, requested: &str) -> Step<Option<String>> {
     let a = w.initialize(requested, None).await?;
-    let r = result_of(&a, &format!("initialize requesting {requested}"))?;
-    r.get("protocolVersion")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| {
-            Finding::fail(
-                "/result/protocolVersion",
-                json!("a string"),
-                a.observed(),
-                "initialize result without a protocolVersion string",
-            )
-        })
+    let what = format!("initialize requesting {requested}");
+    if a.result().is_none() && a.error_code().is_some() {
+        no_5xx(&a, &what)?;
+        return Ok(None);
+    }
+    let r = result_of(&a, &what)?;
+    let v = r.get("protocolVersion").and_then(Value::as_str);
+    v.map(|v| Some(v.to_string())).ok_or_else(|| {
+        Finding::fail(
+            "/result/protocolVersion",
+            json!("a string"),
+            a.observed(),
+            "initialize result without a protocolVersion string",
+        )
+    })
+}
+
+/// The version the server answers to `initialize(requested)`; a refusal is a finding.
+async fn answered(w: &mut Wire, requested: &str) -> Step<String> {
+    answered_or_refused(w, requested).await?.ok_or_else(|| {
+        Finding::fail(
+            "/error",
+            json!(format!("initialize answered with {requested}")),
+            json!("a JSON-RPC error"),
+            format!("initialize requesting {requested} was refused"),
+        )
+    })
 }
 
 /// MCP-LC-2: every requested version is answered with one the server supports — the same
-/// one when it supports it, never an unknown future one — and answering is a fixpoint.
+/// one when it supports it, never an unknown future one — or refused with a JSON-RPC error;
+/// a version the server answers is answered unchanged when requested (a fixpoint).
 pub async fn negotiation(w: &mut Wire, part: &McpPart) -> Step<()> {
     part.legacy()?;
     let mut seen = Vec::new();
     for requested in [LEGACY, OLDER[0], OLDER[1], FUTURE] {
-        let v = answered(w, requested).await?;
+        let Some(v) = answered_or_refused(w, requested).await? else {
+            continue; // refused: allowed for a version it does not support.
+        };
         if requested == FUTURE && v == FUTURE {
             return Err(Finding::fail(
                 "/result/protocolVersion",
@@ -143,6 +163,16 @@ pub async fn initialize_bad_params(w: &mut Wire, part: &McpPart) -> Step<()> {
                 ),
             ));
             continue;
+        }
+        // Whatever the status, "method not found" is false: initialize exists (the server
+        // answered it a moment ago), so -32601 is a failure, not a code mix-up.
+        if a.error_code() == Some(-32601) {
+            return Err(Finding::fail(
+                "/error/code",
+                json!({"jsonrpc_error_code": -32602}),
+                a.observed(),
+                format!("{what}: answered -32601 (method not found) for a method the server has"),
+            ));
         }
         super::expect::refused(w, &a, &[-32602], &what)?;
     }
@@ -225,7 +255,8 @@ fn sessions(part: &McpPart) -> Step<()> {
     }
 }
 
-/// MCP-LC-8: an unknown session id is answered 404, never served.
+/// MCP-LC-8: a session id the server never issued is answered 404 (SHOULD: the MUST of the
+/// transport covers terminated sessions, which MCP-LC-9 checks).
 pub async fn unknown_session(w: &mut Wire, part: &McpPart) -> Step<()> {
     sessions(part)?;
     let s = w.open().await?;
@@ -238,29 +269,11 @@ pub async fn unknown_session(w: &mut Wire, part: &McpPart) -> Step<()> {
         .post(&h, &json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
         .await?;
     no_5xx(&a, "ping with a session id never issued")?;
-    if a.status < 300 {
-        return Err(Finding::fail(
-            "",
-            json!({"http_status": 404}),
-            a.observed(),
-            "a request with a session id the server never issued was served",
-        ));
-    }
-    if a.status != 404 {
-        w.warnings.push(Finding::warn(
-            "",
-            json!({"http_status": 404}),
-            a.observed(),
-            format!(
-                "a session id never issued was refused with HTTP {} (the specification says 404)",
-                a.status
-            ),
-        ));
-    }
-    Ok(())
+    status_in(&a, &[404], "ping with a session id the server never issued")
 }
 
-/// MCP-LC-12: a request without the session id is answered 400 (SHOULD).
+/// MCP-LC-12: where sessions are required, a request without the session id is answered
+/// 400 (SHOULD); a server that serves it does not require them.
 pub async fn missing_session(w: &mut Wire, part: &McpPart) -> Step<()> {
     sessions(part)?;
     let s = w.open().await?;
@@ -271,6 +284,9 @@ pub async fn missing_session(w: &mut Wire, part: &McpPart) -> Step<()> {
             &json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
         )
         .await?;
+    if a.result().is_some() {
+        return Ok(()); // sessions are offered, not required: nothing to refuse.
+    }
     status_in(&a, &[400], "ping without Mcp-Session-Id")
 }
 

@@ -106,12 +106,17 @@ fn ladder_refusal(w: &mut Wire, a: &Answer, code: i64, lenient: bool, what: &str
             format!("{what} was served"),
         ));
     }
-    if lenient && a.status == 400 && a.error_code() != Some(code) {
+    let refused = (400..500).contains(&a.status) || a.error_code().is_some();
+    if lenient && refused && !(a.status == 400 && a.error_code() == Some(code)) {
         w.warnings.push(Finding::warn(
             "/error/code",
-            json!(code),
+            json!({"http_status": 400, "jsonrpc_error_code": code}),
             a.observed(),
-            format!("{what}: refused with HTTP 400 but not with JSON-RPC {code}"),
+            format!(
+                "{what}: refused with HTTP {} {}, not 400 with JSON-RPC {code}",
+                a.status,
+                super::expect::describe(a)
+            ),
         ));
         return Ok(());
     }
@@ -158,7 +163,8 @@ pub async fn method_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
 }
 
 /// MCP-MD-5: Mcp-Name header vs the tool named in the body (neither tool exists, so a
-/// server that skips the check refuses the call for another reason and never runs a tool).
+/// server that skips the check refuses the call for another reason and never runs a tool;
+/// with a profile's `safe_tool`, the tool named is the safe one).
 pub async fn name_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
     part.modern()?;
     let (name, args) = part

@@ -73,6 +73,13 @@ pub async fn foreign_host(w: &mut Wire, part: &McpPart) -> Step<()> {
         ));
     }
     let e = era(w, part).await?;
+    let base = probe(w, &e, &[]).await?;
+    if base.result().is_none() {
+        return Err(Finding::unsupported(format!(
+            "the probe request with the endpoint's own Host was not served (HTTP {}): nothing to compare a refusal with",
+            base.status
+        )));
+    }
     let a = probe(w, &e, &[("host", "conform-foreign.invalid".into())]).await?;
     no_5xx(&a, "a request with a foreign Host")?;
     if (400..500).contains(&a.status) {
