@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::check::CheckOutcome;
 use super::verdict::{Verdict, Violation};
 use crate::transport::Exchange;
 
@@ -96,6 +97,23 @@ impl Finding {
 
 /// Result of a check step.
 pub type Step<T> = Result<T, Box<Finding>>;
+
+/// The outcome of a scripted check: its [`verdict`] and the exchanges it made.
+pub fn outcome(
+    check: &str,
+    requirements: &[String],
+    must: bool,
+    result: Step<()>,
+    warnings: &[Box<Finding>],
+    exchanges: Vec<Exchange>,
+) -> CheckOutcome {
+    let verdict = verdict(check, requirements, must, result, warnings, &exchanges);
+    CheckOutcome {
+        verdict,
+        exchanges,
+        steps: Vec::new(),
+    }
+}
 
 /// The verdict of a scripted check `check` citing `requirements` (`must` = one of them is
 /// required) that ended with `result`, after collecting `warnings`, having made `exchanges`.

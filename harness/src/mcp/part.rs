@@ -23,8 +23,6 @@ pub struct LegacyFacts {
 /// The 2026-07-28 era as the server answered `server/discover`.
 #[derive(Debug, Clone)]
 pub struct ModernFacts {
-    /// `supportedVersions`.
-    pub versions: Vec<String>,
     /// `capabilities`.
     pub capabilities: Value,
 }
@@ -151,7 +149,6 @@ fn discover_facts(result: &Option<Value>, status: u16, text: &str) -> Result<Mod
         ));
     }
     Ok(ModernFacts {
-        versions,
         capabilities: r.get("capabilities").cloned().unwrap_or(Value::Null),
     })
 }

@@ -71,8 +71,6 @@ pub struct Session {
     pub version: String,
     /// `Mcp-Session-Id`, when the server issued one.
     pub id: Option<String>,
-    /// The `initialize` result.
-    pub result: Value,
 }
 
 /// A recording JSON-RPC client for one check.
@@ -104,11 +102,6 @@ impl Wire {
     /// exchanges are merged back by the caller.
     pub fn twin(&self) -> Self {
         Self::new(self.client.clone(), &self.url, self.token.clone())
-    }
-
-    /// The endpoint.
-    pub fn url(&self) -> &str {
-        &self.url
     }
 
     /// A fresh request id.
@@ -288,7 +281,7 @@ impl Wire {
     /// does not answer `initialize` with a result makes the check not applicable.
     pub async fn open(&mut self) -> Step<Session> {
         let a = self.initialize(LEGACY, None).await?;
-        let Some(result) = a.result().cloned() else {
+        let Some(result) = a.result() else {
             return Err(Finding::unsupported(format!(
                 "n/a: initialize ({LEGACY}) was not answered with a result (HTTP {})",
                 a.status
@@ -302,7 +295,6 @@ impl Wire {
         let s = Session {
             version,
             id: a.header("mcp-session-id").map(str::to_string),
-            result,
         };
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         self.post(&self.session_headers(&s), &note).await?;

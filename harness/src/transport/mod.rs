@@ -481,6 +481,8 @@ async fn read_capped(
     }
     let cap = usize::try_from(cap).unwrap_or(usize::MAX);
     let mut buf = Vec::new();
+    // Events before this offset were already looked at (each chunk scans only what is new).
+    let mut scanned = 0;
     while let Some(chunk) = resp.chunk().await? {
         if buf.len().saturating_add(chunk.len()) > cap {
             let room = cap - buf.len();
@@ -488,29 +490,53 @@ async fn read_capped(
             return Ok((buf, Some(over)));
         }
         buf.extend_from_slice(&chunk);
-        if sse && chunk.contains(&b'\n') && has_rpc_response(&buf) {
-            break;
+        if sse && chunk.contains(&b'\n') {
+            let (found, done) = rpc_response_after(&buf, scanned);
+            if found {
+                break;
+            }
+            scanned = done;
         }
     }
     Ok((buf, None))
 }
 
-/// Whether a complete event of the stream `buf` holds a JSON-RPC response (an `id` with a
-/// `result` or an `error`).
-fn has_rpc_response(buf: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(buf).replace("\r\n", "\n");
-    let Some(end) = text.rfind("\n\n") else {
-        return false;
-    };
-    text[..end].split("\n\n").any(|event| {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        serde_json::from_str::<Value>(&data.join("\n")).is_ok_and(|m| {
-            m.get("id").is_some() && (m.get("result").is_some() || m.get("error").is_some())
-        })
+/// Whether an event of the stream `buf` completed after byte `from` holds a JSON-RPC
+/// response (an `id` with a `result` or an `error`), and the offset up to which `buf` is
+/// now scanned (the end of its last complete event).
+fn rpc_response_after(buf: &[u8], from: usize) -> (bool, usize) {
+    let mut start = from;
+    let mut found = false;
+    while let Some((len, gap)) = next_event(&buf[start..]) {
+        found |= is_rpc_response(&buf[start..start + len]);
+        start += len + gap;
+    }
+    (found, start)
+}
+
+/// The length of the first complete event of `s` and of the blank line ending it.
+fn next_event(s: &[u8]) -> Option<(usize, usize)> {
+    (0..s.len()).find_map(|i| {
+        if s[i..].starts_with(b"\n\n") {
+            Some((i, 2))
+        } else if s[i..].starts_with(b"\r\n\r\n") {
+            Some((i, 4))
+        } else {
+            None
+        }
+    })
+}
+
+/// Whether one event's `data:` lines hold a JSON-RPC response.
+fn is_rpc_response(event: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(event);
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.strip_prefix(' ').unwrap_or(d))
+        .collect();
+    serde_json::from_str::<Value>(&data.join("\n")).is_ok_and(|m| {
+        m.get("id").is_some() && (m.get("result").is_some() || m.get("error").is_some())
     })
 }
 
@@ -553,16 +579,30 @@ fn shape_exceeded(
 mod tests {
     use super::*;
 
+    fn rpc_response_after_start(buf: &[u8]) -> bool {
+        rpc_response_after(buf, 0).0
+    }
+
     #[test]
     fn an_event_stream_is_complete_at_its_first_response() {
-        assert!(!has_rpc_response(
+        assert!(!rpc_response_after_start(
             b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,"
         ));
         let note = b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n";
-        assert!(!has_rpc_response(note), "a notification is no response");
+        assert!(
+            !rpc_response_after_start(note),
+            "a notification is no response"
+        );
         let resp = b"id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n\r\n";
-        assert!(has_rpc_response(resp));
+        assert!(rpc_response_after_start(resp));
         let split = b"data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":2,\"error\":{\"code\":1}}\n\n";
-        assert!(has_rpc_response(split), "data lines join with a newline");
+        assert!(
+            rpc_response_after_start(split),
+            "data lines join with a newline"
+        );
+        // Scanning resumes where it stopped: the notification is not looked at twice.
+        let (found, at) = rpc_response_after(note, 0);
+        assert!(!found && at == note.len());
+        assert!(rpc_response_after(&[&note[..], &resp[..]].concat(), at).0);
     }
 }

@@ -424,19 +424,14 @@ impl Check for McpCheck {
             };
             let mut wire = Wire::new(client, &part.url, part.profile.token.clone());
             let result = run_kind(self.kind, &mut wire, part, ctx.target.timeout).await;
-            let verdict = crate::engine::finding::verdict(
+            crate::engine::finding::outcome(
                 self.id,
                 &self.requirements,
                 self.must,
                 result,
                 &wire.warnings,
-                &wire.exchanges,
-            );
-            CheckOutcome {
-                verdict,
-                exchanges: wire.exchanges,
-                steps: Vec::new(),
-            }
+                wire.exchanges,
+            )
         }
         .boxed()
     }

@@ -65,19 +65,6 @@ pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
     }
 }
 
-impl ProviderCheck {
-    fn verdict(&self, result: env::Step<()>, env: &Env) -> Verdict {
-        crate::engine::finding::verdict(
-            self.id,
-            &self.requirements,
-            self.must,
-            result,
-            &env.warnings,
-            &env.exchanges,
-        )
-    }
-}
-
 impl Check for ProviderCheck {
     fn id(&self) -> &str {
         self.id
@@ -124,12 +111,14 @@ impl Check for ProviderCheck {
             };
             let mut env = Env::new(client, &ctx.target.info.base_url, profile, &ctx.run_nonce);
             let result = checks::run(self.kind, &mut env).await;
-            let verdict = self.verdict(result, &env);
-            CheckOutcome {
-                verdict,
-                exchanges: env.exchanges,
-                steps: Vec::new(),
-            }
+            crate::engine::finding::outcome(
+                self.id,
+                &self.requirements,
+                self.must,
+                result,
+                &env.warnings,
+                env.exchanges,
+            )
         }
         .boxed()
     }
