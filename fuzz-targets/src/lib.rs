@@ -8,9 +8,12 @@
 //! - [`ssp`]: SSP document validation (`conform validate`'s library), invocation requests
 //!   through the provider routes;
 //! - [`harness`]: the harness's own parsers (vector files, target profiles, baselines);
+//! - [`differential`]: operation sequences against the reference and the harness's Parley
+//!   model, which must agree;
 //! - [`seeds`]: seed corpora from the golden vectors.
 
 pub mod app;
+pub mod differential;
 pub mod harness;
 pub mod parley;
 pub mod seeds;
@@ -20,11 +23,12 @@ pub mod ssp;
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every target.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     ("parley_envelope", parley::envelope),
     ("parley_http", parley::http),
     ("parley_mcp", parley::mcp),
     ("ssp_documents", ssp::documents),
     ("ssp_invocation", ssp::invocation),
     ("harness_parsers", harness::parsers),
+    ("parley_model", differential::model),
 ];

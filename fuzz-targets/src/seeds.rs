@@ -1,6 +1,7 @@
 //! Seed corpora from the golden vectors: post arguments and raw bodies for the Parley
 //! targets, JSON-RPC bodies for MCP, the validator vectors' documents for SSP, and the
-//! vector files, profiles and a baseline themselves for the harness's parsers.
+//! vector files, profiles and a baseline themselves for the harness's parsers; fixed
+//! pseudo-random operation sequences for the differential target.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -115,6 +116,29 @@ pub fn from_vectors(vectors: &Path) -> Corpora {
         "ssp_invocation",
         br#"{"inputs":{"text":"hi"}}"#.to_vec(),
     );
+    // The differential target reads operations, not documents: fixed pseudo-random
+    // sequences, the same on every machine.
+    for i in 0..MODEL_SEEDS {
+        push(&mut out, "parley_model", noise(i, 160));
+    }
+    out
+}
+
+/// Seeds of the differential target `parley_model`.
+pub const MODEL_SEEDS: u64 = 48;
+
+/// `len` pseudo-random bytes from stream `seed` (splitmix64: deterministic, no dependency).
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(len);
     out
 }
 

@@ -52,6 +52,10 @@ enum Command {
         /// Requirement ID (PV-ST-4) or vector id.
         id: String,
     },
+    /// Fuzz a server with hostile requests (each protocol's black-box campaign); the
+    /// oracles are checks of the report (exit 1 on a finding).
+    #[command(after_help = EXIT_HELP)]
+    Fuzz(conform::engine::fuzz::cli::FuzzArgs),
     /// Suite power: run the suites against the reference with each seeded fault in turn
     /// (built with `--features faults`; exit 0 only if every fault is caught on its own IDs).
     #[cfg(feature = "faults")]
@@ -211,6 +215,15 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             &dir,
         )?),
         Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
+        Command::Fuzz(args) => {
+            let protocols = registry::select(std::slice::from_ref(&args.suite))?;
+            Ok(conform::engine::fuzz::cli::execute(
+                &args,
+                &protocols,
+                &dir,
+                &conform::launcher::Registered,
+            )?)
+        }
         #[cfg(feature = "faults")]
         Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
         #[cfg(feature = "variants")]

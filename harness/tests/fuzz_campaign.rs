@@ -7,12 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use conform::engine::fuzz::cli::fuzz;
+use conform::engine::fuzz::{Settings, Shared};
+use conform::engine::protocol::Suite;
 use conform::engine::protocol::default_vectors_dir;
 use conform::engine::requirements::Catalogue;
 use conform::engine::target::ConnectOptions;
 use conform::parley::Parley;
-use conform::parley::fuzz::campaign::{Outcomes, Settings};
-use conform::parley::fuzz::cli::fuzz;
+use conform::parley::fuzz::ParleyCampaign;
+use conform::parley::fuzz::campaign::Outcomes;
 use conform::transport::TransportKind;
 
 const SEED: u64 = 11;
@@ -31,11 +34,79 @@ async fn campaign(faults: &[&str], duration: Duration) -> (Outcomes, i32) {
         seed: SEED,
         transports: vec![TransportKind::Http, TransportKind::Mcp],
     };
-    let (report, campaign) = fuzz(target, Arc::new(Parley), catalogue, settings, "test".into())
+    let campaign = Arc::new(ParleyCampaign::new(settings.clone()));
+    let shared = Shared::new(campaign.clone());
+    let suite = Suite::new(Arc::new(Parley), catalogue, shared.checks());
+    let (report, _) = fuzz(target, vec![(suite, shared)], &settings, "test".into())
         .await
         .unwrap();
-    let outcomes = campaign.finished().unwrap().clone().unwrap();
+    let outcomes = campaign.outcomes().unwrap().clone();
     (outcomes, report.exit_code())
+}
+
+/// The SSP campaign against the reference with `faults` (its engine-level outcomes).
+async fn ssp_campaign(
+    faults: &[&str],
+    duration: Duration,
+) -> (conform::engine::fuzz::Outcomes, i32) {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let ssp: Arc<dyn conform::engine::protocol::Protocol> = Arc::new(conform::ssp::protocol::Ssp);
+    let target = conform::reference::spawn_with(
+        config,
+        &ConnectOptions::default(),
+        std::slice::from_ref(&ssp),
+    )
+    .await
+    .expect("pre-flight");
+    let catalogue = Catalogue::load(&default_vectors_dir().join("requirements/ssp.toml")).unwrap();
+    let settings = Settings {
+        duration,
+        seed: SEED,
+        transports: vec![TransportKind::Http],
+    };
+    let shared = Shared::new(Arc::new(conform::ssp::fuzz::SspCampaign::new(
+        settings.clone(),
+    )));
+    let suite = Suite::new(ssp, catalogue, shared.checks());
+    let (report, shared) = fuzz(target, vec![(suite, shared)], &settings, "test".into())
+        .await
+        .unwrap();
+    let outcomes = shared[0].finished().unwrap().clone().unwrap();
+    (outcomes, report.exit_code())
+}
+
+fn ssp_shown(o: &conform::engine::fuzz::Outcomes) -> String {
+    (o.findings.iter())
+        .map(|f| format!("{} {} {}: {}", f.oracle, f.op, f.mutation, f.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ssp_reference_has_no_findings() {
+    let (o, code) = ssp_campaign(&[], Duration::from_secs(5)).await;
+    assert!(o.cases > 100, "seed {SEED}: only {} cases", o.cases);
+    assert!(o.findings.is_empty(), "seed {SEED}:\n{}", ssp_shown(&o));
+    assert_eq!(code, 0);
+}
+
+/// SSP faults that concern hostile input, and the oracle expected to see each.
+#[cfg(feature = "faults")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seeded_ssp_hostile_input_faults_are_found() {
+    for (fault, oracle) in [
+        ("ssp-api-key-any-header", "invalid-refused"),
+        ("ssp-wrong-skill-executed", "invalid-refused"),
+    ] {
+        let (o, code) = ssp_campaign(&[fault], Duration::from_secs(4)).await;
+        assert!(
+            o.findings.iter().any(|f| f.oracle == oracle),
+            "{fault} (seed {SEED}) not found by {oracle}:\n{}",
+            ssp_shown(&o)
+        );
+        assert_eq!(code, 1, "{fault}: a finding fails the run");
+    }
 }
 
 fn shown(o: &Outcomes) -> String {
@@ -84,17 +155,53 @@ async fn seeded_hostile_input_faults_are_found() {
     }
 }
 
-/// Survey for the closing note: which faults of the catalogue a short campaign
-/// finds (`cargo test -p conform --features faults --test fuzz_campaign -- --ignored --nocapture`).
+/// Survey for the closing note: which seeded faults the Parley and SSP campaigns find,
+/// `CONFORM_SURVEY_SECS` (default 3) per fault and protocol, both campaigns side by side;
+/// `CONFORM_SURVEY_FAULTS` (comma-separated) limits the faults. Prints one line per fault.
+/// `cargo test -p conform --features faults --test fuzz_campaign -- --ignored --nocapture`
 #[cfg(feature = "faults")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a survey of every fault (minutes), not a pass/fail check"]
 async fn survey_every_fault() {
+    let secs = std::env::var("CONFORM_SURVEY_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    let only = std::env::var("CONFORM_SURVEY_FAULTS").unwrap_or_default();
+    let protocols = conform::registry::select(&["parley".into(), "ssp".into()]).unwrap();
     for fault in reference_impl::faults::Fault::ALL {
-        let (o, _) = campaign(&[fault.name()], Duration::from_secs(3)).await;
-        let oracles: std::collections::BTreeSet<_> =
-            o.findings.iter().map(|f| f.breach.oracle.name()).collect();
-        println!("{:40} {:?}", fault.name(), oracles);
+        if !only.is_empty() && !only.split(',').any(|f| f == fault.name()) {
+            continue;
+        }
+        let settings = Settings {
+            duration: Duration::from_secs(secs),
+            seed: SEED,
+            transports: vec![TransportKind::Http, TransportKind::Mcp],
+        };
+        let suites = conform::engine::fuzz::cli::campaign_suites(
+            &protocols,
+            &default_vectors_dir(),
+            &settings,
+        )
+        .unwrap();
+        let mut config = reference_impl::Config::demo_in_memory();
+        config.faults = vec![fault.name().to_string()];
+        let target = conform::reference::spawn_with(config, &ConnectOptions::default(), &protocols)
+            .await
+            .expect("pre-flight");
+        let (_, shared) = fuzz(target, suites, &settings, "survey".into())
+            .await
+            .unwrap();
+        let mut found = std::collections::BTreeSet::new();
+        let mut requests = 0;
+        for s in &shared {
+            if let Some(Ok(o)) = s.finished() {
+                requests += o.requests;
+                let prefix = s.campaign().prefix();
+                found.extend(o.findings.iter().map(|f| format!("{prefix}/{}", f.oracle)));
+            }
+        }
+        println!("{:40} {:>8} requests  {:?}", fault.name(), requests, found);
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! [`app`] builds everything over one database: the Parley HTTP routes, the MCP endpoint and
 //! the SSP provider, with one 404/405 fallback, a request deadline, a URI limit and the
-//! DNS-rebinding `Host` / `Origin` checks ([`rebinding`]). [`spawn`]
+//! DNS-rebinding `Host` / `Origin` checks ([`rebinding`]), and `Connection: close` on the
+//! answer to a request whose body was left unread ([`unread`]). [`spawn`]
 //! serves it on a real socket with its own HTTP/1.1 accept loop: a cap on concurrent
 //! connections ([`Limits`]), and per connection ([`conn`]) an idle deadline that closes a
 //! socket which has not delivered a complete request head in time, whatever it sent. Every
@@ -11,6 +12,7 @@
 mod conn;
 pub mod rebinding;
 pub mod refusal;
+mod unread;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -149,7 +151,8 @@ fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, Start
         .layer(axum::middleware::from_fn_with_state(
             rebinding,
             rebinding::guard,
-        )))
+        ))
+        .layer(axum::middleware::from_fn(unread::close_if_unread)))
 }
 
 /// The request deadline and the URI limit, answered in the refusal shape (tower-http's

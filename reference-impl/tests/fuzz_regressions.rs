@@ -205,3 +205,42 @@ async fn initialize_with_missing_or_invalid_params_is_invalid_params() {
         r.body
     );
 }
+
+/// `conform fuzz`'s SSP campaign met "connection reset" on small requests after an
+/// oversized one: the 413 left the body unread, hyper closed the connection without saying
+/// so, and the client reused it. The answer to a request whose body was left unread now
+/// says `Connection: close`; one whose body was read does not.
+#[tokio::test]
+async fn an_answer_that_leaves_the_body_unread_closes_the_connection() {
+    let app = App::demo();
+    let big = format!(
+        r#"{{"caller":{{"id":"c","type":"service"}},"skill_id":"conform/echo","inputs":{{"message":"{}"}}}}"#,
+        "x".repeat(reference_impl::ssp::MAX_INVOCATION_BODY + 1)
+    );
+    let ssp = |body: String| {
+        Request::builder()
+            .method("POST")
+            .uri("/ssp/invoke/echo")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_LENGTH, body.len())
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let close = |r: &support::app::Reply| {
+        r.headers
+            .get(header::CONNECTION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase)
+    };
+    let r = app.send(ssp(big)).await;
+    assert_eq!(r.status, 413);
+    assert_eq!(
+        close(&r).as_deref(),
+        Some("close"),
+        "413 over an unread body"
+    );
+    let small = r#"{"caller":{"id":"c","type":"service"},"skill_id":"conform/echo","inputs":{"message":"hi"}}"#;
+    let r = app.send(ssp(small.to_string())).await;
+    assert_eq!(r.status, 202, "{:?}", r.body);
+    assert_eq!(close(&r), None, "a read body keeps the connection");
+}

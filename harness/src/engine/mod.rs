@@ -11,6 +11,7 @@ pub mod diff;
 pub mod estimate;
 pub mod execute;
 pub mod finding;
+pub mod fuzz;
 pub mod init;
 pub mod judge;
 pub mod merge;

@@ -153,6 +153,14 @@ pub trait Protocol: Send + Sync {
     fn secrets(&self, _target: &Target) -> Vec<Secret> {
         Vec::new()
     }
+    /// `conform fuzz`: this protocol's black-box campaign with `settings` (`None`: it has
+    /// none). Its oracles become checks of the fuzz report (`engine::fuzz`).
+    fn fuzz_campaign(
+        &self,
+        _settings: &crate::engine::fuzz::Settings,
+    ) -> Option<Arc<dyn crate::engine::fuzz::Campaign>> {
+        None
+    }
     /// Extra `conform` subcommands this protocol adds (e.g. SSP's `validate`).
     fn commands(&self) -> Vec<clap::Command> {
         Vec::new()

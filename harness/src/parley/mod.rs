@@ -104,12 +104,16 @@ impl Protocol for Parley {
         preflight::preflight(target, opts).boxed()
     }
 
+    fn fuzz_campaign(
+        &self,
+        settings: &crate::engine::fuzz::Settings,
+    ) -> Option<Arc<dyn crate::engine::fuzz::Campaign>> {
+        Some(Arc::new(fuzz::ParleyCampaign::new(settings.clone())))
+    }
+
     fn commands(&self) -> Vec<clap::Command> {
         use clap::Args as _;
         vec![
-            fuzz::cli::FuzzArgs::augment_args(clap::Command::new("fuzz")).about(
-                "Fuzz a Parley server with hostile requests; the oracles are checks of the report (exit 1 on a finding)",
-            ),
             model::cli::ModelArgs::augment_args(clap::Command::new("model")).about(
                 "Run the Parley state-machine model against a target (seeded, shrinking; exit 1 on a counterexample)",
             ),
@@ -125,10 +129,6 @@ impl Protocol for Parley {
         use clap::FromArgMatches as _;
         let bad = |e: clap::Error| crate::engine::protocol::CommandError(e.to_string());
         match name {
-            "fuzz" => {
-                let args = fuzz::cli::FuzzArgs::from_arg_matches(args).map_err(bad)?;
-                fuzz::cli::execute(Arc::new(Parley), &args, launcher)
-            }
             "model" => {
                 let args = model::cli::ModelArgs::from_arg_matches(args).map_err(bad)?;
                 model::cli::execute(&args, launcher)

@@ -64,6 +64,15 @@ impl Protocol for Ssp {
         .boxed()
     }
 
+    fn fuzz_campaign(
+        &self,
+        settings: &crate::engine::fuzz::Settings,
+    ) -> Option<Arc<dyn crate::engine::fuzz::Campaign>> {
+        Some(Arc::new(crate::ssp::fuzz::SspCampaign::new(
+            settings.clone(),
+        )))
+    }
+
     fn commands(&self) -> Vec<clap::Command> {
         // `augment_args` sets the struct's own doc as `about`: ours must come after it.
         vec![

@@ -4,7 +4,7 @@
 //! minimized (members of a post dropped while the same breach recurs).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -15,16 +15,7 @@ use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::{Auth, Exchange, McpRevision, Reply, TransportError, TransportKind};
 
-/// How long and with what seed.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Wall time of the sending phase.
-    pub duration: Duration,
-    /// RNG seed (printed; the same seed replays the same cases).
-    pub seed: u64,
-    /// Bindings to fuzz.
-    pub transports: Vec<TransportKind>,
-}
+pub use crate::engine::fuzz::Settings;
 
 /// One distinct finding.
 #[derive(Debug, Clone)]
@@ -43,27 +34,8 @@ pub struct Finding {
     pub case: Case,
 }
 
-/// What a campaign did and found.
-#[derive(Debug, Clone, Default)]
-pub struct Outcomes {
-    /// Distinct findings, in discovery order.
-    pub findings: Vec<Finding>,
-    /// Cases drawn.
-    pub cases: u64,
-    /// HTTP requests sent.
-    pub requests: u64,
-    /// Wall time of the sending phase.
-    pub elapsed: Duration,
-    /// The seed.
-    pub seed: u64,
-}
-
-impl Outcomes {
-    /// Requests per second of the sending phase.
-    pub fn rate(&self) -> f64 {
-        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-3)
-    }
-}
+/// What a Parley campaign did and found (each finding with its hostile request).
+pub type Outcomes = crate::engine::fuzz::Outcomes<Finding>;
 
 /// What the generator may use, read from the manifest.
 pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
@@ -94,6 +66,20 @@ pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
     (k, declared)
 }
 
+/// Whether a request that got no answer is sent once more: HTTP lets a server close a
+/// kept-alive connection at any time (RFC 9112 §9.3), so a pooled connection closed under
+/// the request is a race, not a finding; the failed connection has left the pool. A timeout
+/// is not retried (it is the finding), nor an oversized head (a server may drop it).
+fn retryable(case: &Case, r: &Result<Reply, TransportError>) -> bool {
+    match r {
+        Err(e) => {
+            let why = e.to_string();
+            case.op != "headers" && !why.contains("timeout") && !why.contains("timed out")
+        }
+        Ok(_) => false,
+    }
+}
+
 struct Run<'a> {
     part: &'a ParleyTarget,
     auth: Auth,
@@ -113,11 +99,17 @@ impl Run<'_> {
     async fn send(&mut self, case: &Case, transports: &[TransportKind]) -> Sent {
         let mut out: Sent = (None, None);
         if let (Some(req), true) = (&case.http, transports.contains(&TransportKind::Http)) {
-            let r = self.part.http.raw_http(req, &self.auth).await;
+            let mut r = self.part.http.raw_http(req, &self.auth).await;
+            if retryable(case, &r) {
+                r = self.part.http.raw_http(req, &self.auth).await;
+            }
             out.0 = Some(self.judged(TransportKind::Http, case, r));
         }
         if let (Some(req), true) = (&case.mcp, transports.contains(&TransportKind::Mcp)) {
-            let r = self.part.mcp.raw_mcp(req, &self.auth).await;
+            let mut r = self.part.mcp.raw_mcp(req, &self.auth).await;
+            if retryable(case, &r) {
+                r = self.part.mcp.raw_mcp(req, &self.auth).await;
+            }
             out.1 = Some(self.judged(TransportKind::Mcp, case, r));
         }
         out

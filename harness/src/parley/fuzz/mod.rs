@@ -1,158 +1,112 @@
-//! `conform fuzz`: a black-box, structure-aware fuzzer of any Parley server.
+//! Parley's campaign of `conform fuzz`: a black-box, structure-aware fuzzer of any Parley
+//! server (the command, the checks and the reports are `engine::fuzz`'s).
 //!
 //! - [`cases`]: mutations of valid requests (dropped, retyped, duplicated members, boundary
 //!   lengths, Unicode edges, huge numbers, deep nesting, invalid UTF-8, truncated bodies,
 //!   content types, query/path conflicts, odd JSON-RPC, oversized heads);
 //! - [`oracles`]: what every answer must satisfy (no 5xx, an answer, the refusal shape with a
 //!   declared reason, the same outcome on both bindings, no leaked internals);
-//! - [`campaign`]: the loop, deduplication, minimization and the final state check.
+//! - [`campaign`]: the loop, deduplication, minimization and the final state check;
+//! - [`promote`]: findings as golden vectors (`--promote`).
 //!
-//! Each oracle is an ordinary [`Check`] (`fuzz/<oracle>`, citing its requirement IDs), so a
-//! campaign's findings land in the usual reports and exit codes. The checks share one
-//! campaign, run once by whichever check starts first.
+//! Each oracle is an ordinary check `fuzz/<oracle>` citing its requirement IDs.
 
 pub mod campaign;
 pub mod cases;
-pub mod cli;
 pub mod oracles;
 pub mod promote;
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::OnceLock;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use serde_json::json;
-use tokio::sync::OnceCell;
 
-use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
-use crate::engine::verdict::{Verdict, Violation};
-use campaign::{Outcomes, Settings};
+use crate::engine::fuzz::{self, Settings};
+use crate::engine::target::Target;
+use campaign::Outcomes;
 use oracles::Oracle;
 
-/// One campaign shared by the oracle checks.
+/// The oracles as the engine reports them (`fuzz/<name>`).
+static ORACLES: [fuzz::Oracle; 6] = [
+    Oracle::NoServerError.spec(),
+    Oracle::Answers.spec(),
+    Oracle::RefusalShape.spec(),
+    Oracle::BindingsAgree.spec(),
+    Oracle::StateIntact.spec(),
+    Oracle::NoLeak.spec(),
+];
+
+/// One Parley campaign; keeps its own outcomes (hostile requests included) for `--promote`.
 #[derive(Debug)]
-pub struct Campaign {
+pub struct ParleyCampaign {
     settings: Settings,
-    outcomes: OnceCell<Result<Outcomes, String>>,
+    outcomes: OnceLock<Outcomes>,
 }
 
-impl Campaign {
-    /// A campaign that runs on first use.
-    pub fn new(settings: Settings) -> Arc<Self> {
-        Arc::new(Self {
+impl ParleyCampaign {
+    /// A campaign with `settings`, not run yet.
+    pub fn new(settings: Settings) -> Self {
+        Self {
             settings,
-            outcomes: OnceCell::new(),
-        })
+            outcomes: OnceLock::new(),
+        }
     }
 
-    /// Runs the campaign against `ctx`'s target (once) and returns what it found.
-    pub async fn outcomes(&self, ctx: &CheckCtx) -> &Result<Outcomes, String> {
-        self.outcomes
-            .get_or_init(|| campaign::execute(&ctx.target, &self.settings))
-            .await
-    }
-
-    /// The outcomes, once run.
-    pub fn finished(&self) -> Option<&Result<Outcomes, String>> {
+    /// Parley's own outcomes, once run (each finding with its hostile request).
+    pub fn outcomes(&self) -> Option<&Outcomes> {
         self.outcomes.get()
     }
 }
 
-/// The check of one oracle over the shared campaign.
-pub struct OracleCheck {
-    oracle: Oracle,
-    id: String,
-    requirements: Vec<String>,
-    campaign: Arc<Campaign>,
-}
-
-impl OracleCheck {
-    /// One check per oracle over `campaign`.
-    pub fn all(campaign: &Arc<Campaign>) -> Vec<Arc<dyn Check>> {
-        Oracle::ALL
-            .iter()
-            .map(|&oracle| {
-                Arc::new(OracleCheck {
-                    oracle,
-                    id: format!("fuzz/{}", oracle.name()),
-                    requirements: oracle
-                        .requirements()
-                        .iter()
-                        .map(|r| (*r).to_string())
-                        .collect(),
-                    campaign: campaign.clone(),
-                }) as Arc<dyn Check>
-            })
-            .collect()
-    }
-}
-
-impl Check for OracleCheck {
-    fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn title(&self) -> &str {
-        self.oracle.title()
-    }
-
-    fn requirements(&self) -> &[String] {
-        &self.requirements
-    }
-
-    fn area(&self) -> &str {
+impl fuzz::Campaign for ParleyCampaign {
+    fn prefix(&self) -> &'static str {
         "fuzz"
     }
 
-    fn bindings(&self) -> Bindings {
-        Bindings::Once
+    fn oracles(&self) -> &'static [fuzz::Oracle] {
+        &ORACLES
     }
 
-    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+    fn execute<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<fuzz::Outcomes, String>> {
         async move {
-            let outcomes = match self.campaign.outcomes(ctx).await {
-                Ok(o) => o,
-                Err(e) => {
-                    return CheckOutcome::verdict(Verdict::HarnessError { message: e.clone() });
-                }
-            };
-            let mine: Vec<_> = (outcomes.findings.iter())
-                .filter(|f| f.breach.oracle == self.oracle)
-                .collect();
-            let Some(first) = mine.first() else {
-                return CheckOutcome::verdict(Verdict::Pass);
-            };
-            let observed: Vec<String> = mine
-                .iter()
-                .map(|f| {
-                    let on = f.transport.map_or("both", |t| t.as_str());
-                    format!("{} [{on}] {}: {}", f.op, f.mutation, f.breach.message)
-                })
-                .collect();
-            let exchanges: Vec<_> = mine.iter().flat_map(|f| f.exchanges.clone()).collect();
-            let violation = Violation {
-                check: self.id.clone(),
-                requirements: self.requirements.clone(),
-                step: None,
-                pointer: String::new(),
-                expected: json!(self.oracle.title()),
-                observed: json!(observed),
-                message: format!(
-                    "{} distinct finding(s) (seed {}); first: {} {}: {}",
-                    mine.len(),
-                    outcomes.seed,
-                    first.op,
-                    first.mutation,
-                    first.breach.message
-                ),
-                transcript: first.exchanges.clone(),
-            };
-            CheckOutcome {
-                verdict: Verdict::Fail(violation),
-                exchanges,
-                steps: Vec::new(),
-            }
+            let o = campaign::execute(target, &self.settings).await?;
+            let general = o.map(general);
+            // Set once: the engine runs a campaign once.
+            let _ = self.outcomes.set(o);
+            Ok(general)
         }
         .boxed()
+    }
+
+    fn promote(&self, dir: &Path) -> Result<Option<String>, String> {
+        let Some(o) = self.outcomes.get() else {
+            return Ok(None);
+        };
+        let Some(file) = promote::vector_file(&o.findings, o.seed) else {
+            return Ok(Some(
+                "nothing to promote: no finding with a request of its own".into(),
+            ));
+        };
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("fuzz-seed-{}.json", o.seed));
+        let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text + "\n").map_err(|e| e.to_string())?;
+        let n = file["vectors"].as_array().map_or(0, Vec::len);
+        Ok(Some(format!(
+            "promoted {n} finding(s) to {}",
+            path.display()
+        )))
+    }
+}
+
+fn general(f: &campaign::Finding) -> fuzz::Finding {
+    fuzz::Finding {
+        oracle: f.breach.oracle.name(),
+        op: f.op.clone(),
+        transport: f.transport,
+        mutation: f.mutation.clone(),
+        message: f.breach.message.clone(),
+        exchanges: f.exchanges.clone(),
     }
 }

@@ -4,9 +4,7 @@
 //! answer, leaked internals) and that the two bindings agree.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
 
-use regex::Regex;
 use serde_json::Value;
 
 use crate::transport::{Reply, TransportError, TransportKind};
@@ -39,8 +37,17 @@ impl Oracle {
         Oracle::NoLeak,
     ];
 
+    /// The oracle as the engine reports it.
+    pub const fn spec(self) -> crate::engine::fuzz::Oracle {
+        crate::engine::fuzz::Oracle {
+            name: self.name(),
+            title: self.title(),
+            requirements: self.requirements(),
+        }
+    }
+
     /// Check id suffix (`fuzz/<name>`).
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Oracle::NoServerError => "no-5xx",
             Oracle::Answers => "answers",
@@ -52,7 +59,7 @@ impl Oracle {
     }
 
     /// One line for the report.
-    pub fn title(self) -> &'static str {
+    pub const fn title(self) -> &'static str {
         match self {
             Oracle::NoServerError => "Hostile requests never get a 5xx",
             Oracle::Answers => "Hostile requests get an answer within the timeout",
@@ -70,7 +77,7 @@ impl Oracle {
     }
 
     /// Requirement IDs cited (first = primary).
-    pub fn requirements(self) -> &'static [&'static str] {
+    pub const fn requirements(self) -> &'static [&'static str] {
         match self {
             Oracle::NoServerError | Oracle::Answers | Oracle::NoLeak => &["PV-TR-3", "PV-EN-1"],
             Oracle::RefusalShape => &["PV-TR-3", "PV-TR-2"],
@@ -98,14 +105,6 @@ fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) ->
         message: message.into(),
     }
 }
-
-/// Internals that must not reach a client.
-static LEAK: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(panicked at|stack backtrace|traceback \(most recent|exception in thread|\bat [a-z_]+(::[a-z_]+){2,}|\.rs:\d+:\d+|sqlite_[a-z]+|\bselect\s+\S+\s+from\s|\binsert\s+into\s|/home/[a-z]|/root/|/usr/src/|\.cargo/registry)",
-    )
-    .ok()
-});
 
 /// The outcome class of an answer, compared across bindings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,11 +201,11 @@ pub fn judge(
             format!("HTTP {} to a hostile request", reply.http_status),
         ));
     }
-    if let Some(m) = LEAK.as_ref().and_then(|re| re.find(&reply.text)) {
+    if let Some(m) = crate::engine::fuzz::leaked(&reply.text) {
         found.push(breach(
             Oracle::NoLeak,
-            m.as_str().to_ascii_lowercase(),
-            format!("the answer shows internals: {:?}", m.as_str()),
+            m.to_ascii_lowercase(),
+            format!("the answer shows internals: {m:?}"),
         ));
     }
     let outcome = match kind {

@@ -90,12 +90,14 @@ struct Ids {
 /// Inbox cursors per caller `(actor, extension)`, taken before any model thread exists.
 pub type InboxBase = HashMap<(usize, Option<usize>), Value>;
 
-/// Pages `caller`'s inbox to its end: the last cursor (PV-RD-3), for [`InboxBase`].
+/// Pages `caller`'s inbox from `from` (its start when `None`) to its end: the last cursor
+/// (PV-RD-3), for [`InboxBase`].
 pub async fn inbox_end(
     target: &ParleyTarget,
     kind: TransportKind,
     role: Role,
     ext: Option<usize>,
+    from: Option<Value>,
 ) -> Option<Value> {
     let auth = target.auth(role)?;
     let limit = target
@@ -105,7 +107,7 @@ pub async fn inbox_end(
         .and_then(Value::as_u64)
         .unwrap_or(50)
         .clamp(1, 200);
-    let mut cursor: Option<Value> = None;
+    let mut cursor = from;
     for _ in 0..100_000 {
         let mut args = json!({"limit": limit});
         if let Some(e) = ext {

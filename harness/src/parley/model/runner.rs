@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
-use super::driver::{Driver, InboxBase, Mismatch, StepLog, inbox_end};
+pub use super::driver::InboxBase;
+use super::driver::{Driver, Mismatch, StepLog, inbox_end};
 use super::generate::sequences;
 use super::quota::Quota;
 use super::state::{Actor, EXTENSIONS, Op, World};
@@ -119,22 +120,24 @@ fn rng(seed: u64) -> TestRng {
     TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
-/// Every caller's inbox cursor before the run (see [`InboxBase`]).
-fn inbox_base(
+/// Moves every caller's inbox cursor in `base` to the inbox's current end (see
+/// [`InboxBase`]): from the start on an empty base, from where it stopped otherwise, so a
+/// long-lived target is not paged from its beginning again for every sequence.
+pub fn advance_inbox_base(
     handle: &tokio::runtime::Handle,
     target: &ParleyTarget,
     kind: TransportKind,
     roles: &[Role],
-) -> InboxBase {
-    let mut base = InboxBase::new();
+    base: &mut InboxBase,
+) {
     for (actor, role) in roles.iter().enumerate() {
         for ext in std::iter::once(None).chain((0..EXTENSIONS.len()).map(Some)) {
-            if let Some(c) = handle.block_on(inbox_end(target, kind, *role, ext)) {
+            let from = base.get(&(actor, ext)).cloned();
+            if let Some(c) = handle.block_on(inbox_end(target, kind, *role, ext, from)) {
                 base.insert((actor, ext), c);
             }
         }
     }
-    base
 }
 
 /// Where [`play`] appends the signatures of the steps it sends.
@@ -183,6 +186,79 @@ fn play(
     Ok(drv.log)
 }
 
+/// What a model run plays with: the roles of its actors, the empty model and the
+/// model's own count of writes (kept across sequences: the target's quota window is).
+#[derive(Debug)]
+pub struct Cast {
+    /// The actors' roles (index = actor).
+    pub roles: Vec<Role>,
+    /// The model before any step.
+    pub world: World,
+    /// Write attempts per actor, with the quotas `whoami` showed.
+    pub quota: Quota,
+}
+
+/// The cast of a target, or why the model cannot run on it (`unsupported`).
+pub fn cast(target: &ParleyTarget) -> Result<Cast, String> {
+    let (roles, actors) = actors(target);
+    if !actors.iter().any(|a| a.write) {
+        return Err("the target profile has no role with the write right".into());
+    }
+    let quota = Quota::new(
+        target
+            .identities
+            .iter()
+            .filter(|(r, _)| !matches!(r, Role::Limited | Role::Anonymous))
+            .map(|(_, id)| id.quota_per_minute)
+            .collect(),
+    );
+    let body_max = target
+        .manifest
+        .raw
+        .pointer("/limits/body_max_chars")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok());
+    Ok(Cast {
+        roles,
+        world: World::new(actors, body_max),
+        quota,
+    })
+}
+
+/// Plays one generated sequence once against `kind` from the empty model (no search, no
+/// shrinking): the steps, or the first disagreement with the steps up to it. The entry of
+/// the differential fuzz target (`fuzz-targets/src/differential.rs`), whose operations come
+/// from libFuzzer's bytes instead of proptest. Blocking, like [`run_model`].
+pub fn play_once(
+    handle: &tokio::runtime::Handle,
+    target: &ParleyTarget,
+    kind: TransportKind,
+    cast: &Cast,
+    base: &mut InboxBase,
+    ops: &[Op],
+) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
+    // The inbox base moves before every sequence: the target keeps every earlier sequence's
+    // threads, and an inbox read pages only through what is newer than the base.
+    advance_inbox_base(handle, target, kind, &cast.roles, base);
+    let parts = (
+        target,
+        kind,
+        cast.roles.as_slice(),
+        &cast.quota,
+        &*base,
+        None,
+    );
+    play(
+        handle,
+        parts,
+        cast.world.clone(),
+        ops,
+        &AtomicUsize::new(0),
+        None,
+        &Signatures::default(),
+    )
+}
+
 /// Searches for a sequence on which `kind` disagrees with the model (blocking; see the
 /// module docs).
 pub fn run_model(
@@ -193,7 +269,6 @@ pub fn run_model(
     pacer: Option<&Pacer>,
 ) -> ModelRun {
     let started = Instant::now();
-    let (roles, actors) = actors(target);
     let counter = AtomicUsize::new(0);
     let sink: Signatures = std::sync::Mutex::new(Vec::new());
     let done = |result, shrink_time| ModelRun {
@@ -212,27 +287,14 @@ pub fn run_model(
             })
             .unwrap_or_default(),
     };
-    if !actors.iter().any(|a| a.write) {
-        return done(
-            ModelResult::Unsupported("the target profile has no role with the write right".into()),
-            None,
-        );
-    }
-    let quota = Quota::new(
-        target
-            .identities
-            .iter()
-            .filter(|(r, _)| !matches!(r, Role::Limited | Role::Anonymous))
-            .map(|(_, id)| id.quota_per_minute)
-            .collect(),
-    );
-    let body_max = target
-        .manifest
-        .raw
-        .pointer("/limits/body_max_chars")
-        .and_then(serde_json::Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok());
-    let world = World::new(actors, body_max);
+    let Cast {
+        roles,
+        world,
+        quota,
+    } = match cast(target) {
+        Ok(c) => c,
+        Err(reason) => return done(ModelResult::Unsupported(reason), None),
+    };
     let config = Config {
         cases: budget.cases,
         failure_persistence: None,
@@ -250,7 +312,8 @@ pub fn run_model(
     // The last sequence that failed: shrinking only moves to failing sequences, so this is
     // the minimal one (kept here rather than read back from the value tree).
     let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
-    let base = inbox_base(handle, target, kind, &roles);
+    let mut base = InboxBase::new();
+    advance_inbox_base(handle, target, kind, &roles, &mut base);
     let parts = (target, kind, roles.as_slice(), &quota, &base, pacer);
     let strategy = sequences(world.clone(), budget.steps);
     let result = runner.run(

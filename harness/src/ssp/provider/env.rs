@@ -196,6 +196,28 @@ impl Env {
         }
     }
 
+    /// Sends a request with any bytes as its body and extra headers (`conform fuzz`) on
+    /// `client`, credentials computed over those bytes; not recorded in [`Env::exchanges`]
+    /// (the caller keeps the exchanges it needs). `None` when no response came.
+    pub async fn send_raw(
+        client: &crate::transport::Client,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        cred: &Cred,
+    ) -> (Exchange, Option<Resp>) {
+        let prepared = prepare_bytes(method, url, headers, body, cred);
+        let (ex, raw) = send_recorded(client, TransportKind::Http, prepared).await;
+        let resp = raw.map(|(status, headers, text)| Resp {
+            status,
+            json: serde_json::from_str(&text).ok(),
+            headers,
+            text,
+        });
+        (ex, resp)
+    }
+
     /// The HTTP client (for concurrent requests outside `&mut self`).
     pub fn client_handle(&self) -> crate::transport::Client {
         self.client.clone()
@@ -589,17 +611,28 @@ impl Env {
 /// Builds a request: JSON body, `Accept`, credentials (secrets masked in the record).
 fn prepare(method: &str, url: &str, body: Option<&Value>, cred: &Cred) -> Prepared {
     let bytes = body.map(|b| b.to_string().into_bytes());
+    let json = [("content-type".to_owned(), "application/json".to_owned())];
+    let headers: &[(String, String)] = if bytes.is_some() { &json } else { &[] };
+    prepare_bytes(method, url, headers, bytes, cred)
+}
+
+/// Builds a request from any body bytes and extra headers: `Accept`, the headers, then the
+/// credentials computed over the bytes (secrets masked in the record).
+fn prepare_bytes(
+    method: &str,
+    url: &str,
+    extra: &[(String, String)],
+    body: Option<Vec<u8>>,
+    cred: &Cred,
+) -> Prepared {
     let mut headers = vec![("accept".to_owned(), "application/json".to_owned())];
+    headers.extend(extra.iter().cloned());
     let mut recorded = headers.clone();
-    if bytes.is_some() {
-        headers.push(("content-type".into(), "application/json".into()));
-        recorded.push(("content-type".into(), "application/json".into()));
-    }
-    for (n, v, r) in cred.headers(bytes.as_deref().unwrap_or(&[])) {
+    for (n, v, r) in cred.headers(body.as_deref().unwrap_or(&[])) {
         headers.push((n.clone(), v));
         recorded.push((n, r));
     }
-    let shown = bytes
+    let shown = body
         .as_ref()
         .map(|b| String::from_utf8_lossy(b).into_owned());
     Prepared {
@@ -607,7 +640,7 @@ fn prepare(method: &str, url: &str, body: Option<&Value>, cred: &Cred) -> Prepar
         url: url.into(),
         headers,
         recorded_headers: recorded,
-        body: bytes,
+        body,
         shown_body: shown,
     }
 }

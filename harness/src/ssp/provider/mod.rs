@@ -51,8 +51,14 @@ pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
 /// The SSP profile of a target: its `[ssp]` table, else the reference demo profile when
 /// the reference server was spawned, else `None` (every check is then `Unsupported`).
 pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
-    match ctx
-        .target
+    profile_of_target(&ctx.target)
+}
+
+/// [`profile_of`] for a target outside a check (`conform fuzz`).
+pub fn profile_of_target(
+    target: &crate::engine::target::Target,
+) -> Result<Option<SspProfile>, String> {
+    match target
         .profile
         .section("ssp")
         .and_then(toml::Value::as_table)
@@ -60,7 +66,7 @@ pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
         Some(t) => SspProfile::from_table(t)
             .map(Some)
             .map_err(|e| e.to_string()),
-        None if ctx.target.info.spawned_reference => Ok(Some(SspProfile::reference_demo())),
+        None if target.info.spawned_reference => Ok(Some(SspProfile::reference_demo())),
         None => Ok(None),
     }
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Bounded, seeded smoke run of every coverage-guided target of fuzz/ (issue 11 item 5),
+# on the stable toolchain: fuzz/ is built with the libFuzzer instrumentation cargo fuzz
+# would set (no sanitizer, so no nightly), the seed corpora are written from the golden
+# vectors, and each target runs FUZZ_SECONDS (default 30) with seed FUZZ_SEED (default 1).
+# A crash, a per-input timeout or running out of memory fails the script; the input that
+# did it is printed and kept under $FUZZ_OUT/<target>/ (default: a temp dir).
+#
+#   bash fuzz/smoke.sh                        # every target, 30 s each, 2 at a time
+#   FUZZ_SECONDS=600 FUZZ_JOBS=1 bash fuzz/smoke.sh parley_http   # one longer campaign
+#
+# The build has its own target dir (other RUSTFLAGS): FUZZ_TARGET_DIR, default
+# $HOME/.cache/conform-fuzz-target. The first build takes 15-20 min on 2 cores.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+secs=${FUZZ_SECONDS:-30}
+seed=${FUZZ_SEED:-1}
+jobs=${FUZZ_JOBS:-2}
+out=${FUZZ_OUT:-$(mktemp -d)}
+fuzz_target_dir=${FUZZ_TARGET_DIR:-$HOME/.cache/conform-fuzz-target}
+triple=$(rustc -vV | sed -n 's/^host: //p')
+
+all=$(sed -n 's/^name = "\([a-z_]*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^conform-fuzz$' || true)
+targets=${*:-$all}
+[ -n "$targets" ] || { echo "fuzz/smoke.sh: no targets in fuzz/Cargo.toml" >&2; exit 2; }
+
+echo "== building fuzz/ with libFuzzer instrumentation ($fuzz_target_dir)"
+CARGO_TARGET_DIR=$fuzz_target_dir \
+RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks" \
+  cargo build --release --locked --manifest-path fuzz/Cargo.toml --target "$triple" --bins
+bin_dir=$fuzz_target_dir/$triple/release
+
+echo "== seed corpora from the golden vectors"
+cargo run -q -p conform-fuzz-targets --bin seed-corpus "$out/corpus"
+
+run_one() {
+  local t=$1 dir=$out/$t rc=0
+  mkdir -p "$dir" "$out/corpus/$t"
+  # -timeout: one input over 10 s is a hang; -rss_limit_mb: memory growth is a finding.
+  "$bin_dir/$t" "$out/corpus/$t" -max_total_time="$secs" -seed="$seed" \
+    -dict=fuzz/parley.dict -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$dir/" >"$dir/log" 2>&1 || rc=$?
+  echo "$rc" >"$dir/rc"
+}
+
+echo "== $secs s per target, seed $seed, $jobs at a time: $(echo $targets)"
+running=0
+for t in $targets; do
+  [ -x "$bin_dir/$t" ] || { echo "no binary $bin_dir/$t" >&2; exit 2; }
+  run_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+done
+wait
+
+failed=0
+printf '%-18s %6s %12s %10s\n' target rc executions exec/s
+for t in $targets; do
+  dir=$out/$t
+  rc=$(cat "$dir/rc" 2>/dev/null || echo 99)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -1)
+  printf '%-18s %6s %12s %10s\n' "$t" "$rc" "${runs:-?}" "${rate:-?}"
+  if [ "$rc" != 0 ] || [ -z "$runs" ]; then
+    failed=1
+    echo "---- $t failed (exit $rc); last lines of its log:"
+    tail -40 "$dir/log"
+    for a in "$dir"/crash-* "$dir"/timeout-* "$dir"/oom-* "$dir"/leak-*; do
+      [ -e "$a" ] && echo "input kept: $a ($(wc -c <"$a") bytes; replay: $bin_dir/$t $a)"
+    done
+  fi
+done
+if [ "$failed" != 0 ]; then
+  echo "fuzz/smoke.sh: a target failed (seed $seed); copy its input to fuzz/regressions/<target>/ with the fix" >&2
+  exit 1
+fi
+echo "fuzz/smoke.sh: every target ran $secs s without a crash (seed $seed)"

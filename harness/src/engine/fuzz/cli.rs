@@ -1,0 +1,268 @@
+//! The `conform fuzz` command: arguments, the target, one run of the oracle checks of every
+//! selected protocol's campaign, the reports (the same formats and exit codes as
+//! `conform run`) and `--promote`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Settings, Shared};
+use crate::engine::protocol::{CommandError, Launcher, Protocol, Suite, connect};
+use crate::engine::report::{self, Report};
+use crate::engine::run::{RunOptions, run};
+use crate::engine::target::{ConnectOptions, Target};
+use crate::transport::TransportKind;
+
+/// Arguments of `conform fuzz`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FuzzArgs {
+    /// Target profile (TOML), as for `conform run`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "spawn_reference",
+        required_unless_present = "spawn_reference"
+    )]
+    pub target: Option<PathBuf>,
+    /// Fuzz the bundled reference server, started in process.
+    #[arg(long)]
+    pub spawn_reference: bool,
+    /// Protocol(s) to fuzz: a registered protocol with a campaign, or `all`.
+    #[arg(long, default_value = "all")]
+    pub suite: String,
+    /// How long to send hostile requests (`90s`, `10m`, `1h`; a bare number is seconds),
+    /// per protocol.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// RNG seed (default: from the clock; always printed, so a run can be replayed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Binding(s) to fuzz (protocols with two, like Parley).
+    #[arg(long, value_parser = ["http", "mcp", "both"], default_value = "both")]
+    pub transport: String,
+    /// Output directory of the reports.
+    #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
+    pub out: PathBuf,
+    /// Write every finding as a golden vector file into DIR (Parley: `fuzz-seed-<S>.json`;
+    /// copy it into `vectors/parley/` to keep the case in the plain suite).
+    #[arg(long, value_name = "DIR")]
+    pub promote: Option<PathBuf>,
+    /// `--ca-cert`/`--insecure` for an `https://` target.
+    #[command(flatten)]
+    pub tls: crate::transport::tls::TlsOptions,
+}
+
+/// `90s`, `10m`, `1h`, `250ms`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n.parse().map_err(|_| format!("invalid duration {s:?}"))?;
+    match unit {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        _ => Err(format!("invalid duration unit in {s:?} (ms, s, m, h)")),
+    }
+}
+
+/// The run's settings from the arguments.
+pub fn settings(args: &FuzzArgs) -> Settings {
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
+    let transports = match args.transport.as_str() {
+        "http" => vec![TransportKind::Http],
+        "mcp" => vec![TransportKind::Mcp],
+        _ => vec![TransportKind::Http, TransportKind::Mcp],
+    };
+    Settings {
+        duration: args.duration,
+        seed,
+        transports,
+    }
+}
+
+/// Runs the oracle checks of each protocol's campaign against a prepared target: the
+/// report and the campaigns (their outcomes, for summaries and `--promote`).
+pub async fn fuzz(
+    target: Target,
+    suites: Vec<(Suite, Arc<Shared>)>,
+    settings: &Settings,
+    command: String,
+) -> Result<(Report, Vec<Arc<Shared>>), CommandError> {
+    let (suites, shared): (Vec<Suite>, Vec<Arc<Shared>>) = suites.into_iter().unzip();
+    let opts = RunOptions {
+        filter: None,
+        transports: settings.transports.clone(),
+        jobs: 6,
+        baseline: None,
+        command,
+        progress: None,
+        shard: None,
+    };
+    let report = run(Arc::new(target), &suites, &opts)
+        .await
+        .map_err(|e| CommandError(e.to_string()))?;
+    Ok((report, shared))
+}
+
+/// Each protocol of `protocols` that has a campaign, as a suite of its oracle checks.
+pub fn campaign_suites(
+    protocols: &[Arc<dyn Protocol>],
+    vectors_dir: &Path,
+    settings: &Settings,
+) -> Result<Vec<(Suite, Arc<Shared>)>, CommandError> {
+    let mut out = Vec::new();
+    for p in protocols {
+        let Some(campaign) = p.fuzz_campaign(settings) else {
+            continue;
+        };
+        let loaded = p
+            .clone()
+            .load(vectors_dir)
+            .map_err(|e| CommandError(e.to_string()))?;
+        let shared = Shared::new(campaign);
+        out.push((
+            Suite::new(p.clone(), loaded.catalogue, shared.checks()),
+            shared,
+        ));
+    }
+    if out.is_empty() {
+        return Err(CommandError(
+            "none of the selected protocols has a fuzz campaign".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// `conform fuzz` over `protocols` (already selected by `--suite`): exit 0 when no oracle
+/// failed, 1 when one did, 2 on errors.
+pub fn execute(
+    args: &FuzzArgs,
+    protocols: &[Arc<dyn Protocol>],
+    vectors_dir: &Path,
+    launcher: &dyn Launcher,
+) -> Result<u8, CommandError> {
+    let err = |e: &dyn std::fmt::Display| CommandError(e.to_string());
+    let settings = settings(args);
+    let suites = campaign_suites(protocols, vectors_dir, &settings)?;
+    let fuzzed: Vec<Arc<dyn Protocol>> = suites.iter().map(|(s, _)| s.protocol.clone()).collect();
+    let opts = ConnectOptions {
+        transports: settings.transports.clone(),
+        profile_path: args.target.as_ref().map(|p| p.display().to_string()),
+        tls: args.tls.clone(),
+        ..ConnectOptions::default()
+    };
+    let command = command_line(args, settings.seed);
+    println!(
+        "conform fuzz: seed {} for {:?} per protocol ({}) on {}",
+        settings.seed,
+        settings.duration,
+        fuzzed
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.transport
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| err(&e))?;
+    let (report, shared) = rt.block_on(async {
+        let target = match &args.target {
+            Some(path) => {
+                let profile = launcher.load_profile(path).map_err(|e| err(&e))?;
+                connect(profile, &opts, &fuzzed)
+                    .await
+                    .map_err(|e| err(&e))?
+            }
+            None => launcher
+                .spawn_reference(&opts, &fuzzed, &[])
+                .await
+                .map_err(|e| err(&e))?,
+        };
+        fuzz(target, suites, &settings, command).await
+    })?;
+    write_reports(&report, &args.out)?;
+    for s in &shared {
+        summarize(s, args.promote.as_deref())?;
+    }
+    print!("{}", report.failure_details());
+    print!("{}", report.summary_table());
+    println!("reports written to {}", args.out.display());
+    Ok(u8::try_from(report.exit_code()).unwrap_or(2))
+}
+
+fn command_line(args: &FuzzArgs, seed: u64) -> String {
+    let suite = match args.suite.as_str() {
+        "all" => String::new(),
+        s => format!(" --suite {}", report::shell_quote(s)),
+    };
+    match &args.target {
+        Some(p) => format!(
+            "conform fuzz --target {}{suite} --seed {seed}",
+            report::shell_quote(&p.display().to_string()),
+        ),
+        None => format!("conform fuzz --spawn-reference{suite} --seed {seed}"),
+    }
+}
+
+fn write_reports(report: &Report, out: &Path) -> Result<(), CommandError> {
+    let err = |e: &dyn std::fmt::Display| CommandError(format!("{}: {e}", out.display()));
+    std::fs::create_dir_all(out).map_err(|e| err(&e))?;
+    let json = report::json::render(report).map_err(|e| err(&e))?;
+    std::fs::write(out.join("report.json"), json).map_err(|e| err(&e))?;
+    std::fs::write(out.join("report.md"), report::markdown::render(report)).map_err(|e| err(&e))
+}
+
+/// Prints one campaign's numbers and promotes its findings when asked.
+fn summarize(s: &Shared, promote: Option<&Path>) -> Result<(), CommandError> {
+    let Some(Ok(o)) = s.finished() else {
+        return Ok(());
+    };
+    println!(
+        "{}: {} cases, {} requests in {:.1} s ({:.0} requests/s), {} distinct finding(s)",
+        s.campaign().prefix(),
+        o.cases,
+        o.requests,
+        o.elapsed.as_secs_f64(),
+        o.rate(),
+        o.findings.len()
+    );
+    if let Some(dir) = promote {
+        let written = s
+            .campaign()
+            .promote(dir)
+            .map_err(|e| CommandError(format!("--promote {}: {e}", dir.display())))?;
+        match written {
+            Some(what) => println!("{what}"),
+            None if o.findings.is_empty() => {}
+            None => println!(
+                "{}: its findings have no vector format; the report holds their reproductions",
+                s.campaign().prefix()
+            ),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert!(parse_duration("x").is_err());
+        assert!(parse_duration("5d").is_err());
+    }
+}

@@ -1,0 +1,249 @@
+//! The protocol-free half of `conform fuzz`: a protocol brings a [`Campaign`] (its hostile
+//! cases and oracles, `parley/fuzz/`, `ssp/fuzz/`) through
+//! [`crate::engine::protocol::Protocol::fuzz_campaign`]; here each oracle becomes an
+//! ordinary [`Check`] over the campaign, which runs once, on the first check that asks, so
+//! its findings land in the usual reports, matrix and exit codes. [`cli`] is the command.
+
+pub mod cli;
+
+use std::path::Path;
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use regex::Regex;
+use serde_json::json;
+use tokio::sync::OnceCell;
+
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::target::Target;
+use crate::engine::verdict::{Verdict, Violation};
+use crate::transport::{Exchange, TransportKind};
+
+/// How long and with what seed.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Wall time of the sending phase.
+    pub duration: Duration,
+    /// RNG seed (printed; the same seed replays the same cases).
+    pub seed: u64,
+    /// Bindings to fuzz (a protocol with one binding ignores it).
+    pub transports: Vec<TransportKind>,
+}
+
+/// One oracle: a property every answer to a hostile request must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Oracle {
+    /// Check id suffix.
+    pub name: &'static str,
+    /// One line for the report.
+    pub title: &'static str,
+    /// Requirement IDs cited (first = primary).
+    pub requirements: &'static [&'static str],
+}
+
+/// One distinct finding, as the report shows it.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// [`Oracle::name`] of the broken oracle.
+    pub oracle: &'static str,
+    /// Operation of the case.
+    pub op: String,
+    /// Binding it was seen on (`None`: a comparison, or the check after the campaign).
+    pub transport: Option<TransportKind>,
+    /// The (minimized) mutation.
+    pub mutation: String,
+    /// One sentence.
+    pub message: String,
+    /// The exchanges that show it.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// What a campaign did and found (`F`: its findings; a protocol may keep richer ones, e.g.
+/// with the hostile request for `--promote`).
+#[derive(Debug, Clone)]
+pub struct Outcomes<F = Finding> {
+    /// Distinct findings, in discovery order.
+    pub findings: Vec<F>,
+    /// Cases drawn.
+    pub cases: u64,
+    /// HTTP requests sent.
+    pub requests: u64,
+    /// Wall time of the sending phase.
+    pub elapsed: Duration,
+    /// The seed.
+    pub seed: u64,
+}
+
+impl<F> Outcomes<F> {
+    /// Requests per second of the sending phase.
+    pub fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-3)
+    }
+
+    /// The same outcomes with each finding mapped by `f`.
+    pub fn map<G>(&self, f: impl FnMut(&F) -> G) -> Outcomes<G> {
+        Outcomes {
+            findings: self.findings.iter().map(f).collect(),
+            cases: self.cases,
+            requests: self.requests,
+            elapsed: self.elapsed,
+            seed: self.seed,
+        }
+    }
+}
+
+/// Internals that must not reach a client: stack traces, panics, SQL, file paths.
+static LEAK: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(panicked at|stack backtrace|traceback \(most recent|exception in thread|\bat [a-z_]+(::[a-z_]+){2,}|\.rs:\d+:\d+|sqlite_[a-z]+|\bselect\s+\S+\s+from\s|\binsert\s+into\s|/home/[a-z]|/root/|/usr/src/|\.cargo/registry)",
+    )
+    .ok()
+});
+
+/// The first internal detail `text` shows (the no-leak oracle of every protocol).
+pub fn leaked(text: &str) -> Option<&str> {
+    LEAK.as_ref()?.find(text).map(|m| m.as_str())
+}
+
+/// A protocol's black-box campaign against one target.
+pub trait Campaign: Send + Sync {
+    /// Prefix of its checks' ids (`fuzz` → `fuzz/no-5xx`).
+    fn prefix(&self) -> &'static str;
+    /// Its oracles, in report order.
+    fn oracles(&self) -> &'static [Oracle];
+    /// Sends the hostile cases until the deadline and judges every answer (called once).
+    fn execute<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<Outcomes, String>>;
+    /// `--promote DIR`: writes the findings as golden vectors; what it wrote, in words
+    /// (`None`: this protocol has no vector format for them).
+    fn promote(&self, _dir: &Path) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+}
+
+/// A campaign and its outcomes, shared by its oracle checks.
+pub struct Shared {
+    campaign: Arc<dyn Campaign>,
+    outcomes: OnceCell<Result<Outcomes, String>>,
+}
+
+impl Shared {
+    /// `campaign`, not run yet.
+    pub fn new(campaign: Arc<dyn Campaign>) -> Arc<Self> {
+        Arc::new(Self {
+            campaign,
+            outcomes: OnceCell::new(),
+        })
+    }
+
+    /// The campaign.
+    pub fn campaign(&self) -> &Arc<dyn Campaign> {
+        &self.campaign
+    }
+
+    /// Runs the campaign against `target` (once) and returns what it found.
+    pub async fn outcomes(&self, target: &Target) -> &Result<Outcomes, String> {
+        self.outcomes
+            .get_or_init(|| self.campaign.execute(target))
+            .await
+    }
+
+    /// The outcomes, once run.
+    pub fn finished(&self) -> Option<&Result<Outcomes, String>> {
+        self.outcomes.get()
+    }
+
+    /// One check per oracle of the campaign.
+    pub fn checks(self: &Arc<Self>) -> Vec<Arc<dyn Check>> {
+        let prefix = self.campaign.prefix();
+        (self.campaign.oracles().iter())
+            .map(|&oracle| {
+                Arc::new(OracleCheck {
+                    oracle,
+                    id: format!("{prefix}/{}", oracle.name),
+                    requirements: oracle.requirements.iter().map(|r| (*r).into()).collect(),
+                    shared: self.clone(),
+                }) as Arc<dyn Check>
+            })
+            .collect()
+    }
+}
+
+/// The check of one oracle over a shared campaign: fails with every distinct finding of
+/// that oracle.
+struct OracleCheck {
+    oracle: Oracle,
+    id: String,
+    requirements: Vec<String>,
+    shared: Arc<Shared>,
+}
+
+impl Check for OracleCheck {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn title(&self) -> &str {
+        self.oracle.title
+    }
+    fn requirements(&self) -> &[String] {
+        &self.requirements
+    }
+    fn area(&self) -> &str {
+        "fuzz"
+    }
+    fn bindings(&self) -> Bindings {
+        Bindings::Once
+    }
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+        async move {
+            let outcomes = match self.shared.outcomes(&ctx.target).await {
+                Ok(o) => o,
+                Err(e) => {
+                    return CheckOutcome::verdict(Verdict::HarnessError { message: e.clone() });
+                }
+            };
+            let mine: Vec<&Finding> = (outcomes.findings.iter())
+                .filter(|f| f.oracle == self.oracle.name)
+                .collect();
+            let Some(first) = mine.first() else {
+                return CheckOutcome::verdict(Verdict::Pass);
+            };
+            self.failure(&mine, first, outcomes.seed)
+        }
+        .boxed()
+    }
+}
+
+impl OracleCheck {
+    fn failure(&self, mine: &[&Finding], first: &Finding, seed: u64) -> CheckOutcome {
+        let observed: Vec<String> = mine
+            .iter()
+            .map(|f| {
+                let on = f.transport.map_or("both", |t| t.as_str());
+                format!("{} [{on}] {}: {}", f.op, f.mutation, f.message)
+            })
+            .collect();
+        let violation = Violation {
+            check: self.id.clone(),
+            requirements: self.requirements.clone(),
+            step: None,
+            pointer: String::new(),
+            expected: json!(self.oracle.title),
+            observed: json!(observed),
+            message: format!(
+                "{} distinct finding(s) (seed {seed}); first: {} {}: {}",
+                mine.len(),
+                first.op,
+                first.mutation,
+                first.message
+            ),
+            transcript: first.exchanges.clone(),
+        };
+        CheckOutcome {
+            verdict: Verdict::Fail(violation),
+            exchanges: mine.iter().flat_map(|f| f.exchanges.clone()).collect(),
+            steps: Vec::new(),
+        }
+    }
+}

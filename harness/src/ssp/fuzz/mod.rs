@@ -1,0 +1,257 @@
+//! SSP's campaign of `conform fuzz` (issue 11 item 2): a black-box, structure-aware fuzzer
+//! of any SSP provider, reached through the fixture roles and credentials of the profile's
+//! `[ssp]` table (the reference's demo profile when spawned).
+//!
+//! - [`cases`]: hostile requests drawn from valid ones (discovery, descriptors, invocation
+//!   bodies, execution ids, credentials, methods, heads);
+//! - [`oracles`]: what every answer must satisfy.
+//!
+//! The loop, the deduplication by (operation, oracle, key) and the check after the campaign
+//! are here; each oracle is an ordinary check `ssp-fuzz/<oracle>` (`engine::fuzz`).
+
+pub mod cases;
+pub mod oracles;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use crate::engine::fuzz::{self, Campaign, Finding, Outcomes, Settings};
+use crate::engine::target::Target;
+use crate::ssp::provider::env::{Env, Fixture};
+use crate::ssp::provider::profile::FixtureRole;
+use crate::ssp::types::AuthType;
+use crate::transport::{Exchange, TransportKind};
+use cases::{Case, Invocable, Knowledge};
+use oracles::Breach;
+
+/// Fixture roles whose skills the campaign invokes (the first that resolves is required;
+/// the protected ones feed the credential cases).
+const ROLES: [FixtureRole; 3] = [
+    FixtureRole::Instant,
+    FixtureRole::AuthApiKey,
+    FixtureRole::AuthOauth2,
+];
+
+/// One SSP campaign.
+#[derive(Debug)]
+pub struct SspCampaign {
+    settings: Settings,
+}
+
+impl SspCampaign {
+    /// A campaign with `settings`.
+    pub fn new(settings: Settings) -> Self {
+        Self { settings }
+    }
+}
+
+impl Campaign for SspCampaign {
+    fn prefix(&self) -> &'static str {
+        "ssp-fuzz"
+    }
+
+    fn oracles(&self) -> &'static [fuzz::Oracle] {
+        &oracles::ALL
+    }
+
+    fn execute<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<Outcomes, String>> {
+        execute(target, &self.settings).boxed()
+    }
+}
+
+fn invocable(env: &Env, f: &Fixture) -> Invocable {
+    let e = &f.descriptor.endpoint;
+    Invocable {
+        url: e.url.clone(),
+        method: e.method.as_str().to_string(),
+        skill_id: f.descriptor.id.clone(),
+        request: env.request(&f.descriptor.id, &f.inputs, None),
+        cred: f.cred.clone(),
+        templates: [&e.status_url, &e.result_url]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
+        protected: f.descriptor.auth.kind != AuthType::None,
+    }
+}
+
+/// What the generator may use: the index's descriptors and the profile's fixtures.
+async fn knowledge(env: &mut Env) -> Knowledge {
+    let well_known = env.url(env.profile.well_known_path());
+    let descriptors = match env.index("", &crate::ssp::provider::env::Cred::None).await {
+        Ok(i) => i.skills.iter().map(|s| s.descriptor_url.clone()).collect(),
+        Err(_) => Vec::new(),
+    };
+    let mut skills = Vec::new();
+    for role in ROLES {
+        if let Ok(f) = env.fixture(role).await {
+            skills.push(invocable(env, &f));
+        }
+    }
+    Knowledge {
+        well_known,
+        descriptors,
+        skills,
+        executions: Vec::new(),
+    }
+}
+
+struct Run {
+    found: BTreeMap<(String, &'static str, String), Finding>,
+    requests: u64,
+}
+
+impl Run {
+    fn record(&mut self, op: &str, mutation: &str, b: Breach, exchanges: Vec<Exchange>) {
+        let key = (op.to_string(), b.oracle, b.key);
+        self.found.entry(key).or_insert_with(|| Finding {
+            oracle: b.oracle,
+            op: op.to_string(),
+            transport: Some(TransportKind::Http),
+            mutation: mutation.to_string(),
+            message: b.message,
+            exchanges,
+        });
+    }
+
+    /// Sends one case, judges it, and returns the execution id it started (if any).
+    ///
+    /// A connection that fails without an answer is tried once more on a fresh connection:
+    /// HTTP lets a server close a kept-alive connection at any time (RFC 9112 §9.3), so a
+    /// pooled connection closed under the request is a race, not a finding.
+    async fn send(&mut self, env: &Env, case: &Case) -> Option<String> {
+        let (mut ex, mut resp) = send_case(&env.client_handle(), case).await;
+        self.requests += 1;
+        let timed_out =
+            (ex.error.as_deref()).is_some_and(|e| e.contains("timed out") || e.contains("timeout"));
+        if resp.is_none()
+            && !timed_out
+            && !case.may_drop
+            && let Ok(fresh) = env.client_handle().renewed()
+        {
+            (ex, resp) = send_case(&fresh, case).await;
+            self.requests += 1;
+        }
+        for b in oracles::judge(case, resp.as_ref(), ex.error.as_deref()) {
+            self.record(case.op, &case.mutation, b, vec![ex.clone()]);
+        }
+        let r = resp?;
+        (r.status == 202)
+            .then(|| r.json?.get("execution_id")?.as_str().map(str::to_string))
+            .flatten()
+    }
+}
+
+async fn send_case(
+    client: &crate::transport::Client,
+    case: &Case,
+) -> (Exchange, Option<crate::ssp::provider::env::Resp>) {
+    Env::send_raw(
+        client,
+        &case.method,
+        &case.url,
+        &case.headers,
+        case.body.clone(),
+        &case.cred,
+    )
+    .await
+}
+
+/// Runs a campaign against a pre-flighted target with an SSP profile.
+pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, String> {
+    let Some(profile) = crate::ssp::provider::profile_of_target(target)? else {
+        return Err("the target profile has no [ssp] table (fixture roles and credentials)".into());
+    };
+    let client = target.client.renewed().map_err(|e| e.to_string())?;
+    let nonce = format!("fuzz-{}", settings.seed);
+    let mut env = Env::new(client, &target.info.base_url, profile, &nonce);
+    let mut k = knowledge(&mut env).await;
+    let mut run = Run {
+        found: BTreeMap::new(),
+        requests: 0,
+    };
+    let mut rng = fastrand::Rng::with_seed(settings.seed);
+    let started = Instant::now();
+    let mut cases = 0u64;
+    while started.elapsed() < settings.duration {
+        let case = cases::next(&mut rng, &k);
+        cases += 1;
+        if let Some(id) = run.send(&env, &case).await
+            && k.executions.len() < 32
+        {
+            k.executions.push(id);
+        }
+    }
+    let elapsed = started.elapsed();
+    intact(&mut env, &mut run).await;
+    run.requests += env.exchanges.len() as u64;
+    Ok(Outcomes {
+        findings: run.found.into_values().collect(),
+        cases,
+        requests: run.requests,
+        elapsed,
+        seed: settings.seed,
+    })
+}
+
+/// After the campaign: the anonymous index still answers, and the `instant` fixture (when
+/// the profile maps it) is accepted and reaches a terminal state. A `429` first waits out
+/// its `Retry-After` once: the campaign may have spent the provider's rate budget.
+async fn intact(env: &mut Env, run: &mut Run) {
+    let first = env.exchanges.len();
+    let problem = match env.index("", &crate::ssp::provider::env::Cred::None).await {
+        Err(f) => Some(format!("the index: {}", f.message)),
+        Ok(_) => match env.fixture(FixtureRole::Instant).await {
+            Err(_) => None, // no instant fixture: nothing more to run
+            Ok(f) => invoke_to_end(env, &f).await.err(),
+        },
+    };
+    if let Some(message) = problem {
+        let exchanges = env.exchanges[first..].to_vec();
+        let b = Breach {
+            oracle: oracles::STATE_INTACT.name,
+            key: "after".into(),
+            message,
+        };
+        run.record("after", "read back after the campaign", b, exchanges);
+    }
+}
+
+async fn invoke_to_end(env: &mut Env, f: &Fixture) -> Result<(), String> {
+    let cred = f.cred.clone();
+    let mut r = env
+        .invoke(f, None, None, &cred)
+        .await
+        .map_err(|e| e.message)?;
+    if r.status == 429 {
+        let wait = r
+            .header("retry-after")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(1)
+            .min(65);
+        tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+        r = env
+            .invoke(f, None, None, &cred)
+            .await
+            .map_err(|e| e.message)?;
+    }
+    if r.status != 202 {
+        return Err(format!("a valid invocation answered HTTP {}", r.status));
+    }
+    let id = r
+        .json
+        .as_ref()
+        .and_then(|j| j.get("execution_id"))
+        .and_then(Value::as_str)
+        .ok_or("a valid invocation's 202 has no execution_id")?
+        .to_string();
+    env.poll_terminal(f, &id, &cred)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.message)
+}

@@ -1,0 +1,164 @@
+//! What every SSP answer to a hostile request must satisfy, whatever the provider chose to
+//! do with it: no 5xx, an answer, errors in the unified shape with their statuses
+//! (SSP-ERR-1/2), certainly-invalid requests refused (SSP-INV-2, SSP-AUTH-2), no leaked
+//! internals. Like Parley's, they never ask *which* refusal: the notes leave that open.
+
+use serde_json::Value;
+
+use super::cases::Case;
+use crate::engine::fuzz::Oracle;
+use crate::ssp::provider::env::{Resp, protocol_statuses};
+
+/// No 5xx.
+pub const NO_5XX: Oracle = Oracle {
+    name: "no-5xx",
+    title: "Hostile SSP requests never get a 5xx",
+    requirements: &["SSP-ERR-1", "SSP-INV-2"],
+};
+/// An answer in time.
+pub const ANSWERS: Oracle = Oracle {
+    name: "answers",
+    title: "Hostile SSP requests get an answer within the timeout",
+    requirements: &["SSP-ERR-1", "SSP-INV-2"],
+};
+/// The unified error shape.
+pub const ERROR_SHAPE: Oracle = Oracle {
+    name: "error-shape",
+    title: "Errors to hostile SSP requests have the unified shape and their protocol status",
+    requirements: &["SSP-ERR-1", "SSP-ERR-2"],
+};
+/// Invalid requests refused.
+pub const REFUSED: Oracle = Oracle {
+    name: "invalid-refused",
+    title: "Malformed invocations and foreign credentials are refused, never executed",
+    requirements: &["SSP-INV-2", "SSP-AUTH-2", "SSP-AUTH-4"],
+};
+/// No internals.
+pub const NO_LEAK: Oracle = Oracle {
+    name: "no-leak",
+    title: "SSP answers leak no stack trace, SQL or file path",
+    requirements: &["SSP-ERR-1"],
+};
+/// The provider still works afterwards.
+pub const STATE_INTACT: Oracle = Oracle {
+    name: "state-intact",
+    title: "After the campaign the provider lists its skills and runs an invocation to its end",
+    requirements: &["SSP-DISC-1", "SSP-INV-1", "SSP-INV-3"],
+};
+
+/// Every oracle, in report order.
+pub static ALL: [Oracle; 6] = [NO_5XX, ANSWERS, ERROR_SHAPE, REFUSED, NO_LEAK, STATE_INTACT];
+
+/// One violated oracle: deduplicated by (operation, oracle, `key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Breach {
+    /// The oracle.
+    pub oracle: &'static str,
+    /// What distinguishes it (status, code…).
+    pub key: String,
+    /// One sentence.
+    pub message: String,
+}
+
+fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Breach {
+    Breach {
+        oracle: oracle.name,
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// Judges one answer (`None`: no response, `error` says why).
+pub fn judge(case: &Case, resp: Option<&Resp>, error: Option<&str>) -> Vec<Breach> {
+    let Some(r) = resp else {
+        let why = error.unwrap_or("no response");
+        // The harness could not build the request (e.g. a URI over hyper's 64 KiB): nothing
+        // reached the server.
+        if why.contains("builder error") {
+            return Vec::new();
+        }
+        let key = if why.contains("timeout") || why.contains("timed out") {
+            "timeout"
+        } else {
+            "no answer"
+        };
+        return if case.may_drop {
+            Vec::new()
+        } else {
+            vec![breach(ANSWERS, key, format!("no answer: {why}"))]
+        };
+    };
+    let mut found = Vec::new();
+    // 503 with Retry-After is a provider shedding load (RFC 9110 §15.6.4), not a crash.
+    if r.status >= 500 && !(r.status == 503 && r.header("retry-after").is_some()) {
+        found.push(breach(
+            NO_5XX,
+            format!("HTTP {}", r.status),
+            format!("HTTP {} to a hostile request", r.status),
+        ));
+    }
+    if let Some(m) = crate::engine::fuzz::leaked(&r.text) {
+        found.push(breach(
+            NO_LEAK,
+            m.to_ascii_lowercase(),
+            format!("the answer shows internals: {m:?}"),
+        ));
+    }
+    if case.invalid && (200..300).contains(&r.status) {
+        found.push(breach(
+            REFUSED,
+            format!("{} accepted", case.op),
+            format!("HTTP {} to a request that must be refused", r.status),
+        ));
+    }
+    // 414 and 431 are answered by the HTTP layer before any route is chosen.
+    if r.status >= 400 && case.ssp_route && !matches!(r.status, 414 | 431) {
+        found.extend(shape(r));
+    }
+    found
+}
+
+/// The unified error shape of seed §8.2 (SSP-ERR-1) and the status of a protocol code
+/// (SSP-ERR-2).
+fn shape(r: &Resp) -> Option<Breach> {
+    let error = r.json.as_ref().and_then(|j| j.get("error"));
+    let code = error.and_then(|e| e.get("code")).and_then(Value::as_str);
+    let message = error.and_then(|e| e.get("message")).map(Value::is_string);
+    let (Some(code), Some(true)) = (code, message) else {
+        return Some(breach(
+            ERROR_SHAPE,
+            format!("HTTP {} not in the unified shape", r.status),
+            format!(
+                "HTTP {} without {{\"error\": {{\"code\", \"message\"}}}}: {}",
+                r.status,
+                r.text.chars().take(120).collect::<String>()
+            ),
+        ));
+    };
+    if let Some(retry) = error.and_then(|e| e.get("retry"))
+        && !(retry.get("suggested_delay_ms").is_some() && retry.get("max_attempts").is_some())
+    {
+        return Some(breach(
+            ERROR_SHAPE,
+            format!("{code}: partial retry"),
+            format!("{code}: `retry` needs suggested_delay_ms and max_attempts (seed §8.2)"),
+        ));
+    }
+    // Only on the statuses the seed names: a condition it does not name (405, 413, 415,
+    // 429…) may use any code (SSP-ERR-3).
+    let named = matches!(
+        r.status,
+        400 | 401 | 403 | 404 | 408 | 422 | 502 | 503 | 504
+    );
+    match protocol_statuses(code) {
+        Some(allowed) if named && !allowed.contains(&r.status) => Some(breach(
+            ERROR_SHAPE,
+            format!("{code} with HTTP {}", r.status),
+            format!(
+                "{code} travels with HTTP {allowed:?}, not {} (seed §8.1)",
+                r.status
+            ),
+        )),
+        _ => None,
+    }
+}
