@@ -138,6 +138,9 @@ const FOUND: &[(&str, conform::parley::fuzz::oracles::Oracle)] = {
     &[
         ("http-refusal-not-json", Oracle::RefusalShape),
         ("mcp-refusal-as-jsonrpc-error", Oracle::BindingsAgree),
+        ("unknown-field-accepted", Oracle::InvalidRefused),
+        ("thread-required-not-enforced", Oracle::InvalidRefused),
+        ("body-accepts-one-over", Oracle::InvalidRefused),
     ]
 };
 

@@ -170,10 +170,30 @@ impl Run<'_> {
     async fn breaches(
         &mut self,
         case: &Case,
+        k: &Knowledge,
         transports: &[TransportKind],
     ) -> Vec<(Option<TransportKind>, Breach, Vec<Exchange>)> {
         let (http, mcp) = self.send(case, transports).await;
         let mut all = Vec::new();
+        // A post carried as JSON on MCP is the logical post itself (not a raw-text marker).
+        let invalid = case.op == "post"
+            && case.mcp.as_ref().is_some_and(|m| m.body_json.is_some())
+            && case
+                .logical
+                .as_ref()
+                .is_some_and(|a| cases::certainly_invalid(a, k));
+        for (kind, sent) in [(TransportKind::Http, &http), (TransportKind::Mcp, &mcp)] {
+            if let Some((Outcome::Success, _, ex)) = sent
+                && invalid
+            {
+                let b = Breach {
+                    oracle: Oracle::InvalidRefused,
+                    key: format!("{kind} accepted"),
+                    message: format!("{kind}: a post the envelope rules refuse was accepted"),
+                };
+                all.push((Some(kind), b, ex.clone()));
+            }
+        }
         if let (Some(h), Some(m)) = (&http, &mcp)
             && self.comparable(case)
             && let Some(b) = oracles::compare(&h.0, &m.0)
@@ -214,7 +234,7 @@ impl Run<'_> {
                 Value::Object(smaller.clone()),
                 format!("{} (without `{key}`)", best.0.mutation),
             );
-            let again = self.breaches(&candidate, transports).await;
+            let again = self.breaches(&candidate, k, transports).await;
             if again
                 .iter()
                 .any(|(_, b, _)| b.oracle == target.oracle && b.key == target.key)
@@ -251,7 +271,7 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
     while started.elapsed() < settings.duration {
         let case = cases::next(&mut rng, &k);
         cases += 1;
-        for (transport, breach, exchanges) in run.breaches(&case, &transports).await {
+        for (transport, breach, exchanges) in run.breaches(&case, &k, &transports).await {
             let key = (case.op.to_string(), breach.oracle, breach.key.clone());
             if run.found.contains_key(&key) {
                 continue;

@@ -297,6 +297,64 @@ fn raw_post_case(
     }
 }
 
+/// Envelope members a post may carry (parley-v1.md §3: core, dialectic, and the server-set
+/// ones that are ignored when sent, PV-EN-4).
+const ENVELOPE: &[&str] = &[
+    "parley",
+    "kind",
+    "thread",
+    "parent",
+    "from",
+    "body",
+    "provenance",
+    "evidence",
+    "claim",
+    "supersedes",
+    "valid_until",
+    "id",
+    "author_kind",
+    "created_at",
+];
+
+/// The core kinds that cannot open a thread (PV-EN-6).
+const REPLIES_ONLY: &[&str] = &[
+    "answer", "clarify", "inform", "propose", "agree", "object", "decide", "close",
+];
+
+/// Whether every reading of the notes refuses a post with these arguments: an unknown
+/// top-level member or `parley` other than `"1"` or null (PV-EN-1), `kind` missing, not a string or
+/// not among the kinds the manifest lists (PV-EN-1/3), `body` missing, not a string, empty or
+/// ASCII-whitespace only (PV-EN-1) or over `body_max_chars` code points (PV-EN-2), a reply kind
+/// with neither `thread` nor `parent` (PV-EN-6). Anything less certain is left alone.
+pub fn certainly_invalid(args: &Value, k: &Knowledge) -> bool {
+    let Value::Object(m) = args else {
+        return true;
+    };
+    if m.keys().any(|key| !ENVELOPE.contains(&key.as_str()))
+        // `null` may read as "absent" for an optional member: left alone.
+        || m.get("parley").is_some_and(|p| !p.is_null() && p != "1")
+    {
+        return true;
+    }
+    let kind = match m.get("kind") {
+        Some(Value::String(s)) => s.as_str(),
+        _ => return true,
+    };
+    if !k.kinds.is_empty() && !k.kinds.iter().any(|x| x == kind) {
+        return true;
+    }
+    let body_bad = match m.get("body") {
+        Some(Value::String(b)) => {
+            b.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty()
+                || b.chars().count() > k.body_max
+        }
+        _ => true,
+    };
+    let orphan_reply =
+        !m.contains_key("thread") && !m.contains_key("parent") && REPLIES_ONLY.contains(&kind);
+    body_bad || orphan_reply
+}
+
 /// A post carrying `args` on both bindings (minimization rebuilds cases with this).
 pub fn post_from_args(k: &Knowledge, args: Value, mutation: String) -> Case {
     Case {

@@ -28,13 +28,14 @@ use campaign::Outcomes;
 use oracles::Oracle;
 
 /// The oracles as the engine reports them (`fuzz/<name>`).
-static ORACLES: [fuzz::Oracle; 6] = [
+static ORACLES: [fuzz::Oracle; 7] = [
     Oracle::NoServerError.spec(),
     Oracle::Answers.spec(),
     Oracle::RefusalShape.spec(),
     Oracle::BindingsAgree.spec(),
     Oracle::StateIntact.spec(),
     Oracle::NoLeak.spec(),
+    Oracle::InvalidRefused.spec(),
 ];
 
 /// One Parley campaign; keeps its own outcomes (hostile requests included) for `--promote`.

@@ -24,17 +24,20 @@ pub enum Oracle {
     StateIntact,
     /// No stack traces, SQL or file paths in answers.
     NoLeak,
+    /// A post the envelope rules certainly refuse is never accepted.
+    InvalidRefused,
 }
 
 impl Oracle {
     /// Every oracle, in report order.
-    pub const ALL: [Oracle; 6] = [
+    pub const ALL: [Oracle; 7] = [
         Oracle::NoServerError,
         Oracle::Answers,
         Oracle::RefusalShape,
         Oracle::BindingsAgree,
         Oracle::StateIntact,
         Oracle::NoLeak,
+        Oracle::InvalidRefused,
     ];
 
     /// The oracle as the engine reports it.
@@ -55,6 +58,7 @@ impl Oracle {
             Oracle::BindingsAgree => "bindings-agree",
             Oracle::StateIntact => "state-intact",
             Oracle::NoLeak => "no-leak",
+            Oracle::InvalidRefused => "invalid-refused",
         }
     }
 
@@ -73,6 +77,9 @@ impl Oracle {
                 "After the campaign the target answers and reads back every accepted post"
             }
             Oracle::NoLeak => "Answers leak no stack trace, SQL or file path",
+            Oracle::InvalidRefused => {
+                "A post the envelope rules certainly refuse (unknown member, missing or blank body, body over the limit, undeclared kind, reply without thread) is never accepted"
+            }
         }
     }
 
@@ -83,6 +90,7 @@ impl Oracle {
             Oracle::RefusalShape => &["PV-TR-3", "PV-TR-2"],
             Oracle::BindingsAgree => &["PV-TR-1"],
             Oracle::StateIntact => &["PV-TR-3"],
+            Oracle::InvalidRefused => &["PV-EN-1", "PV-EN-2", "PV-EN-3", "PV-EN-6"],
         }
     }
 }

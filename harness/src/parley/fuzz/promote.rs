@@ -43,6 +43,11 @@ fn step(f: &Finding) -> Option<Value> {
 pub fn vector_file(findings: &[Finding], seed: u64) -> Option<Value> {
     let mut vectors = Vec::new();
     for (i, f) in findings.iter().enumerate() {
+        // Its vector would need "refused" as the expectation, which `well_formed` is not;
+        // the campaign's report keeps such a finding with its reproduction.
+        if f.breach.oracle == super::oracles::Oracle::InvalidRefused {
+            continue;
+        }
         let Some(step) = step(f) else { continue };
         let mut requirements: Vec<String> = f
             .breach
