@@ -38,7 +38,8 @@ echo "== seed corpora from the golden vectors"
 cargo run -q -p conform-fuzz-targets --bin seed-corpus "$out/corpus"
 
 run_one() {
-  local t=$1 dir=$out/$t rc=0
+  local t=$1
+  local dir=$out/$t rc=0
   mkdir -p "$dir" "$out/corpus/$t"
   # -timeout: one input over 10 s is a hang; -rss_limit_mb: memory growth is a finding.
   "$bin_dir/$t" "$out/corpus/$t" -max_total_time="$secs" -seed="$seed" \
@@ -48,9 +49,11 @@ run_one() {
 }
 
 echo "== $secs s per target, seed $seed, $jobs at a time: $(echo $targets)"
-running=0
 for t in $targets; do
   [ -x "$bin_dir/$t" ] || { echo "no binary $bin_dir/$t" >&2; exit 2; }
+done
+running=0
+for t in $targets; do
   run_one "$t" &
   running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi

@@ -9,7 +9,7 @@
 //! (resolved against the model as it goes), deliberately invalid references, boundary
 //! bodies. libFuzzer keeps the inputs that reach new code on either side.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use arbitrary::Unstructured;
 use conform::engine::target::{ConnectOptions, Target};
@@ -105,14 +105,33 @@ impl Differential {
     }
 }
 
+/// Inputs one reference serves before a fresh one replaces it: its state (threads, the
+/// inbox) grows with every input, and a finding should not need thousands of earlier ones
+/// to replay.
+pub const INPUTS_PER_REFERENCE: usize = 2_000;
+
 /// The fuzz target's body: any bytes as an operation sequence against the fault-free
 /// reference; a disagreement with the model panics with its transcript.
 pub fn model(data: &[u8]) {
-    static SHARED: OnceLock<Differential> = OnceLock::new();
-    let d = SHARED.get_or_init(|| match Differential::spawn(&[]) {
-        Ok(d) => d,
-        Err(e) => panic!("differential set-up: {e}"),
-    });
+    static SHARED: Mutex<Option<(Differential, usize)>> = Mutex::new(None);
+    let mut shared = SHARED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if shared
+        .as_ref()
+        .is_none_or(|(_, n)| *n >= INPUTS_PER_REFERENCE)
+    {
+        // Drop the old one first: its runtime and server go with it.
+        *shared = None;
+        match Differential::spawn(&[]) {
+            Ok(d) => *shared = Some((d, 0)),
+            Err(e) => panic!("differential set-up: {e}"),
+        }
+    }
+    let Some((d, n)) = shared.as_mut() else {
+        return;
+    };
+    *n += 1;
     if let Err(transcript) = d.run(data) {
         panic!("{transcript}");
     }

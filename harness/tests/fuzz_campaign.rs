@@ -287,3 +287,26 @@ async fn promoted_findings_are_vectors_that_bite() {
         "seed {SEED}: promoted vectors fail the fault-free reference: {bad:#?}"
     );
 }
+
+/// A target whose profile has no `[ssp]` table (a Parley-only server under the default
+/// `--suite all`): every SSP oracle is unsupported, never a pass or a harness error.
+#[tokio::test]
+async fn ssp_without_a_profile_table_is_unsupported() {
+    let profile = conform::engine::target::Profile::new("http://127.0.0.1:9");
+    let target = conform::engine::target::Target::new(profile, &ConnectOptions::default()).unwrap();
+    let settings = Settings {
+        duration: Duration::from_secs(1),
+        seed: SEED,
+        transports: vec![TransportKind::Http],
+    };
+    let o = conform::ssp::fuzz::execute(&target, &settings)
+        .await
+        .unwrap();
+    assert_eq!(o.cases, 0);
+    let names: Vec<&str> = o.unsupported.iter().map(|(n, _)| *n).collect();
+    let all: Vec<&str> = conform::ssp::fuzz::oracles::ALL
+        .iter()
+        .map(|o| o.name)
+        .collect();
+    assert_eq!(names, all);
+}

@@ -58,11 +58,16 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);
     let n: u64 = n.parse().map_err(|_| format!("invalid duration {s:?}"))?;
+    let scaled = |k: u64| {
+        n.checked_mul(k)
+            .map(Duration::from_secs)
+            .ok_or_else(|| format!("duration {s:?} is too long"))
+    };
     match unit {
         "" | "s" => Ok(Duration::from_secs(n)),
         "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
+        "m" => scaled(60),
+        "h" => scaled(3600),
         _ => Err(format!("invalid duration unit in {s:?} (ms, s, m, h)")),
     }
 }
@@ -95,6 +100,11 @@ pub async fn fuzz(
     command: String,
 ) -> Result<(Report, Vec<Arc<Shared>>), CommandError> {
     let (suites, shared): (Vec<Suite>, Vec<Arc<Shared>>) = suites.into_iter().unzip();
+    // Every campaign runs now, side by side: the checks only read their outcomes (were the
+    // checks to start them, the first protocol's checks would hold every job slot and the
+    // campaigns would run one after the other).
+    let target = Arc::new(target);
+    futures::future::join_all(shared.iter().map(|s| s.outcomes(&target))).await;
     let opts = RunOptions {
         filter: None,
         transports: settings.transports.clone(),
@@ -104,7 +114,7 @@ pub async fn fuzz(
         progress: None,
         shard: None,
     };
-    let report = run(Arc::new(target), &suites, &opts)
+    let report = run(target, &suites, &opts)
         .await
         .map_err(|e| CommandError(e.to_string()))?;
     Ok((report, shared))
@@ -264,5 +274,6 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert!(parse_duration("x").is_err());
         assert!(parse_duration("5d").is_err());
+        assert!(parse_duration("18446744073709551615h").is_err());
     }
 }

@@ -74,6 +74,9 @@ pub struct Outcomes<F = Finding> {
     pub elapsed: Duration,
     /// The seed.
     pub seed: u64,
+    /// Oracles the campaign could not judge on this target, and why (their checks are
+    /// `unsupported`, never a pass).
+    pub unsupported: Vec<(&'static str, String)>,
 }
 
 impl<F> Outcomes<F> {
@@ -90,6 +93,7 @@ impl<F> Outcomes<F> {
             requests: self.requests,
             elapsed: self.elapsed,
             seed: self.seed,
+            unsupported: self.unsupported.clone(),
         }
     }
 }
@@ -203,6 +207,13 @@ impl Check for OracleCheck {
                     return CheckOutcome::verdict(Verdict::HarnessError { message: e.clone() });
                 }
             };
+            if let Some((_, reason)) =
+                (outcomes.unsupported.iter()).find(|(o, _)| *o == self.oracle.name)
+            {
+                return CheckOutcome::verdict(Verdict::Unsupported {
+                    reason: reason.clone(),
+                });
+            }
             let mine: Vec<&Finding> = (outcomes.findings.iter())
                 .filter(|f| f.oracle == self.oracle.name)
                 .collect();

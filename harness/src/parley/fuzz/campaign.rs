@@ -68,13 +68,18 @@ pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
 
 /// Whether a request that got no answer is sent once more: HTTP lets a server close a
 /// kept-alive connection at any time (RFC 9112 §9.3), so a pooled connection closed under
-/// the request is a race, not a finding; the failed connection has left the pool. A timeout
-/// is not retried (it is the finding), nor an oversized head (a server may drop it).
+/// the request is a race, not a finding; the failed connection has left the pool. Only when
+/// no response came at all (an answer over the harness's limits did come), never after a
+/// timeout (that is the finding), nor for an oversized head (a server may drop it).
 fn retryable(case: &Case, r: &Result<Reply, TransportError>) -> bool {
     match r {
         Err(e) => {
             let why = e.to_string();
-            case.op != "headers" && !why.contains("timeout") && !why.contains("timed out")
+            let answered = e.exchanges().iter().any(|x| x.status.is_some());
+            case.op != "headers"
+                && !answered
+                && !why.contains("timeout")
+                && !why.contains("timed out")
         }
         Ok(_) => false,
     }
@@ -101,6 +106,7 @@ impl Run<'_> {
         if let (Some(req), true) = (&case.http, transports.contains(&TransportKind::Http)) {
             let mut r = self.part.http.raw_http(req, &self.auth).await;
             if retryable(case, &r) {
+                self.requests += 1;
                 r = self.part.http.raw_http(req, &self.auth).await;
             }
             out.0 = Some(self.judged(TransportKind::Http, case, r));
@@ -108,6 +114,7 @@ impl Run<'_> {
         if let (Some(req), true) = (&case.mcp, transports.contains(&TransportKind::Mcp)) {
             let mut r = self.part.mcp.raw_mcp(req, &self.auth).await;
             if retryable(case, &r) {
+                self.requests += 1;
                 r = self.part.mcp.raw_mcp(req, &self.auth).await;
             }
             out.1 = Some(self.judged(TransportKind::Mcp, case, r));
@@ -293,6 +300,7 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
         requests: run.requests,
         elapsed,
         seed: settings.seed,
+        unsupported: Vec::new(),
     })
 }
 

@@ -83,13 +83,25 @@ fn invocable(env: &Env, f: &Fixture) -> Invocable {
 /// What the generator may use: the index's descriptors and the profile's fixtures.
 async fn knowledge(env: &mut Env) -> Knowledge {
     let well_known = env.url(env.profile.well_known_path());
+    // Only descriptors the target serves itself: hostile requests go nowhere else.
+    let prefix = format!("{}/", env.base);
+    let own = |u: &String| u.starts_with(&prefix) || !u.contains("://");
     let descriptors = match env.index("", &crate::ssp::provider::env::Cred::None).await {
-        Ok(i) => i.skills.iter().map(|s| s.descriptor_url.clone()).collect(),
+        Ok(i) => (i.skills.iter())
+            .map(|s| s.descriptor_url.clone())
+            .filter(own)
+            .map(|u| env.url(&u))
+            .collect(),
         Err(_) => Vec::new(),
     };
     let mut skills = Vec::new();
     for role in ROLES {
-        if let Ok(f) = env.fixture(role).await {
+        if let Ok(f) = env.fixture(role).await
+            && f.descriptor
+                .endpoint
+                .url
+                .starts_with(&format!("{}/", env.base))
+        {
             skills.push(invocable(env, &f));
         }
     }
@@ -130,6 +142,7 @@ impl Run {
         let timed_out =
             (ex.error.as_deref()).is_some_and(|e| e.contains("timed out") || e.contains("timeout"));
         if resp.is_none()
+            && ex.status.is_none()
             && !timed_out
             && !case.may_drop
             && let Ok(fresh) = env.client_handle().renewed()
@@ -137,7 +150,7 @@ impl Run {
             (ex, resp) = send_case(&fresh, case).await;
             self.requests += 1;
         }
-        for b in oracles::judge(case, resp.as_ref(), ex.error.as_deref()) {
+        for b in oracles::judge(case, resp.as_ref(), &ex) {
             self.record(case.op, &case.mutation, b, vec![ex.clone()]);
         }
         let r = resp?;
@@ -165,7 +178,18 @@ async fn send_case(
 /// Runs a campaign against a pre-flighted target with an SSP profile.
 pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, String> {
     let Some(profile) = crate::ssp::provider::profile_of_target(target)? else {
-        return Err("the target profile has no [ssp] table (fixture roles and credentials)".into());
+        // A Parley-only target under `--suite all`: nothing to judge, never a pass.
+        let reason = "the target profile has no [ssp] table (fixture roles and credentials)";
+        return Ok(Outcomes {
+            findings: Vec::new(),
+            cases: 0,
+            requests: 0,
+            elapsed: std::time::Duration::ZERO,
+            seed: settings.seed,
+            unsupported: (oracles::ALL.iter())
+                .map(|o| (o.name, reason.to_string()))
+                .collect(),
+        });
     };
     let client = target.client.renewed().map_err(|e| e.to_string())?;
     let nonce = format!("fuzz-{}", settings.seed);
@@ -188,20 +212,32 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
         }
     }
     let elapsed = started.elapsed();
-    intact(&mut env, &mut run).await;
-    run.requests += env.exchanges.len() as u64;
+    // A fresh environment: the first one cached the index before the campaign.
+    let client = target.client.renewed().map_err(|e| e.to_string())?;
+    let mut after = Env::new(client, &target.info.base_url, env.profile.clone(), &nonce);
+    intact(&mut after, &mut run).await;
+    run.requests += (env.exchanges.len() + after.exchanges.len()) as u64;
+    // Without a skill to invoke, no request was certainly invalid: nothing was judged.
+    let unsupported = if k.skills.is_empty() {
+        let why = "no fixture skill of the profile ([ssp.roles] instant, auth_api_key, auth_oauth2) resolved: no invocation was sent";
+        vec![(oracles::REFUSED.name, why.to_string())]
+    } else {
+        Vec::new()
+    };
     Ok(Outcomes {
         findings: run.found.into_values().collect(),
         cases,
         requests: run.requests,
         elapsed,
         seed: settings.seed,
+        unsupported,
     })
 }
 
-/// After the campaign: the anonymous index still answers, and the `instant` fixture (when
-/// the profile maps it) is accepted and reaches a terminal state. A `429` first waits out
-/// its `Retry-After` once: the campaign may have spent the provider's rate budget.
+/// After the campaign, on a fresh environment (nothing cached): the anonymous index still
+/// answers, and the `instant` fixture (when the profile maps it) is accepted and reaches a
+/// terminal state. A `429` first waits out its `Retry-After` once, and a poll refused with
+/// 429 ends the check: the campaign may have spent the provider's rate budget.
 async fn intact(env: &mut Env, run: &mut Run) {
     let first = env.exchanges.len();
     let problem = match env.index("", &crate::ssp::provider::env::Cred::None).await {
@@ -250,8 +286,10 @@ async fn invoke_to_end(env: &mut Env, f: &Fixture) -> Result<(), String> {
         .and_then(Value::as_str)
         .ok_or("a valid invocation's 202 has no execution_id")?
         .to_string();
-    env.poll_terminal(f, &id, &cred)
-        .await
-        .map(|_| ())
-        .map_err(|e| e.message)
+    match env.poll_terminal(f, &id, &cred).await {
+        Ok(_) => Ok(()),
+        // A provider may rate-limit polls too after the campaign's burst: not a finding.
+        Err(_) if env.exchanges.last().and_then(|x| x.status) == Some(429) => Ok(()),
+        Err(e) => Err(e.message),
+    }
 }

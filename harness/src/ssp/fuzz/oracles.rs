@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::cases::Case;
 use crate::engine::fuzz::Oracle;
 use crate::ssp::provider::env::{Resp, protocol_statuses};
+use crate::transport::Exchange;
 
 /// No 5xx.
 pub const NO_5XX: Oracle = Oracle {
@@ -68,10 +69,23 @@ fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) ->
     }
 }
 
-/// Judges one answer (`None`: no response, `error` says why).
-pub fn judge(case: &Case, resp: Option<&Resp>, error: Option<&str>) -> Vec<Breach> {
+/// Judges one answer (`resp` `None`: no usable response; `ex` says what came, if anything).
+pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
     let Some(r) = resp else {
-        let why = error.unwrap_or("no response");
+        let why = ex.error.as_deref().unwrap_or("no response");
+        // An answer came, over the harness's limits (depth, size): only its status is judged.
+        if let Some(status) = ex.status {
+            return (status >= 500)
+                .then(|| {
+                    breach(
+                        NO_5XX,
+                        format!("HTTP {status}"),
+                        format!("HTTP {status} to a hostile request"),
+                    )
+                })
+                .into_iter()
+                .collect();
+        }
         // The harness could not build the request (e.g. a URI over hyper's 64 KiB): nothing
         // reached the server.
         if why.contains("builder error") {
@@ -111,8 +125,11 @@ pub fn judge(case: &Case, resp: Option<&Resp>, error: Option<&str>) -> Vec<Breac
             format!("HTTP {} to a request that must be refused", r.status),
         ));
     }
-    // 414 and 431 are answered by the HTTP layer before any route is chosen.
-    if r.status >= 400 && case.ssp_route && !matches!(r.status, 414 | 431) {
+    // 414 and 431 are answered by the HTTP layer before any route is chosen; so may be a
+    // 400 without JSON to a hostile URI (an encoded NUL, a long line): not SSP's answer.
+    let http_layer =
+        matches!(r.status, 414 | 431) || (case.hostile_uri && r.status == 400 && r.json.is_none());
+    if r.status >= 400 && case.ssp_route && !http_layer {
         found.extend(shape(r));
     }
     found
