@@ -120,6 +120,12 @@ pub trait Protocol: Send + Sync {
     }
     /// Fills the protocol's sections of the bundled reference's demo profile.
     fn reference_profile(&self, _profile: &mut Profile) {}
+    /// The requirement catalogue alone, `vectors_dir/requirements/<name>.toml` (what `load`
+    /// starts from; `conform fuzz` needs nothing more).
+    fn catalogue(&self, vectors_dir: &Path) -> Result<Catalogue, SuiteError> {
+        let file = format!("requirements/{}.toml", self.name());
+        Ok(Catalogue::load(&vectors_dir.join(file))?)
+    }
     /// Loads the catalogue and builds the checks from `vectors_dir`.
     fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError>;
     /// Verifies the target can be tested and stores what the checks need as a part of it.

@@ -12,7 +12,6 @@ use super::part::{McpPart, probe};
 use super::profile::McpProfile;
 use super::wire::TOKEN_ENV;
 use crate::engine::protocol::{Protocol, Secret, Suite, SuiteError};
-use crate::engine::requirements::Catalogue;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 
 /// The MCP-layer wing.
@@ -40,7 +39,7 @@ impl Protocol for Mcp {
     }
 
     fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError> {
-        let catalogue = Catalogue::load(&vectors_dir.join("requirements/mcp.toml"))?;
+        let catalogue = self.catalogue(vectors_dir)?;
         let checks = super::checks::checks(&catalogue);
         for c in &checks {
             for r in c.requirements() {

@@ -29,7 +29,6 @@ use crate::engine::check::Check;
 use crate::engine::estimate::Estimate;
 use crate::engine::protocol::{CheckRun, Protocol, Secret, Suite, SuiteError};
 use crate::engine::report::CheckResult;
-use crate::engine::requirements::Catalogue;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 use crate::transport::TransportKind;
 use bindings_offered::BindingsOffered;
@@ -78,7 +77,7 @@ impl Protocol for Parley {
     }
 
     fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError> {
-        let catalogue = Catalogue::load(&vectors_dir.join("requirements/parley.toml"))?;
+        let catalogue = self.catalogue(vectors_dir)?;
         let schema = SchemaValidator::load(&vectors_dir.join("schemas/vector.schema.json"))
             .map_err(|e| checks_error(e.to_string()))?;
         let vectors = load_dir(&vectors_dir.join("parley"), Some(&schema), Some(&catalogue))

@@ -11,7 +11,6 @@ use clap::{Args as _, FromArgMatches as _};
 
 use super::cli::ValidateArgs;
 use crate::engine::protocol::{CommandError, Protocol, Suite, SuiteError};
-use crate::engine::requirements::Catalogue;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 
 /// The Skill Sharing Protocol 1.0 wing.
@@ -35,7 +34,7 @@ impl Protocol for Ssp {
     }
 
     fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError> {
-        let catalogue = Catalogue::load(&vectors_dir.join("requirements/ssp.toml"))?;
+        let catalogue = self.catalogue(vectors_dir)?;
         let checks =
             super::suite::checks(vectors_dir, &catalogue).map_err(|e| SuiteError::Checks {
                 suite: "ssp".into(),

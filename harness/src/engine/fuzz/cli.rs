@@ -131,15 +131,12 @@ pub fn campaign_suites(
         let Some(campaign) = p.fuzz_campaign(settings) else {
             continue;
         };
-        let loaded = p
-            .clone()
-            .load(vectors_dir)
+        // The catalogue alone: the protocol's vectors and checks are not run here.
+        let catalogue = p
+            .catalogue(vectors_dir)
             .map_err(|e| CommandError(e.to_string()))?;
         let shared = Shared::new(campaign);
-        out.push((
-            Suite::new(p.clone(), loaded.catalogue, shared.checks()),
-            shared,
-        ));
+        out.push((Suite::new(p.clone(), catalogue, shared.checks()), shared));
     }
     if out.is_empty() {
         return Err(CommandError(

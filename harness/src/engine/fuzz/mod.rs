@@ -111,6 +111,15 @@ pub fn leaked(text: &str) -> Option<&str> {
     LEAK.as_ref()?.find(text).map(|m| m.as_str())
 }
 
+/// Whether a hostile request is sent once more: only when no response came at all
+/// (`status` `None`; an answer over the harness's limits did come) and not for a timeout
+/// (that is the finding). HTTP lets a server close a kept-alive connection at any time (RFC
+/// 9112 §9.3): a pooled connection closed under the request is a race, not a finding; the
+/// failed connection has left the pool. Both campaigns judge with this one rule.
+pub fn worth_retrying(status: Option<u16>, error: Option<&str>) -> bool {
+    status.is_none() && !error.is_some_and(|e| e.contains("timeout") || e.contains("timed out"))
+}
+
 /// A protocol's black-box campaign against one target.
 pub trait Campaign: Send + Sync {
     /// Prefix of its checks' ids (`fuzz` → `fuzz/no-5xx`).

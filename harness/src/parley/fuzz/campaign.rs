@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::cases::{self, Case, Knowledge};
 use super::oracles::{self, Breach, Oracle, Outcome};
+use crate::engine::fuzz::worth_retrying;
 use crate::engine::target::Target;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
@@ -66,23 +67,17 @@ pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
     (k, declared)
 }
 
-/// Whether a request that got no answer is sent once more: HTTP lets a server close a
-/// kept-alive connection at any time (RFC 9112 §9.3), so a pooled connection closed under
-/// the request is a race, not a finding; the failed connection has left the pool. Only when
-/// no response came at all (an answer over the harness's limits did come), never after a
-/// timeout (that is the finding), nor for an oversized head (a server may drop it).
+/// Whether a request that got no answer is sent once more ([`worth_retrying`]); never an
+/// oversized head (a server may drop it).
 fn retryable(case: &Case, r: &Result<Reply, TransportError>) -> bool {
-    match r {
-        Err(e) => {
-            let why = e.to_string();
-            let answered = e.exchanges().iter().any(|x| x.status.is_some());
-            case.op != "headers"
-                && !answered
-                && !why.contains("timeout")
-                && !why.contains("timed out")
-        }
-        Ok(_) => false,
-    }
+    let Err(e) = r else {
+        return false;
+    };
+    let last = e.exchanges().last();
+    let error = last
+        .and_then(|x| x.error.clone())
+        .unwrap_or_else(|| e.to_string());
+    case.op != "headers" && worth_retrying(last.and_then(|x| x.status), Some(&error))
 }
 
 struct Run<'a> {

@@ -139,12 +139,8 @@ impl Run {
     async fn send(&mut self, env: &Env, case: &Case) -> Option<String> {
         let (mut ex, mut resp) = send_case(&env.client_handle(), case).await;
         self.requests += 1;
-        let timed_out =
-            (ex.error.as_deref()).is_some_and(|e| e.contains("timed out") || e.contains("timeout"));
-        if resp.is_none()
-            && ex.status.is_none()
-            && !timed_out
-            && !case.may_drop
+        if !case.may_drop
+            && fuzz::worth_retrying(ex.status, ex.error.as_deref())
             && let Ok(fresh) = env.client_handle().renewed()
         {
             (ex, resp) = send_case(&fresh, case).await;

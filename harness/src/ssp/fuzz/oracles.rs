@@ -179,3 +179,112 @@ fn shape(r: &Resp) -> Option<Breach> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    //! Each oracle fails on the answer that breaks it and passes the readings the notes allow.
+    use super::*;
+    use crate::ssp::provider::env::Cred;
+    use crate::transport::TransportKind;
+    use serde_json::json;
+
+    fn case(invalid: bool) -> Case {
+        Case {
+            op: "invoke",
+            mutation: "test".into(),
+            method: "POST".into(),
+            url: "http://127.0.0.1:9/ssp/invoke/echo".into(),
+            headers: Vec::new(),
+            body: None,
+            cred: Cred::None,
+            ssp_route: true,
+            invalid,
+            hostile_uri: false,
+            may_drop: false,
+        }
+    }
+
+    fn exchange(status: Option<u16>, error: Option<&str>) -> Exchange {
+        Exchange {
+            transport: TransportKind::Http,
+            method: "POST".into(),
+            url: "http://127.0.0.1:9/".into(),
+            request_headers: Vec::new(),
+            request_body: None,
+            status,
+            response_headers: Vec::new(),
+            response_body: None,
+            error: error.map(str::to_string),
+            elapsed_us: 0,
+        }
+    }
+
+    fn resp(status: u16, text: &str) -> Resp {
+        Resp {
+            status,
+            headers: Vec::new(),
+            text: text.into(),
+            json: serde_json::from_str(text).ok(),
+        }
+    }
+
+    fn oracles(c: &Case, r: Option<&Resp>, ex: &Exchange) -> Vec<&'static str> {
+        judge(c, r, ex).into_iter().map(|b| b.oracle).collect()
+    }
+
+    const OK_ERROR: &str = r#"{"error":{"code":"VALIDATION_ERROR","message":"bad"}}"#;
+
+    #[test]
+    fn each_oracle_fails_on_its_breach() {
+        let ex = exchange(Some(400), None);
+        let c = case(false);
+        assert_eq!(oracles(&c, Some(&resp(500, OK_ERROR)), &ex), ["no-5xx"]);
+        assert_eq!(
+            oracles(&c, Some(&resp(400, "bad request")), &ex),
+            ["error-shape"]
+        );
+        let wrong_status = r#"{"error":{"code":"AUTH_REQUIRED","message":"x"}}"#;
+        assert_eq!(
+            oracles(&c, Some(&resp(403, wrong_status)), &ex),
+            ["error-shape"]
+        );
+        let partial_retry = r#"{"error":{"code":"X","message":"x","retry":{"max_attempts":1}}}"#;
+        assert_eq!(
+            oracles(&c, Some(&resp(400, partial_retry)), &ex),
+            ["error-shape"]
+        );
+        let leak = r#"{"error":{"code":"X","message":"panicked at src/main.rs:3:5"}}"#;
+        assert_eq!(oracles(&c, Some(&resp(400, leak)), &ex), ["no-leak"]);
+        assert_eq!(
+            oracles(&case(true), Some(&resp(202, "{}")), &ex),
+            ["invalid-refused"]
+        );
+        let reset = exchange(None, Some("request failed: connection reset"));
+        assert_eq!(oracles(&c, None, &reset), ["answers"]);
+    }
+
+    #[test]
+    fn the_readings_the_notes_allow_pass() {
+        let ex = exchange(Some(400), None);
+        let c = case(true);
+        // A refusal in the unified shape, any code on a status the seed does not name
+        // (SSP-ERR-3), a 503 shedding load, an answer over the harness's limits.
+        assert!(judge(&c, Some(&resp(400, OK_ERROR)), &ex).is_empty());
+        let any_code = json!({"error": {"code": "PAYLOAD_TOO_LARGE", "message": "x"}});
+        assert!(judge(&c, Some(&resp(413, &any_code.to_string())), &ex).is_empty());
+        let unreachable = r#"{"error":{"code":"ENDPOINT_UNREACHABLE","message":"busy"}}"#;
+        let mut shed = resp(503, unreachable);
+        shed.headers = vec![("retry-after".into(), "1".into())];
+        assert!(judge(&c, Some(&shed), &ex).is_empty());
+        let over = exchange(Some(400), Some("JSON deeper than 128"));
+        assert!(judge(&c, None, &over).is_empty());
+        // A head a server may drop, and a non-JSON 400 to a hostile URI.
+        let mut dropped = case(false);
+        dropped.may_drop = true;
+        assert!(judge(&dropped, None, &exchange(None, Some("reset"))).is_empty());
+        let mut uri = case(false);
+        uri.hostile_uri = true;
+        assert!(judge(&uri, Some(&resp(400, "<html>")), &ex).is_empty());
+    }
+}
