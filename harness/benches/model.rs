@@ -65,6 +65,7 @@ fn main() {
         seed: 7,
         cases: 20,
         steps: 100,
+        ..Budget::DEFAULT
     };
     for kind in [TransportKind::Http, TransportKind::Mcp] {
         let run = model(&rt, &clean, kind, budget);
@@ -95,6 +96,7 @@ fn shrinking(rt: &tokio::runtime::Runtime) {
         seed: 3,
         cases: 50,
         steps: 200,
+        ..Budget::DEFAULT
     };
     let run = model(rt, &faulty, TransportKind::Http, budget);
     match (&run.result, run.shrink_time) {

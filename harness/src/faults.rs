@@ -53,6 +53,9 @@ pub const SEQUENCE_ONLY: &[&str] = &[
     "relock-after-reopen-missed",
     "read-thread-stale-after-reopen",
     "read-thread-drops-deep-replies",
+    "expiry-never-reported",
+    "support-capped-at-two",
+    "supersede-chain-stops",
 ];
 
 /// The suites without their model checks (what the golden vectors alone catch).

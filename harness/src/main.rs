@@ -56,6 +56,9 @@ enum Command {
     /// oracles are checks of the report (exit 1 on a finding).
     #[command(after_help = EXIT_HELP)]
     Fuzz(conform::engine::fuzz::cli::FuzzArgs),
+    /// Run a protocol's state-machine model against a target: seeded random operation
+    /// sequences, shrunk to a minimal counterexample (exit 1) when the target disagrees
+    Model(conform::engine::model::ModelArgs),
     /// Suite power: run the suites against the reference with each seeded fault in turn
     /// (built with `--features faults`; exit 0 only if every fault is caught on its own IDs).
     #[cfg(feature = "faults")]
@@ -224,6 +227,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
                 &conform::launcher::Registered,
             )?)
         }
+        Command::Model(args) => Ok(conform::engine::model::execute(
+            &args,
+            &registry::protocols(),
+            &conform::launcher::Registered,
+        )?),
         #[cfg(feature = "faults")]
         Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
         #[cfg(feature = "variants")]

@@ -53,6 +53,7 @@ fn fixed_seed_passes_on_http() {
         seed: SEED,
         cases: 20,
         steps: 110,
+        ..Budget::DEFAULT
     };
     passes(TransportKind::Http, McpRevision::V2025_11_25, budget, 2000);
 }
@@ -63,6 +64,7 @@ fn fixed_seed_passes_on_mcp_handshake_era() {
         seed: SEED,
         cases: 20,
         steps: 110,
+        ..Budget::DEFAULT
     };
     passes(TransportKind::Mcp, McpRevision::V2025_11_25, budget, 2000);
 }
@@ -73,6 +75,7 @@ fn fixed_seed_passes_on_mcp_stateless_era() {
         seed: SEED + 1,
         cases: 5,
         steps: 100,
+        ..Budget::DEFAULT
     };
     passes(TransportKind::Mcp, McpRevision::V2026_07_28, budget, 400);
 }
@@ -120,7 +123,7 @@ fn counterexample_promotes_to_a_loadable_vector() {
     let catalogue = Catalogue::load(&vectors.join("requirements/parley.toml")).unwrap();
     let schema = SchemaValidator::load(&vectors.join("schemas/vector.schema.json")).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let file = vector_file(&cx, &cx.world, budget.seed, "http", &catalogue);
+    let file = vector_file(&cx, &cx.world, budget.seed, "http", &catalogue).unwrap();
     std::fs::write(
         dir.path().join("promoted.json"),
         serde_json::to_string_pretty(&file).unwrap(),

@@ -208,6 +208,12 @@ catalogue! {
         "read_thread of a thread reopened more than once reports the state before the last reopen until the next state change.";
     ReadThreadDropsDeepReplies = "read-thread-drops-deep-replies", ["PV-RD-1"],
         "read_thread drops replies nested deeper than three levels below the root.";
+    ExpiryNeverReported = "expiry-never-reported", ["PV-DI-2"],
+        "A claim whose valid_until has passed still reads expired: false (only time reveals it).";
+    SupportCappedAtTwo = "support-capped-at-two", ["PV-DI-3"],
+        "A claim's support never counts more than two attestations (a third attest is recorded but not counted).";
+    SupersedeChainStops = "supersede-chain-stops", ["PV-DI-6"],
+        "A claim that itself superseded another cannot be superseded: the assert is accepted, the claim keeps its status.";
     // ---- SSP: discovery (SSP-DISC) ------------------------------------------------------
     SspPrivateVisibleAnonymously = "ssp-private-visible-anonymously", ["SSP-DISC-2"],
         "Private skills are listed in the anonymous discovery index.";

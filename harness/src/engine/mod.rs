@@ -15,6 +15,7 @@ pub mod fuzz;
 pub mod init;
 pub mod judge;
 pub mod merge;
+pub mod model;
 pub mod plan;
 pub mod protocol;
 pub mod report;

@@ -167,6 +167,15 @@ pub trait Protocol: Send + Sync {
     ) -> Option<Arc<dyn crate::engine::fuzz::Campaign>> {
         None
     }
+    /// `conform model --suite <this protocol>`: runs this protocol's state-machine model
+    /// (the exit code), or `None` when it has none.
+    fn model_command(
+        &self,
+        _args: &crate::engine::model::ModelArgs,
+        _launcher: &dyn Launcher,
+    ) -> Option<Result<u8, CommandError>> {
+        None
+    }
     /// Extra `conform` subcommands this protocol adds (e.g. SSP's `validate`).
     fn commands(&self) -> Vec<clap::Command> {
         Vec::new()

@@ -110,32 +110,12 @@ impl Protocol for Parley {
         Some(Arc::new(fuzz::ParleyCampaign::new(settings.clone())))
     }
 
-    fn commands(&self) -> Vec<clap::Command> {
-        use clap::Args as _;
-        vec![
-            model::cli::ModelArgs::augment_args(clap::Command::new("model")).about(
-                "Run the Parley state-machine model against a target (seeded, shrinking; exit 1 on a counterexample)",
-            ),
-        ]
-    }
-
-    fn run_command(
+    fn model_command(
         &self,
-        name: &str,
-        args: &clap::ArgMatches,
+        args: &crate::engine::model::ModelArgs,
         launcher: &dyn crate::engine::protocol::Launcher,
-    ) -> Result<u8, crate::engine::protocol::CommandError> {
-        use clap::FromArgMatches as _;
-        let bad = |e: clap::Error| crate::engine::protocol::CommandError(e.to_string());
-        match name {
-            "model" => {
-                let args = model::cli::ModelArgs::from_arg_matches(args).map_err(bad)?;
-                model::cli::execute(&args, launcher)
-            }
-            other => Err(crate::engine::protocol::CommandError(format!(
-                "parley has no command {other:?}"
-            ))),
-        }
+    ) -> Option<Result<u8, crate::engine::protocol::CommandError>> {
+        Some(model::cli::execute(args, launcher))
     }
 
     fn init_roles(&self) -> Vec<&'static str> {

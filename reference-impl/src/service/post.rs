@@ -360,6 +360,9 @@ impl Writer<'_> {
             .ok_or_else(|| crate::store::StoreError::Corrupt("claim vanished".into()))?;
         self.claim_event(&created, None, ClaimStatus::Unverified)?;
         for old in superseded {
+            if hooks::sequences::supersede_chain_stops(self.faults, old) {
+                continue;
+            }
             if let Some(to) = supersede(old.status) {
                 store::set_claim_status(self.tx, old.id, to, Some(id))?;
                 self.claim_event(old, Some(old.status), to)?;

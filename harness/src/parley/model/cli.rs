@@ -1,4 +1,4 @@
-//! `conform model`: the Parley model against a target (a profile or the spawned reference)
+//! `conform model` (`--suite parley`, the default): the Parley model against a target (a profile or the spawned reference)
 //! with an explicit seed and budget, on one or both bindings. Prints the seed first, then
 //! per binding the verdict, the steps run and their rate, and on failure the shrunk
 //! counterexample as a numbered transcript with its requirement IDs, the replay command and
@@ -9,56 +9,14 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::runner::{Budget, ModelResult, run_model};
+use super::runner::{Budget, Focus, ModelResult, run_model};
 use super::transcript;
+use crate::engine::model::ModelArgs;
 use crate::engine::protocol::{CommandError, Launcher, Protocol, connect};
 use crate::engine::target::{ConnectOptions, Target};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::{McpRevision, TransportKind};
-
-/// Arguments of `conform model`.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ModelArgs {
-    /// Target profile (TOML).
-    #[arg(
-        long,
-        value_name = "FILE",
-        conflicts_with = "spawn_reference",
-        required_unless_present = "spawn_reference"
-    )]
-    pub target: Option<PathBuf>,
-    /// Start the bundled reference server in process.
-    #[arg(long)]
-    pub spawn_reference: bool,
-    /// Binding(s): http, mcp or both.
-    #[arg(long, default_value = "both", value_parser = ["http", "mcp", "both"])]
-    pub transport: String,
-    /// MCP revision (overrides the profile): 2025-11-25 or 2026-07-28.
-    #[arg(long, value_name = "REV")]
-    pub mcp_revision: Option<String>,
-    /// Seed of the search (the same seed replays the same sequences).
-    #[arg(long, default_value_t = Budget::DEFAULT.seed)]
-    pub seed: u64,
-    /// Sequences to try.
-    #[arg(long, default_value_t = Budget::DEFAULT.cases)]
-    pub cases: u32,
-    /// Operations per sequence (at most).
-    #[arg(long, default_value_t = Budget::DEFAULT.steps)]
-    pub steps: usize,
-    /// Write each shrunk counterexample as a golden vector file into DIR
-    /// (`model-seed-<seed>-<binding>.json`, the format of `vectors/README.md`).
-    #[arg(long, value_name = "DIR")]
-    pub promote: Option<PathBuf>,
-    /// With `--spawn-reference`: switch on a seeded fault of the reference (cargo feature
-    /// `faults`); repeatable. For measuring the model and its shrinking.
-    #[cfg(feature = "faults")]
-    #[arg(long = "fault", value_name = "NAME", requires = "spawn_reference")]
-    pub faults: Vec<String>,
-    /// `--ca-cert`/`--insecure` for an `https://` target.
-    #[command(flatten)]
-    pub tls: crate::transport::tls::TlsOptions,
-}
 
 /// The transports `--transport` names.
 fn transports(sel: &str) -> Vec<TransportKind> {
@@ -82,22 +40,10 @@ async fn target(
             connect(profile, opts, protocols).await.map_err(|e| err(&e))
         }
         None => launcher
-            .spawn_reference(opts, protocols, faults(args))
+            .spawn_reference(opts, protocols, args.faults())
             .await
             .map_err(|e| err(&e)),
     }
-}
-
-/// The seeded faults `--fault` names (only the `faults` build has the option).
-fn faults(args: &ModelArgs) -> &[String] {
-    #[cfg(feature = "faults")]
-    let named: &[String] = &args.faults;
-    #[cfg(not(feature = "faults"))]
-    let named: &[String] = {
-        let _ = args;
-        &[]
-    };
-    named
 }
 
 /// Runs `conform model`: the exit code.
@@ -117,9 +63,14 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         tls: args.tls.clone(),
     };
     let budget = Budget {
-        seed: args.seed,
-        cases: args.cases,
-        steps: args.steps,
+        seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
+        cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
+        steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
+        focus: match args.focus.as_deref() {
+            None => Budget::DEFAULT.focus,
+            Some(f) => Focus::parse(f)
+                .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims)")))?,
+        },
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -196,7 +147,8 @@ fn promote(
     let catalogue =
         crate::engine::requirements::Catalogue::load(&vectors.join("requirements/parley.toml"))
             .map_err(|e| CommandError(e.to_string()))?;
-    let file = super::promote::vector_file(cx, &cx.world, seed, kind.as_str(), &catalogue);
+    let file = super::promote::vector_file(cx, &cx.world, seed, kind.as_str(), &catalogue)
+        .map_err(|e| CommandError(format!("not promoted: {e}")))?;
     std::fs::create_dir_all(dir)
         .map_err(|e| CommandError(format!("creating {}: {e}", dir.display())))?;
     let path = dir.join(format!("model-seed-{seed}-{kind}.json"));

@@ -10,16 +10,26 @@ use serde_json::{Value, json};
 
 use super::observe::{Answer, extension_of, str_at};
 use super::quota::Quota;
+use chrono::{DateTime, Utc};
+
+use super::claim_steps::Clock;
+use super::claims::Until;
 use super::state::{Awaiting, Body, EXTENSIONS, Event, Kind, Op, Outcome, Party, World, predict};
 use crate::engine::check::StepSignature;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::parley::tokens::token_env;
+use crate::parley::vectors::runner::normalise;
 use crate::transport::{Auth, Exchange, TransportKind};
 
-/// The PV-TR-1 signature of an answer (bodies are not compared: ids and times differ).
-fn signature(answer: &Answer) -> StepSignature {
+/// The PV-TR-1 signature of an answer: outcome class, refusal status and reason, and the
+/// success body with ids numbered by first appearance and times masked
+/// ([`normalise`]; `ids` is the sequence's numbering). The same seed sends the same sequence
+/// on each binding, so two conforming bindings give equal bodies ("same success payload
+/// modulo ids/timestamps"). Inbox pages are not compared: they may list threads other checks
+/// touched meanwhile, which differ between the two runs.
+fn signature(answer: &Answer, op: &Op, ids: &mut HashMap<String, String>) -> StepSignature {
     let (class, status, reason) = match answer {
         Answer::Success(_) => ("success", None, None),
         Answer::Refusal { status, reason } => {
@@ -27,13 +37,37 @@ fn signature(answer: &Answer) -> StepSignature {
         }
         Answer::Other(_) => ("other", None, None),
     };
+    let body = match (answer, op) {
+        (Answer::Success(_), Op::Inbox { .. }) => None,
+        (Answer::Success(b), _) => Some(mask_expiry(normalise(b, ids))),
+        _ => None,
+    };
     StepSignature {
         step: 0,
         class: class.into(),
         status,
         reason,
-        body: None,
+        body,
     }
+}
+
+/// `expired` of a claim with a `valid_until` depends on when it was read (PV-DI-2), which
+/// differs between the two runs: it is masked like a timestamp.
+fn mask_expiry(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                if o.get("valid_until").is_some_and(|u| !u.is_null()) && o.contains_key("expired") {
+                    o.insert("expired".into(), json!("<time>"));
+                }
+                o.values_mut().for_each(walk);
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
 }
 
 /// A thread id no sequence creates (PV-EN-5).
@@ -52,7 +86,7 @@ pub struct Mismatch {
     pub observed: Value,
 }
 
-fn mismatch(
+pub(super) fn mismatch(
     rules: &[&'static str],
     message: impl Into<String>,
     expected: Value,
@@ -64,6 +98,20 @@ fn mismatch(
         expected,
         observed,
     })
+}
+
+/// `Ok` when the target's `observed` equals the model's `expected`, else the mismatch.
+pub(super) fn agree(
+    rules: &[&'static str],
+    message: &str,
+    expected: Value,
+    observed: Value,
+) -> Result<(), Box<Mismatch>> {
+    if expected == observed {
+        Ok(())
+    } else {
+        Err(mismatch(rules, message, expected, observed))
+    }
 }
 
 /// One step as the transcript shows it.
@@ -79,12 +127,16 @@ pub struct StepLog {
 
 /// Server ids of the model's threads, messages and events, and every id seen.
 #[derive(Debug, Default)]
-struct Ids {
-    threads: Vec<String>,
-    messages: Vec<Vec<String>>,
+pub(super) struct Ids {
+    pub(super) threads: Vec<String>,
+    pub(super) messages: Vec<Vec<String>>,
     events: Vec<Vec<Option<String>>>,
     seen_messages: HashSet<String>,
     seen_events: HashMap<String, usize>,
+    /// Claim ids (PV-DI).
+    pub(super) claims: Vec<String>,
+    /// Each claim's `valid_until` as sent (`None`: none).
+    pub(super) until: Vec<Option<DateTime<Utc>>>,
 }
 
 /// Inbox cursors per caller `(actor, extension)`, taken before any model thread exists.
@@ -146,7 +198,13 @@ pub struct Driver<'a> {
     /// Per caller `(actor, extension)`: the inbox cursor taken before the run's first
     /// sequence, so an inbox read pages only through threads active since then.
     base: &'a InboxBase,
-    ids: Ids,
+    pub(super) ids: Ids,
+    /// The PV-TR-1 numbering of the ids met in success bodies.
+    normalised: HashMap<String, String>,
+    /// The target's clock (`valid_until`, PV-DI-2).
+    pub(super) clock: Clock,
+    /// The `valid_until` of the assert being sent.
+    pub(super) pending_until: Option<DateTime<Utc>>,
     /// The run's write budgets, shared with the other checks.
     pacer: Option<&'a Pacer>,
     /// The token the last call's write was paced on.
@@ -171,6 +229,9 @@ fn reason_rules(reason: &str) -> &'static [&'static str] {
         "body_too_long" => &["PV-EN-2"],
         "thread_not_found" | "message_not_found" => &["PV-EN-5"],
         "rate_limited" => &["PV-TR-5"],
+        "self_attest" => &["PV-DI-3", "PV-DI-4"],
+        "evidence_required" | "evidence_invalid" => &["PV-DI-1"],
+        "claim_not_found" => &["PV-DI-7"],
         _ => &[],
     }
 }
@@ -206,6 +267,9 @@ impl<'a> Driver<'a> {
             inbox_limit,
             base,
             ids: Ids::default(),
+            normalised: HashMap::new(),
+            clock: Clock::default(),
+            pending_until: None,
             pacer: None,
             paced: None,
             log: Vec::new(),
@@ -277,6 +341,20 @@ impl<'a> Driver<'a> {
     /// Runs `op` on the model `world`: the model after it, or the disagreement.
     pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Mismatch>> {
         let pred = predict(world, op);
+        self.pending_until = match op {
+            Op::Assert {
+                until: Until::Soon, ..
+            } => Some(self.clock.soon()),
+            _ => None,
+        };
+        if let Op::ReadClaim {
+            claim,
+            after_expiry: true,
+            ..
+        } = op
+        {
+            self.await_expiry(*claim).await;
+        }
         let (op_name, args) = self.request(world, op);
         let text = describe(world, op, self.roles);
         let actor = op.actor();
@@ -284,8 +362,16 @@ impl<'a> Driver<'a> {
         if op.is_write() && writer {
             self.quota.attempt(actor);
         }
+        let sent = Utc::now();
         let (answer, exchanges) = self.call(actor, op_name, args, op.is_write()).await;
-        self.signatures.push(signature(&answer));
+        // Every message's `created_at` tells the target's clock (`valid_until`, PV-DI-2).
+        if let Answer::Success(b) = &answer
+            && let Some(created) = str_at(b, "/message/created_at")
+        {
+            self.clock.observe(created, sent, Utc::now());
+        }
+        self.signatures
+            .push(signature(&answer, op, &mut self.normalised));
         self.log.push(StepLog {
             text,
             answer: answer.summary(),
@@ -337,9 +423,9 @@ impl<'a> Driver<'a> {
                     ));
                 };
                 let body = body.clone();
-                self.check_success(world, &pred.next, op, event, &body)
-                    .await?;
-                Ok(pred.next)
+                let after = pred.accepted_next.unwrap_or(pred.next);
+                self.check_success(world, &after, op, event, &body).await?;
+                Ok(after)
             }
         }
     }
@@ -414,6 +500,32 @@ impl<'a> Driver<'a> {
             Op::Reopen { thread, .. } => ("reopen", json!({"thread": tid(*thread)})),
             Op::ReadThread { thread, .. } => ("read_thread", json!({"thread": tid(*thread)})),
             Op::ListEvents { thread, .. } => ("list_events", json!({"thread": tid(*thread)})),
+            Op::Assert {
+                by,
+                thread,
+                supersedes,
+                until,
+                evidence,
+            } => (
+                "post",
+                with_from(
+                    self.assert_args(*thread, *supersedes, *until, *evidence),
+                    *by,
+                ),
+            ),
+            Op::ClaimAct {
+                by,
+                claim,
+                act,
+                evidence,
+            } => (
+                "post",
+                with_from(self.act_args(world, *claim, *act, *evidence), *by),
+            ),
+            Op::ReadClaim { claim, .. } => ("read_claim", json!({"claim": self.claim_id(*claim)})),
+            Op::Whoami { .. } => ("whoami", json!({})),
+            Op::Anonymous { write: true } => ("post", json!({"kind": "ask", "body": "model step"})),
+            Op::Anonymous { write: false } => ("inbox", json!({})),
             Op::Inbox { by } => {
                 let mut v = json!({"limit": self.inbox_limit});
                 if let Some(e) = by.ext {
@@ -437,18 +549,7 @@ impl<'a> Driver<'a> {
     ) -> Result<(), Box<Mismatch>> {
         match op {
             Op::Open { by, .. } => {
-                let id = str_at(body, "/thread/id").unwrap_or_default().to_string();
-                if id.is_empty() || self.ids.threads.contains(&id) {
-                    return Err(mismatch(
-                        &["PV-RS-2"],
-                        "a new thread's id is missing or reused",
-                        json!("a fresh thread id"),
-                        json!(id),
-                    ));
-                }
-                self.ids.threads.push(id);
-                self.ids.messages.push(Vec::new());
-                self.ids.events.push(vec![None]);
+                self.new_thread(body)?;
                 let t = after.threads.len() - 1;
                 self.check_message(after, t, 0, Kind::Ask, *by, body)?;
                 self.check_thread(after, t, &body["thread"])
@@ -512,6 +613,24 @@ impl<'a> Driver<'a> {
                 self.check_events(after, *by, *thread, *since, body).await
             }
             Op::Inbox { by } => self.check_inbox(after, *by, body.clone()).await,
+            Op::Assert {
+                by, thread, until, ..
+            } => self.check_assert(before, after, *by, *thread, *until, body),
+            Op::ClaimAct { by, claim, act, .. } => {
+                let t = after.claims[*claim].thread;
+                let m = after.threads[t].messages.len() - 1;
+                self.check_message(after, t, m, act.kind(), *by, body)?;
+                self.check_act_claim(*claim, body)?;
+                self.check_thread(after, t, &body["thread"])
+            }
+            Op::ReadClaim { claim, .. } => self.check_claim(after, *claim, body),
+            Op::Whoami { by } => check_whoami(&after.actors[*by], body),
+            Op::Anonymous { .. } => Err(mismatch(
+                &["PV-TR-4"],
+                "accepted without a token",
+                json!({"status": 401, "reason": "token_missing"}),
+                json!("accepted"),
+            )),
             Op::Orphan { .. } | Op::UnknownThread { .. } | Op::ForeignParent { .. } => {
                 Err(mismatch(
                     &["PV-EN-5", "PV-EN-6"],
@@ -521,6 +640,51 @@ impl<'a> Driver<'a> {
                 ))
             }
         }
+    }
+
+    /// An accepted assert: the thread it opened (or replied in), its message and its claim.
+    fn check_assert(
+        &mut self,
+        before: &World,
+        after: &World,
+        by: Party,
+        thread: Option<usize>,
+        until: Until,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        let t = match thread {
+            Some(t) => t,
+            None => {
+                self.new_thread(body)?;
+                after.threads.len() - 1
+            }
+        };
+        let m = after.threads[t].messages.len() - 1;
+        self.check_message(after, t, m, Kind::Assert, by, body)?;
+        let new_events =
+            after.threads[t].events.len() - before.threads.get(t).map_or(0, |th| th.events.len());
+        if thread.is_some() {
+            self.ids.events[t].extend(std::iter::repeat_n(None, new_events));
+        }
+        self.record_claim(body, until)?;
+        self.check_thread(after, t, &body["thread"])
+    }
+
+    /// Records the id of a thread a post opened: fresh, never seen before (PV-RS-2).
+    fn new_thread(&mut self, body: &Value) -> Result<(), Box<Mismatch>> {
+        let id = str_at(body, "/thread/id").unwrap_or_default().to_string();
+        if id.is_empty() || self.ids.threads.contains(&id) {
+            return Err(mismatch(
+                &["PV-RS-2"],
+                "a new thread's id is missing or reused",
+                json!("a fresh thread id"),
+                json!(id),
+            ));
+        }
+        self.ids.threads.push(id);
+        self.ids.messages.push(Vec::new());
+        self.ids.events.push(vec![None]);
+        Ok(())
     }
 
     fn check_message(
@@ -561,16 +725,12 @@ impl<'a> Driver<'a> {
             "identity": msg.pointer("/from/identity").cloned().unwrap_or(Value::Null),
             "extension": extension_of(&msg["from"]),
         });
-        if expected == observed {
-            Ok(())
-        } else {
-            Err(mismatch(
-                &["PV-RS-2", "PV-EN-6", "PV-ID-1"],
-                "the stored message differs from the model's",
-                expected,
-                observed,
-            ))
-        }
+        agree(
+            &["PV-RS-2", "PV-EN-6", "PV-ID-1"],
+            "the stored message differs from the model's",
+            expected,
+            observed,
+        )
     }
 
     fn party_json(w: &World, p: Party) -> Value {
@@ -869,6 +1029,32 @@ impl<'a> Driver<'a> {
     }
 }
 
+/// `whoami` against the actor the pre-flight saw (PV-TR-5, PV-ID-1, PV-AU-5): identity, author
+/// kind and, for a non-human, exactly the rights it holds among those the model uses (a human
+/// holds every right implicitly, listed or not).
+fn check_whoami(a: &super::state::Actor, body: &Value) -> Result<(), Box<Mismatch>> {
+    let rights: Vec<&str> = body["rights"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let has = |r: &str| rights.contains(&r);
+    let mut expected = json!({
+        "identity": a.identity,
+        "author_kind": if a.human { "human" } else { "llm" },
+    });
+    let mut observed = json!({"identity": body["identity"], "author_kind": body["author_kind"]});
+    if !a.human {
+        expected["rights"] = json!([a.read, a.write, a.lock, a.verify]);
+        observed["rights"] = json!([has("read"), has("write"), has("lock"), has("verify")]);
+    }
+    agree(
+        &["PV-TR-5", "PV-ID-1", "PV-AU-5"],
+        "whoami differs from the identity and rights the pre-flight saw",
+        expected,
+        observed,
+    )
+}
+
 /// The id/replies skeleton of a served message tree.
 fn shape(v: &Value) -> Value {
     let replies: Vec<Value> = v["replies"]
@@ -947,5 +1133,54 @@ pub fn describe(w: &World, op: &Op, roles: &[Role]) -> String {
             None => format!("{} lists T{}'s events", who(*by), thread + 1),
         },
         Op::Inbox { by } => format!("{} reads its inbox to the last page", party(*by)),
+        Op::Assert {
+            by,
+            thread,
+            supersedes,
+            until,
+            evidence,
+        } => format!(
+            "{} asserts claim C{} {}{} (valid_until {until:?}, evidence {evidence:?})",
+            party(*by),
+            w.claims.len() + 1,
+            thread.map_or(format!("opening thread T{}", w.threads.len() + 1), |t| {
+                format!("in T{}", t + 1)
+            }),
+            supersedes.map_or(String::new(), |c| format!(", superseding C{}", c + 1)),
+        ),
+        Op::ClaimAct {
+            by,
+            claim,
+            act,
+            evidence,
+        } => format!(
+            "{} posts {} of C{} (evidence {evidence:?})",
+            party(*by),
+            act.kind().as_str(),
+            claim + 1
+        ),
+        Op::Whoami { by } => format!("{} asks whoami", who(*by)),
+        Op::Anonymous { write } => format!(
+            "a caller without a token {}",
+            if *write {
+                "posts an ask"
+            } else {
+                "reads its inbox"
+            }
+        ),
+        Op::ReadClaim {
+            by,
+            claim,
+            after_expiry,
+        } => format!(
+            "{} reads C{}{}",
+            who(*by),
+            claim + 1,
+            if *after_expiry {
+                " once its valid_until has passed"
+            } else {
+                ""
+            }
+        ),
     }
 }

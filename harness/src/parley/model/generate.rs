@@ -9,6 +9,8 @@ use proptest::prelude::*;
 use proptest::strategy::Union;
 use proptest_state_machine::strategy::Sequential;
 
+use super::claims::{Act, Evidence, Until};
+use super::runner::Focus;
 use super::state::{Body, EXTENSIONS, Kind, Op, Party, St, World, predict};
 
 /// Most threads one sequence opens (keeps threads long enough for deep states).
@@ -18,13 +20,14 @@ pub const MAX_THREADS: usize = 3;
 pub fn sequences(
     world: World,
     steps: usize,
+    focus: Focus,
 ) -> Sequential<World, Op, BoxedStrategy<World>, BoxedStrategy<Op>> {
     let init = Arc::new(world);
     Sequential::new(
         steps.max(1).into(),
         move || Just((*init).clone()).boxed(),
         |w: &World, op: &Op| w.resolve(op).is_some(),
-        transitions,
+        move |w: &World| transitions(w, focus),
         |w: World, op: &Op| match w.resolve(op) {
             Some(op) => predict(&w, &op).next,
             None => w,
@@ -68,7 +71,7 @@ fn state() -> impl Strategy<Value = St> {
 }
 
 /// The operations possible from `w` (weights favour the state machine's deep corners).
-fn transitions(w: &World) -> BoxedStrategy<Op> {
+pub fn transitions(w: &World, focus: Focus) -> BoxedStrategy<Op> {
     let n = w.actors.len().max(1);
     let body_ok = w.body_max.is_some();
     let open_body = if body_ok {
@@ -93,6 +96,14 @@ fn transitions(w: &World) -> BoxedStrategy<Op> {
                 .boxed(),
         ),
         (2, party(n).prop_map(|by| Op::Inbox { by }).boxed()),
+        (
+            1,
+            prop_oneof![
+                (0..n).prop_map(|by| Op::Whoami { by }),
+                any::<bool>().prop_map(|write| Op::Anonymous { write }),
+            ]
+            .boxed(),
+        ),
     ];
     if w.threads.len() < MAX_THREADS {
         let weight = if w.threads.is_empty() { 6 } else { 2 };
@@ -165,5 +176,87 @@ fn transitions(w: &World) -> BoxedStrategy<Op> {
             ));
         }
     }
+    if focus == Focus::Claims && w.dialectic {
+        arms.extend(claim_arms(w, n));
+    }
     Union::new_weighted(arms).boxed()
+}
+
+/// The dialectic operations (PV-DI): asserts (opening or in a thread, superseding a live
+/// claim, with a `valid_until` soon or in the past, with missing or invalid evidence), claim
+/// acts by every role and claim reads, some after the claim's expiry.
+fn claim_arms(w: &World, n: usize) -> Vec<(u32, BoxedStrategy<Op>)> {
+    let p = || (0..=u32::MAX).prop_map(|x| x as usize);
+    let thread = if w.threads.len() >= MAX_THREADS {
+        p().prop_map(Some).boxed()
+    } else if w.threads.is_empty() {
+        Just(None).boxed()
+    } else {
+        proptest::option::of(p()).boxed()
+    };
+    let supersedes = if w.claims.is_empty() {
+        Just(None).boxed()
+    } else {
+        // The last claim, often: supersede chains (PV-DI-6).
+        prop_oneof![
+            2 => Just(None),
+            3 => Just(Some(u32::MAX as usize)),
+            1 => p().prop_map(Some),
+        ]
+        .boxed()
+    };
+    let until = prop_oneof![
+        12 => Just(Until::Never),
+        2 => Just(Until::Soon),
+        1 => Just(Until::Past),
+    ];
+    let mut arms = vec![(
+        4,
+        (party(n + 1), thread, supersedes, until, evidence())
+            .prop_map(|(by, thread, supersedes, until, evidence)| Op::Assert {
+                by,
+                thread,
+                supersedes,
+                until,
+                evidence,
+            })
+            .boxed(),
+    )];
+    if !w.claims.is_empty() {
+        let act = prop_oneof![
+            3 => Just(Act::Attest),
+            2 => Just(Act::Verify),
+            2 => Just(Act::Refute),
+        ];
+        arms.push((
+            8,
+            (party(n), p(), act, evidence())
+                .prop_map(|(by, claim, act, evidence)| Op::ClaimAct {
+                    by,
+                    claim,
+                    act,
+                    evidence,
+                })
+                .boxed(),
+        ));
+        arms.push((
+            3,
+            (0..n, p(), proptest::bool::weighted(0.2))
+                .prop_map(|(by, claim, after_expiry)| Op::ReadClaim {
+                    by,
+                    claim,
+                    after_expiry,
+                })
+                .boxed(),
+        ));
+    }
+    arms
+}
+
+fn evidence() -> impl Strategy<Value = Evidence> {
+    prop_oneof![
+        14 => Just(Evidence::Valid),
+        1 => Just(Evidence::Missing),
+        1 => Just(Evidence::Invalid),
+    ]
 }

@@ -3,7 +3,8 @@
 //! awaiting), authority per role, identity/extensions and self-reply, the refusal order,
 //! events, the inbox — run against any target over HTTP and MCP as random operation
 //! sequences (proptest + proptest-state-machine), shrunk to a minimal counterexample when
-//! the target disagrees.
+//! the target disagrees. With the `dialectic` profile (`claims`, `claim_steps`): claims,
+//! attest/verify/refute by every role, supersede chains and `valid_until` expiry.
 //!
 //! `state` is the pure rule book, `generate` the sequence strategy, `driver` one step against a
 //! target, `observe` reading answers, `quota` the model's own write count, `runner` the
@@ -11,6 +12,8 @@
 //! `conform model` command. [`ModelCheck`] is the same search as an ordinary check of
 //! `conform run`, with a small fixed budget.
 
+pub mod claim_steps;
+pub mod claims;
 pub mod cli;
 pub mod driver;
 pub mod generate;
@@ -32,17 +35,26 @@ use crate::engine::verdict::{Verdict, Violation};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::TransportKind;
-use runner::{Budget, ModelResult, run_model};
+use runner::{Budget, Focus, ModelResult, run_model};
 
-/// Check id of the model in `conform run`.
+/// Check id of the thread model in `conform run`.
 pub const CHECK_ID: &str = "model/parley-threads";
 
-/// Every requirement the model exercises (the first is the primary one).
+/// Check id of the claims model (the dialectic profile) in `conform run`.
+pub const CLAIMS_CHECK_ID: &str = "model/parley-claims";
+
+/// Every requirement the thread model exercises (the first is the primary one).
 pub const REQUIREMENTS: &[&str] = &[
     "PV-ST-1", "PV-ST-2", "PV-ST-3", "PV-ST-4", "PV-ST-5", "PV-ST-6", "PV-ST-7", "PV-AU-1",
-    "PV-AU-2", "PV-AU-3", "PV-AU-4", "PV-AU-6", "PV-ID-1", "PV-ID-2", "PV-KD-2", "PV-EN-1",
-    "PV-EN-2", "PV-EN-5", "PV-EN-6", "PV-RD-1", "PV-RD-2", "PV-RD-3", "PV-RS-2", "PV-TR-2",
-    "PV-TR-3", "PV-TR-5",
+    "PV-AU-2", "PV-AU-3", "PV-AU-4", "PV-AU-5", "PV-AU-6", "PV-ID-1", "PV-ID-2", "PV-KD-2",
+    "PV-EN-1", "PV-EN-2", "PV-EN-5", "PV-EN-6", "PV-RD-1", "PV-RD-2", "PV-RD-3", "PV-RS-2",
+    "PV-TR-2", "PV-TR-3", "PV-TR-4", "PV-TR-5",
+];
+
+/// Every requirement the claims model exercises (the first is the primary one).
+pub const CLAIM_REQUIREMENTS: &[&str] = &[
+    "PV-DI-3", "PV-DI-1", "PV-DI-2", "PV-DI-4", "PV-DI-5", "PV-DI-6", "PV-DI-7", "PV-RS-3",
+    "PV-ST-4", "PV-ID-2", "PV-KD-2", "PV-AU-1", "PV-AU-6", "PV-EN-6", "PV-RS-2",
 ];
 
 /// The model as one check of the Parley suite.
@@ -57,13 +69,21 @@ pub struct ModelCheck {
 impl ModelCheck {
     /// The check with `budget`, citing the model's IDs the catalogue knows.
     pub fn new(budget: Budget, catalogue: &Catalogue) -> Self {
+        let (id, what, ids) = match budget.focus {
+            Focus::Threads => (CHECK_ID, "posts, marks, reopens and reads", REQUIREMENTS),
+            Focus::Claims => (
+                CLAIMS_CHECK_ID,
+                "asserts, attests, verifies, refutes, supersedes and claim reads among thread operations",
+                CLAIM_REQUIREMENTS,
+            ),
+        };
         Self {
-            id: CHECK_ID.into(),
+            id: id.into(),
             title: format!(
-                "Parley state-machine model: random sequences of posts, marks, reopens and reads by every role (seed {}, {} cases × ≤{} steps)",
+                "Parley state-machine model: random sequences of {what} by every role (seed {}, {} cases × ≤{} steps)",
                 budget.seed, budget.cases, budget.steps
             ),
-            requirements: REQUIREMENTS
+            requirements: ids
                 .iter()
                 .filter(|r| catalogue.get(r).is_some())
                 .map(|r| (*r).to_string())
@@ -98,13 +118,14 @@ impl Check for ModelCheck {
     }
     fn describe(&self) -> Option<String> {
         Some(format!(
-            "harness/src/parley/model/: seed {}, {} cases of at most {} steps; replay with `conform model --seed {} --cases {} --steps {}`",
+            "harness/src/parley/model/: seed {}, {} cases of at most {} steps; replay with `conform model --seed {} --cases {} --steps {} --focus {}`",
             self.budget.seed,
             self.budget.cases,
             self.budget.steps,
             self.budget.seed,
             self.budget.cases,
-            self.budget.steps
+            self.budget.steps,
+            self.budget.focus.as_str()
         ))
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
@@ -177,5 +198,8 @@ impl Check for ModelCheck {
 
 /// The model checks of the Parley suite.
 pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
-    vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))]
+    vec![
+        Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue)),
+        Arc::new(ModelCheck::new(Budget::CLAIMS, catalogue)),
+    ]
 }

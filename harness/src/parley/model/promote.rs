@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::claims::{Evidence, Until};
 use super::driver::UNKNOWN_THREAD;
 use super::runner::Counterexample;
 use super::state::{Awaiting, Body, EXTENSIONS, Op, Outcome, Party, World, predict};
@@ -232,6 +233,28 @@ fn steps(w: &World, roles: &[Role], op: &Op) -> Vec<Value> {
                 ),
             ]
         }
+        Op::Whoami { by } => vec![step(
+            "whoami",
+            json!({}),
+            expect(
+                &pred.allowed,
+                200,
+                json!({"identity": format!("$identity.{}", role(roles, *by))}),
+            ),
+        )],
+        Op::Anonymous { write } => {
+            let (name, args) = if *write {
+                ("post", json!({"kind": "ask", "body": "model step ${run}"}))
+            } else {
+                ("inbox", json!({}))
+            };
+            vec![
+                json!({"as": "anonymous", "op": name, "args": args, "expect": expect(&pred.allowed, 200, json!({}))}),
+            ]
+        }
+        Op::Assert { .. } | Op::ClaimAct { .. } | Op::ReadClaim { .. } => {
+            vec![claim_step(w, roles, op, &pred.allowed, after)]
+        }
         Op::Inbox { by } => {
             let mut args = json!({});
             if let Some(e) = by.ext {
@@ -261,6 +284,109 @@ fn steps(w: &World, roles: &[Role], op: &Op) -> Vec<Value> {
     }
 }
 
+fn c(k: usize) -> String {
+    format!("$c{}", k + 1)
+}
+
+fn evidence(e: Evidence) -> Option<Value> {
+    match e {
+        Evidence::Valid => Some(json!([{"kind": "url", "ref": "https://example.org/model"}])),
+        Evidence::Invalid => Some(json!([{"kind": "url", "ref": "/relative/model"}])),
+        Evidence::Missing => None,
+    }
+}
+
+/// The vector step of a dialectic operation (PV-DI): claim ids are captured as `$c<k>`.
+fn claim_step(w: &World, roles: &[Role], op: &Op, allowed: &[Outcome], after: &World) -> Value {
+    let accepted = allowed
+        .iter()
+        .any(|o| matches!(o, Outcome::Accepted { .. }));
+    let who = role(roles, op.actor());
+    let (name, args, status, success, capture) = match op {
+        Op::Assert {
+            by,
+            thread,
+            supersedes,
+            until,
+            evidence: e,
+        } => {
+            let mut args = json!({"kind": "assert", "body": "model step ${run}"});
+            let k = thread.unwrap_or(w.threads.len());
+            if let Some(t0) = thread {
+                args["thread"] = json!(t(*t0));
+            }
+            if let Some(x) = supersedes {
+                args["supersedes"] = json!([c(*x)]);
+            }
+            match until {
+                Until::Never => {}
+                Until::Soon => args["valid_until"] = json!({"$time_from_now": 60}),
+                Until::Past => args["valid_until"] = json!({"$time_from_now": -86400}),
+            }
+            if let Some(e) = evidence(*e) {
+                args["evidence"] = e;
+            }
+            let mut capture = json!({ &c(w.claims.len())[1..]: "/message/claim" });
+            let n = after
+                .threads
+                .get(k)
+                .map_or(0, |th| th.messages.len().max(1) - 1);
+            capture[&m(k, n)[1..]] = json!("/message/id");
+            if thread.is_none() {
+                capture[&t(k)[1..]] = json!("/thread/id");
+            }
+            let mut th = after.threads.get(k).map(|_| thread_match(after, roles, k));
+            if let (Some(th), None) = (th.as_mut(), thread) {
+                th["id"] = json!({"$type": "string"});
+            }
+            (
+                "post",
+                with_from(args, *by),
+                201,
+                json!({"thread": th}),
+                capture,
+            )
+        }
+        Op::ClaimAct {
+            by,
+            claim,
+            act,
+            evidence: e,
+        } => {
+            let cl = &w.claims[*claim];
+            let mut args = json!({"kind": act.kind().as_str(), "thread": t(cl.thread), "parent": m(cl.thread, cl.message), "claim": c(*claim), "body": "model step ${run}"});
+            if let Some(e) = evidence(*e) {
+                args["evidence"] = e;
+            }
+            let n = w.threads[cl.thread].messages.len();
+            let capture = json!({ &m(cl.thread, n)[1..]: "/message/id" });
+            let success = json!({"thread": thread_match(after, roles, cl.thread), "message": {"claim": c(*claim)}});
+            ("post", with_from(args, *by), 201, success, capture)
+        }
+        Op::ReadClaim { claim, .. } => {
+            let cl = &after.claims[*claim];
+            let mut success = json!({"id": c(*claim), "status": cl.status.as_str(), "support": cl.support, "refutations": {"$len": cl.refutations}});
+            if cl.until == Until::Never {
+                success["expired"] = json!(false);
+            }
+            (
+                "read_claim",
+                json!({"claim": c(*claim)}),
+                200,
+                success,
+                json!(null),
+            )
+        }
+        _ => ("read_claim", json!({}), 200, json!({}), json!(null)),
+    };
+    let mut s =
+        json!({"as": who, "op": name, "args": args, "expect": expect(allowed, status, success)});
+    if accepted && !capture.is_null() {
+        s["capture"] = capture;
+    }
+    s
+}
+
 fn state_name(op: &Op) -> &'static str {
     match op {
         Op::Mark { state, .. } => state.as_str(),
@@ -276,12 +402,21 @@ pub fn vector_file(
     seed: u64,
     binding: &str,
     catalogue: &Catalogue,
-) -> Value {
+) -> Result<Value, String> {
     let mut w = world.clone();
     let mut all = Vec::new();
-    for op in &cx.ops {
+    for (i, op) in cx.ops.iter().enumerate() {
         all.extend(steps(&w, &cx.roles, op));
-        w = predict(&w, op).next;
+        let pred = predict(&w, op);
+        // Where the notes allow both accepting and refusing (PV-DI), what follows depends
+        // on the target's choice: a vector fixing one reading would fail a correct server.
+        if pred.accepted_next.is_some() && i + 1 < cx.ops.len() {
+            return Err(format!(
+                "step {} is a point the notes leave open (accepted or refused); a vector cannot fix what follows it",
+                i + 1
+            ));
+        }
+        w = pred.next;
     }
     let mut requirements: Vec<String> = Vec::new();
     for r in &cx.mismatch.rules {
@@ -309,5 +444,7 @@ pub fn vector_file(
     );
     v.insert("roles".into(), json!(used));
     v.insert("steps".into(), Value::Array(all));
-    json!({"format_version": 1, "suite": "parley", "area": "model", "vectors": [Value::Object(v)]})
+    Ok(
+        json!({"format_version": 1, "suite": "parley", "area": "model", "vectors": [Value::Object(v)]}),
+    )
 }

@@ -22,6 +22,34 @@ use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::TransportKind;
 
+/// What a run's sequences concentrate on: the thread state machine, or the dialectic
+/// profile's claims (in threads, among the same thread operations). Two foci keep each
+/// one's deep corners within a small budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// Posts, marks, reopens, reads, inbox, whoami, missing tokens.
+    Threads,
+    /// The same, plus asserts, attests, verifies, refutes, supersedes and claim reads.
+    Claims,
+}
+
+impl Focus {
+    /// Its `--focus` name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Focus::Threads => "threads",
+            Focus::Claims => "claims",
+        }
+    }
+
+    /// The focus `--focus` names.
+    pub fn parse(s: &str) -> Option<Focus> {
+        [Focus::Threads, Focus::Claims]
+            .into_iter()
+            .find(|f| f.as_str() == s)
+    }
+}
+
 /// A model run's size and seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
@@ -31,6 +59,8 @@ pub struct Budget {
     pub cases: u32,
     /// Operations per sequence (at most).
     pub steps: usize,
+    /// What the sequences concentrate on.
+    pub focus: Focus,
 }
 
 impl Budget {
@@ -39,6 +69,13 @@ impl Budget {
         seed: 10,
         cases: 20,
         steps: 100,
+        focus: Focus::Threads,
+    };
+
+    /// The claims model inside `conform run`.
+    pub const CLAIMS: Budget = Budget {
+        focus: Focus::Claims,
+        ..Budget::DEFAULT
     };
 }
 
@@ -106,6 +143,7 @@ pub fn actors(target: &ParleyTarget) -> (Vec<Role>, Vec<Actor>) {
                     write: has("write") || human,
                     read: has("read") || human,
                     lock: has("lock"),
+                    verify: has("verify") || human,
                 },
             )
         })
@@ -220,7 +258,7 @@ pub fn cast(target: &ParleyTarget) -> Result<Cast, String> {
         .and_then(|n| usize::try_from(n).ok());
     Ok(Cast {
         roles,
-        world: World::new(actors, body_max),
+        world: World::new(actors, body_max).with_dialectic(target.has_feature("dialectic")),
         quota,
     })
 }
@@ -295,6 +333,14 @@ pub fn run_model(
         Ok(c) => c,
         Err(reason) => return done(ModelResult::Unsupported(reason), None),
     };
+    if budget.focus == Focus::Claims && !world.dialectic {
+        return done(
+            ModelResult::Unsupported(
+                "the manifest does not enable the dialectic profile (PV-DI)".into(),
+            ),
+            None,
+        );
+    }
     let config = Config {
         cases: budget.cases,
         failure_persistence: None,
@@ -315,7 +361,7 @@ pub fn run_model(
     let mut base = InboxBase::new();
     advance_inbox_base(handle, target, kind, &roles, &mut base);
     let parts = (target, kind, roles.as_slice(), &quota, &base, pacer);
-    let strategy = sequences(world.clone(), budget.steps);
+    let strategy = sequences(world.clone(), budget.steps, budget.focus);
     let result = runner.run(
         &strategy,
         |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| match play(

@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use super::claims::{self, Act, Claim, Evidence, Until};
+
 /// Thread states (PV-ST): forward `open → answered → decided → closed`, lateral ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum St {
@@ -91,6 +93,14 @@ pub enum Kind {
     Decide,
     /// Marks `closed`, needs authority.
     Close,
+    /// Dialectic: a claim with evidence; opens a thread without `thread` (PV-DI-2).
+    Assert,
+    /// Dialectic: supports a claim (PV-DI-3).
+    Attest,
+    /// Dialectic: seals a claim (PV-DI-4).
+    Verify,
+    /// Dialectic: refutes a claim with proof (PV-DI-5).
+    Refute,
 }
 
 impl Kind {
@@ -119,6 +129,10 @@ impl Kind {
             Kind::Object => "object",
             Kind::Decide => "decide",
             Kind::Close => "close",
+            Kind::Assert => "assert",
+            Kind::Attest => "attest",
+            Kind::Verify => "verify",
+            Kind::Refute => "refute",
         }
     }
 
@@ -126,7 +140,7 @@ impl Kind {
     pub fn awaiting(self) -> bool {
         matches!(
             self,
-            Kind::Ask | Kind::Clarify | Kind::Propose | Kind::Object
+            Kind::Ask | Kind::Clarify | Kind::Propose | Kind::Object | Kind::Assert | Kind::Refute
         )
     }
 
@@ -161,6 +175,8 @@ pub struct Actor {
     pub read: bool,
     /// Holds `lock`.
     pub lock: bool,
+    /// Holds the dialectic `verify` right (PV-DI-4).
+    pub verify: bool,
 }
 
 impl Actor {
@@ -344,6 +360,50 @@ pub enum Op {
         /// Caller.
         by: Party,
     },
+    /// Dialectic `assert` (PV-DI-2, PV-DI-6): opens a thread when `thread` is `None`.
+    Assert {
+        /// Author.
+        by: Party,
+        /// Thread index (its root is the parent).
+        thread: Option<usize>,
+        /// The claim it supersedes.
+        supersedes: Option<usize>,
+        /// Its `valid_until`.
+        until: Until,
+        /// Its evidence.
+        evidence: Evidence,
+    },
+    /// Dialectic `attest` / `verify` / `refute` of a claim, replying to the claim's message.
+    ClaimAct {
+        /// Author.
+        by: Party,
+        /// Claim index.
+        claim: usize,
+        /// The act.
+        act: Act,
+        /// Its evidence.
+        evidence: Evidence,
+    },
+    /// `whoami` (PV-TR-5, PV-ID-1): the caller's identity, author kind and rights.
+    Whoami {
+        /// Actor index.
+        by: usize,
+    },
+    /// A read (`inbox`) or a write (`post`) without a token: 401 `token_missing` before
+    /// anything else, and no write attempt counted (PV-TR-4, PV-AU-6).
+    Anonymous {
+        /// A write.
+        write: bool,
+    },
+    /// `read_claim` (PV-DI-7).
+    ReadClaim {
+        /// Actor index.
+        by: usize,
+        /// Claim index.
+        claim: usize,
+        /// Read once the claim's `valid_until` has passed (the driver waits for it).
+        after_expiry: bool,
+    },
 }
 
 impl Op {
@@ -355,11 +415,16 @@ impl Op {
             | Op::Orphan { by, .. }
             | Op::UnknownThread { by, .. }
             | Op::ForeignParent { by, .. }
-            | Op::Inbox { by } => by.actor,
+            | Op::Inbox { by }
+            | Op::Assert { by, .. }
+            | Op::ClaimAct { by, .. } => by.actor,
             Op::Mark { by, .. }
             | Op::Reopen { by, .. }
             | Op::ReadThread { by, .. }
-            | Op::ListEvents { by, .. } => *by,
+            | Op::ListEvents { by, .. }
+            | Op::ReadClaim { by, .. }
+            | Op::Whoami { by } => *by,
+            Op::Anonymous { .. } => ANONYMOUS,
         }
     }
 
@@ -367,10 +432,18 @@ impl Op {
     pub fn is_write(&self) -> bool {
         !matches!(
             self,
-            Op::ReadThread { .. } | Op::ListEvents { .. } | Op::Inbox { .. }
+            Op::ReadThread { .. }
+                | Op::ListEvents { .. }
+                | Op::Inbox { .. }
+                | Op::ReadClaim { .. }
+                | Op::Whoami { .. }
+                | Op::Anonymous { .. }
         )
     }
 }
+
+/// The actor index of a caller without a token (no actor of the model).
+pub const ANONYMOUS: usize = usize::MAX;
 
 /// The index a pick (a fraction in `0..2^32`) selects in a collection of `len` items.
 pub fn pick(p: usize, len: usize) -> Option<usize> {
@@ -387,6 +460,10 @@ pub struct World {
     pub body_max: Option<usize>,
     /// Threads in creation order.
     pub threads: Vec<Thread>,
+    /// The manifest enables the `dialectic` profile.
+    pub dialectic: bool,
+    /// Claims in creation order (PV-DI).
+    pub claims: Vec<Claim>,
 }
 
 /// A refusal: status and reason (`parley-v1.md` §10).
@@ -412,8 +489,11 @@ pub struct Prediction {
     /// The requirement IDs deciding the outcome.
     pub rules: Vec<&'static str>,
     /// The model after the operation (unchanged on refusal; every allowed outcome leaves
-    /// the same model).
+    /// the same model unless `accepted_next` is set).
     pub next: World,
+    /// Where the notes allow both refusing and accepting (claims, PV-DI), the model after an
+    /// acceptance; `next` is then the model after the refusal.
+    pub accepted_next: Option<World>,
 }
 
 impl World {
@@ -423,7 +503,15 @@ impl World {
             actors: actors.into(),
             body_max,
             threads: Vec::new(),
+            dialectic: false,
+            claims: Vec::new(),
         }
+    }
+
+    /// The model with the `dialectic` profile on or off (the manifest's `profiles`).
+    pub fn with_dialectic(mut self, on: bool) -> Self {
+        self.dialectic = on;
+        self
     }
 
     fn actor(&self, i: usize) -> &Actor {
@@ -432,7 +520,7 @@ impl World {
 
     /// Whether `op` refers only to what exists (the precondition keeping shrunk sequences legal).
     pub fn valid(&self, op: &Op) -> bool {
-        let actor_ok = op.actor() < self.actors.len();
+        let actor_ok = op.actor() < self.actors.len() || matches!(op, Op::Anonymous { .. });
         let thread_ok = |t: usize| t < self.threads.len();
         let msg_ok = |t: usize, m: usize| thread_ok(t) && m < self.threads[t].messages.len();
         actor_ok
@@ -440,7 +528,9 @@ impl World {
                 Op::Open { .. }
                 | Op::Orphan { .. }
                 | Op::UnknownThread { .. }
-                | Op::Inbox { .. } => true,
+                | Op::Inbox { .. }
+                | Op::Whoami { .. }
+                | Op::Anonymous { .. } => true,
                 Op::Post { thread, parent, .. } => match parent {
                     Some(p) => msg_ok(*thread, *p),
                     None => thread_ok(*thread),
@@ -458,7 +548,34 @@ impl World {
                     thread_ok(*thread)
                         && since.is_none_or(|s| s < self.threads[*thread].events.len())
                 }
+                Op::Assert {
+                    thread,
+                    supersedes,
+                    until,
+                    ..
+                } => {
+                    // A `valid_until` soon needs the target's clock, read off an earlier
+                    // message of the sequence (claim_steps::Clock).
+                    self.dialectic
+                        && (*until != Until::Soon || !self.threads.is_empty())
+                        && thread.is_none_or(thread_ok)
+                        && supersedes.is_none_or(|c| self.supersedable(c))
+                }
+                Op::ClaimAct { claim, act, .. } => self
+                    .claims
+                    .get(*claim)
+                    .is_some_and(|c| self.dialectic && claims::settled(*act, c.status)),
+                Op::ReadClaim { claim, .. } => self.dialectic && *claim < self.claims.len(),
             }
+    }
+
+    /// Whether an assert may list claim `c` in `supersedes` in a generated sequence: a claim
+    /// in a locked thread is left out, because the notes do not say whether superseding it
+    /// is a change to that thread (PV-ST-4) or not.
+    fn supersedable(&self, c: usize) -> bool {
+        self.claims
+            .get(c)
+            .is_some_and(|cl| !self.threads[cl.thread].locked())
     }
 
     /// The concrete operation a generated one (with picks) names in this model, or `None`
@@ -551,6 +668,57 @@ impl World {
                     since,
                 }
             }
+            Op::Assert {
+                mut by,
+                thread: t,
+                supersedes,
+                until,
+                evidence,
+            } => {
+                let thread = match t {
+                    Some(p) => Some(thread(p)?),
+                    None => None,
+                };
+                let supersedes = match supersedes {
+                    Some(p) => Some(pick(p, self.claims.len())?),
+                    None => None,
+                };
+                // One past the last actor names the superseded claim's author (who may
+                // supersede it, PV-DI-6), else the thread's creator, else the first actor.
+                if by.actor == n {
+                    by.actor = supersedes
+                        .map(|c| self.claims[c].author.actor)
+                        .or(thread.map(|t| self.threads[t].creator.actor))
+                        .unwrap_or(0);
+                }
+                Op::Assert {
+                    by,
+                    thread,
+                    supersedes,
+                    until,
+                    evidence,
+                }
+            }
+            Op::ClaimAct {
+                by,
+                claim,
+                act,
+                evidence,
+            } => Op::ClaimAct {
+                by,
+                claim: pick(claim, self.claims.len())?,
+                act,
+                evidence,
+            },
+            Op::ReadClaim {
+                by,
+                claim,
+                after_expiry,
+            } => Op::ReadClaim {
+                by,
+                claim: pick(claim, self.claims.len())?,
+                after_expiry,
+            },
             other => other,
         };
         self.valid(&op).then_some(op)
@@ -589,19 +757,16 @@ impl World {
     }
 }
 
-fn refuse(world: &World, r: Refusal, rules: Vec<&'static str>) -> Prediction {
-    Prediction {
-        allowed: vec![Outcome::Refused(r)],
-        rules,
-        next: world.clone(),
-    }
+pub(super) fn refuse(world: &World, r: Refusal, rules: Vec<&'static str>) -> Prediction {
+    refuse_any(world, vec![r], rules)
 }
 
-fn refuse_any(world: &World, rs: Vec<Refusal>, rules: Vec<&'static str>) -> Prediction {
+pub(super) fn refuse_any(world: &World, rs: Vec<Refusal>, rules: Vec<&'static str>) -> Prediction {
     Prediction {
         allowed: rs.into_iter().map(Outcome::Refused).collect(),
         rules,
         next: world.clone(),
+        accepted_next: None,
     }
 }
 
@@ -669,12 +834,34 @@ pub fn predict(world: &World, op: &Op) -> Prediction {
         Op::ForeignParent { .. } => refuse(world, (400, "invalid_body"), vec!["PV-EN-5"]),
         Op::Mark { by, thread, state } => predict_mark(world, *by, *thread, *state),
         Op::Reopen { by, thread } => predict_reopen(world, *by, *thread),
+        Op::Assert {
+            by,
+            thread,
+            supersedes,
+            until,
+            evidence,
+        } => claims::predict_assert(world, *by, *thread, *supersedes, *until, *evidence),
+        Op::ClaimAct {
+            by,
+            claim,
+            act,
+            evidence,
+        } => claims::predict_claim_act(world, *by, *claim, *act, *evidence),
+        Op::ReadClaim { by, .. } => claims::predict_read_claim(world, *by),
+        Op::Whoami { .. } => Prediction {
+            allowed: vec![Outcome::Accepted { event: false }],
+            rules: vec!["PV-TR-5", "PV-ID-1", "PV-AU-5"],
+            next: world.clone(),
+            accepted_next: None,
+        },
+        Op::Anonymous { .. } => refuse(world, (401, "token_missing"), vec!["PV-TR-4", "PV-AU-6"]),
         Op::ReadThread { .. } | Op::ListEvents { .. } | Op::Inbox { .. } => {
             if a.read || a.human {
                 Prediction {
                     allowed: vec![Outcome::Accepted { event: false }],
                     rules: vec![],
                     next: world.clone(),
+                    accepted_next: None,
                 }
             } else {
                 refuse(world, (403, "token_right_missing"), vec!["PV-AU-1"])
@@ -721,6 +908,7 @@ fn predict_open(world: &World, by: Party, body: Body) -> Prediction {
         allowed: vec![Outcome::Accepted { event: false }],
         rules: vec!["PV-EN-6", "PV-ST-5", "PV-KD-2"],
         next,
+        accepted_next: None,
     }
 }
 
@@ -795,6 +983,7 @@ fn predict_post(
         allowed: vec![Outcome::Accepted { event: false }],
         rules: vec!["PV-ST-1", "PV-ST-5", "PV-KD-2", "PV-ID-2"],
         next,
+        accepted_next: None,
     }
 }
 
@@ -832,6 +1021,7 @@ fn predict_mark(world: &World, by: usize, thread: usize, to: St) -> Prediction {
                 allowed: vec![Outcome::Accepted { event }],
                 rules: vec!["PV-ST-1", "PV-ST-2", "PV-ST-5", "PV-ST-7"],
                 next,
+                accepted_next: None,
             }
         }
     }
@@ -874,6 +1064,7 @@ fn predict_reopen(world: &World, by: usize, thread: usize) -> Prediction {
         allowed: vec![Outcome::Accepted { event: true }],
         rules: vec!["PV-ST-6", "PV-AU-3", "PV-ST-5", "PV-ST-7"],
         next,
+        accepted_next: None,
     }
 }
 
@@ -896,6 +1087,7 @@ mod tests {
             write,
             read: true,
             lock,
+            verify: human,
         };
         World::new(
             vec![

@@ -23,6 +23,9 @@ pub fn replay_command(target: &Target, kind: TransportKind, budget: Budget) -> S
         "conform model {on} --transport {kind} --seed {} --cases {} --steps {}",
         budget.seed, budget.cases, budget.steps
     );
+    if budget.focus != Budget::DEFAULT.focus {
+        cmd.push_str(&format!(" --focus {}", budget.focus.as_str()));
+    }
     if kind == TransportKind::Mcp {
         cmd.push_str(&format!(" --mcp-revision {}", target.info.mcp_revision));
     }

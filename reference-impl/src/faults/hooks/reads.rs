@@ -79,7 +79,17 @@ pub(crate) fn inbox_cursor(faults: Faults, cursor: i64, last_item_seq: Option<i6
 
 /// A rendered Claim (PV-RS-3: `support` counts attestations).
 /// `verify-adds-support` counts verifications too.
+/// `support-capped-at-two` stops counting after two attestations; `expiry-never-reported`
+/// reads every claim as unexpired (both only a sequence or the passing of time reveals).
 pub(crate) fn claim(faults: Faults, claim: &mut Value, acts: &[ClaimActRow]) {
+    if faults.is_on(Fault::SupportCappedAtTwo)
+        && let Some(n) = claim["support"].as_u64()
+    {
+        claim["support"] = Value::from(n.min(2));
+    }
+    if faults.is_on(Fault::ExpiryNeverReported) {
+        claim["expired"] = Value::Bool(false);
+    }
     if faults.is_on(Fault::VerifyAddsSupport) {
         let support = acts
             .iter()

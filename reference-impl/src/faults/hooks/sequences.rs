@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::domain::parley::{Actor, Awaiting, MarkOutcome, ThreadState};
 use crate::faults::{Fault, Faults};
 use crate::store::StoreError;
-use crate::store::parley::{self as store, EventRow, MessageRow, ThreadRow};
+use crate::store::parley::{self as store, ClaimRow, EventRow, MessageRow, ThreadRow};
 
 /// Whether the thread was reopened before (an event back to `open` from another state).
 fn reopen_events(conn: &rusqlite::Connection, thread: i64) -> Result<Vec<EventRow>, StoreError> {
@@ -225,6 +225,12 @@ pub(crate) fn awaiting(
         }
         _ => correct,
     }
+}
+
+/// `supersede-chain-stops` (PV-DI-6): a claim that itself superseded another is never
+/// superseded (a chain of three asserts reveals it).
+pub(crate) fn supersede_chain_stops(faults: Faults, old: &ClaimRow) -> bool {
+    faults.is_on(Fault::SupersedeChainStops) && !old.supersedes.is_empty()
 }
 
 /// The rendered tree of `read_thread` (PV-RD-1). `read-thread-drops-deep-replies` drops

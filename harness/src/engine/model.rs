@@ -1,0 +1,91 @@
+//! The `conform model` command's arguments and dispatch: one protocol's state-machine model
+//! (`--suite`, Parley by default) against a target with an explicit seed and budget. Each
+//! protocol runs its own model ([`crate::engine::protocol::Protocol::model_command`]); the
+//! engine only parses the arguments and finds the protocol.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::engine::protocol::{CommandError, Launcher, Protocol};
+
+/// Arguments of `conform model`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// The protocol whose model runs (`parley`, `ssp`).
+    #[arg(long, default_value = "parley")]
+    pub suite: String,
+    /// Target profile (TOML).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "spawn_reference",
+        required_unless_present = "spawn_reference"
+    )]
+    pub target: Option<PathBuf>,
+    /// Start the bundled reference server in process.
+    #[arg(long)]
+    pub spawn_reference: bool,
+    /// Binding(s): http, mcp or both (protocols with one binding ignore it).
+    #[arg(long, default_value = "both", value_parser = ["http", "mcp", "both"])]
+    pub transport: String,
+    /// MCP revision (overrides the profile): 2025-11-25 or 2026-07-28.
+    #[arg(long, value_name = "REV")]
+    pub mcp_revision: Option<String>,
+    /// Seed of the search (the same seed replays the same sequences; default: the
+    /// protocol's `conform run` budget).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Sequences to try (default: the protocol's `conform run` budget).
+    #[arg(long)]
+    pub cases: Option<u32>,
+    /// Operations per sequence, at most (default: the protocol's `conform run` budget).
+    #[arg(long)]
+    pub steps: Option<usize>,
+    /// What the sequences concentrate on, where the protocol's model has several foci
+    /// (Parley: `threads`, the default, or `claims`).
+    #[arg(long, value_name = "NAME")]
+    pub focus: Option<String>,
+    /// Write each shrunk counterexample as a golden vector file into DIR
+    /// (`model-seed-<seed>-<binding>.json`, the format of `vectors/README.md`), where the
+    /// protocol's vectors can express it.
+    #[arg(long, value_name = "DIR")]
+    pub promote: Option<PathBuf>,
+    /// With `--spawn-reference`: switch on a seeded fault of the reference (cargo feature
+    /// `faults`); repeatable. For measuring the model and its shrinking.
+    #[cfg(feature = "faults")]
+    #[arg(long = "fault", value_name = "NAME", requires = "spawn_reference")]
+    pub faults: Vec<String>,
+    /// `--ca-cert`/`--insecure` for an `https://` target.
+    #[command(flatten)]
+    pub tls: crate::transport::tls::TlsOptions,
+}
+
+impl ModelArgs {
+    /// The seeded faults `--fault` names (only the `faults` build has the option).
+    pub fn faults(&self) -> &[String] {
+        #[cfg(feature = "faults")]
+        let named: &[String] = &self.faults;
+        #[cfg(not(feature = "faults"))]
+        let named: &[String] = &[];
+        named
+    }
+}
+
+/// Runs `conform model` with the protocol `--suite` names among `protocols`: its exit code
+/// (0 pass, 1 counterexample, 2 could not run).
+pub fn execute(
+    args: &ModelArgs,
+    protocols: &[Arc<dyn Protocol>],
+    launcher: &dyn Launcher,
+) -> Result<u8, CommandError> {
+    let p = protocols
+        .iter()
+        .find(|p| p.name() == args.suite)
+        .ok_or_else(|| CommandError(format!("no protocol named {:?}", args.suite)))?;
+    p.model_command(args, launcher).unwrap_or_else(|| {
+        Err(CommandError(format!(
+            "the {} protocol has no state-machine model",
+            args.suite
+        )))
+    })
+}

@@ -1,0 +1,304 @@
+//! The driver's dialectic steps (PV-DI): the requests of `assert`, `attest`, `verify`,
+//! `refute` and `read_claim`, the claim ids the target assigns, the claim read back
+//! against the model's, and `valid_until` on the target's own clock.
+//!
+//! Time: the target's clock is read off the `created_at` of its messages (the offset to the
+//! harness's clock, [`Clock`]). An assert's `valid_until` lies two seconds ahead of the
+//! target's clock, and `expired` is compared only when the read is clearly before or after
+//! that instant (the offset's uncertainty, [`Clock::tolerance`], apart): a claim read in that
+//! window may read either way. A read generated "after expiry" waits for the instant to pass
+//! — a short real wait in the driver, never in the pure model.
+
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+use super::claims::{Act, ClaimSt, Evidence, SupersededBy, Until};
+use super::driver::{Driver, Mismatch, agree, mismatch};
+use super::observe::{extension_of, str_at};
+use super::state::{EXTENSIONS, World};
+
+/// How far ahead of the target's clock a "soon" `valid_until` lies.
+const SOON: chrono::Duration = chrono::Duration::seconds(2);
+/// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
+const MAX_WAIT: Duration = Duration::from_secs(6);
+
+/// The target's clock as seen from the harness.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Clock {
+    /// Target time minus harness time, when a message was seen.
+    offset: Option<chrono::Duration>,
+    /// Round trip of the request that gave it.
+    rtt: chrono::Duration,
+}
+
+impl Clock {
+    /// Records a message's `created_at`, stamped between `sent` and `now`.
+    pub fn observe(&mut self, created_at: &str, sent: DateTime<Utc>, now: DateTime<Utc>) {
+        let Ok(t) = DateTime::parse_from_rfc3339(created_at) else {
+            return;
+        };
+        let mid = sent + (now - sent) / 2;
+        self.offset = Some(t.with_timezone(&Utc) - mid);
+        self.rtt = now - sent;
+    }
+
+    /// The target's time now (the harness's when nothing was seen yet).
+    pub fn target_now(&self) -> DateTime<Utc> {
+        Utc::now() + self.offset.unwrap_or_default()
+    }
+
+    /// How far the estimate may be off: a second for timestamps kept in whole seconds, plus
+    /// the round trip.
+    pub fn tolerance(&self) -> chrono::Duration {
+        chrono::Duration::seconds(1) + self.rtt
+    }
+
+    /// A `valid_until` [`SOON`] ahead of the target's clock, in whole seconds (rounded up).
+    pub fn soon(&self) -> DateTime<Utc> {
+        let t = self.target_now() + SOON + chrono::Duration::seconds(1);
+        DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)
+    }
+
+    /// `Some(expired)` when the target's clock is clearly on one side of `until`.
+    pub fn expired(&self, until: DateTime<Utc>) -> Option<bool> {
+        let now = self.target_now();
+        let tol = self.tolerance();
+        if now + tol < until {
+            Some(false)
+        } else if now - tol > until {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// How long to wait until `until` has clearly passed (`None`: already, or too far).
+    pub fn wait_for(&self, until: DateTime<Utc>) -> Option<Duration> {
+        let left =
+            until + self.tolerance() + chrono::Duration::milliseconds(100) - self.target_now();
+        let left = left.to_std().ok()?;
+        (left <= MAX_WAIT).then_some(left)
+    }
+}
+
+fn evidence_json(e: Evidence) -> Option<Value> {
+    match e {
+        Evidence::Valid => Some(json!([{"kind": "url", "ref": "https://example.org/model"}])),
+        Evidence::Invalid => Some(json!([{"kind": "url", "ref": "/relative/model"}])),
+        Evidence::Missing => None,
+    }
+}
+
+impl Driver<'_> {
+    /// The server id of claim `c`.
+    pub(super) fn claim_id(&self, c: usize) -> String {
+        self.ids.claims.get(c).cloned().unwrap_or_default()
+    }
+
+    /// The `post` arguments of an assert (PV-DI-2, PV-DI-6).
+    pub(super) fn assert_args(
+        &self,
+        thread: Option<usize>,
+        supersedes: Option<usize>,
+        until: Until,
+        evidence: Evidence,
+    ) -> Value {
+        let mut v = json!({"kind": "assert", "body": "model step"});
+        if let Some(t) = thread {
+            v["thread"] = json!(self.ids.threads.get(t).cloned().unwrap_or_default());
+        }
+        if let Some(c) = supersedes {
+            v["supersedes"] = json!([self.claim_id(c)]);
+        }
+        match until {
+            Until::Never => {}
+            Until::Soon => {
+                let t = self.pending_until.unwrap_or_else(|| self.clock.soon());
+                v["valid_until"] = json!(t.to_rfc3339_opts(SecondsFormat::Secs, true));
+            }
+            Until::Past => {
+                let t = self.clock.target_now() - chrono::Duration::days(1);
+                v["valid_until"] = json!(t.to_rfc3339_opts(SecondsFormat::Secs, true));
+            }
+        }
+        if let Some(e) = evidence_json(evidence) {
+            v["evidence"] = e;
+        }
+        v
+    }
+
+    /// The `post` arguments of a claim act: a reply to the claim's message (PV-RS-3).
+    pub(super) fn act_args(&self, w: &World, c: usize, act: Act, evidence: Evidence) -> Value {
+        let claim = &w.claims[c];
+        let mid = self
+            .ids
+            .messages
+            .get(claim.thread)
+            .and_then(|ms| ms.get(claim.message))
+            .cloned()
+            .unwrap_or_default();
+        let mut v = json!({
+            "kind": act.kind().as_str(),
+            "thread": self.ids.threads.get(claim.thread).cloned().unwrap_or_default(),
+            "parent": mid,
+            "claim": self.claim_id(c),
+            "body": "model step",
+        });
+        if let Some(e) = evidence_json(evidence) {
+            v["evidence"] = e;
+        }
+        v
+    }
+
+    /// After an accepted assert: the new claim's id, fresh (PV-DI-2, PV-RS-2).
+    pub(super) fn record_claim(&mut self, body: &Value, until: Until) -> Result<(), Box<Mismatch>> {
+        let id = str_at(body, "/message/claim")
+            .unwrap_or_default()
+            .to_string();
+        if id.is_empty() || self.ids.claims.contains(&id) {
+            return Err(mismatch(
+                &["PV-DI-2", "PV-RS-2"],
+                "an assert's message carries no fresh claim id",
+                json!("a fresh claim id"),
+                json!(id),
+            ));
+        }
+        self.ids.claims.push(id);
+        self.ids.until.push(match until {
+            Until::Soon => self.pending_until,
+            Until::Never | Until::Past => None,
+        });
+        Ok(())
+    }
+
+    /// After an accepted claim act: its message names the claim (PV-RS-2).
+    pub(super) fn check_act_claim(&self, c: usize, body: &Value) -> Result<(), Box<Mismatch>> {
+        agree(
+            &["PV-RS-2", "PV-DI-7"],
+            "the claim act's message does not name its claim",
+            json!(self.claim_id(c)),
+            body.pointer("/message/claim").cloned().unwrap_or_default(),
+        )
+    }
+
+    /// Waits, when asked, until claim `c`'s `valid_until` has clearly passed (PV-DI-2).
+    pub(super) async fn await_expiry(&self, c: usize) {
+        if let Some(Some(until)) = self.ids.until.get(c)
+            && let Some(d) = self.clock.wait_for(*until)
+        {
+            tokio::time::sleep(d).await;
+        }
+    }
+
+    /// `read_claim`'s answer against the model's claim `c` (PV-DI-2..7), member by member,
+    /// each citing the rule that decides it.
+    pub(super) fn check_claim(&self, w: &World, c: usize, v: &Value) -> Result<(), Box<Mismatch>> {
+        let claim = &w.claims[c];
+        let ids = |cs: &[usize]| json!(cs.iter().map(|x| self.claim_id(*x)).collect::<Vec<_>>());
+        let len = |p: &str| json!(v.get(p).and_then(Value::as_array).map(Vec::len));
+        let status_rules: &[&'static str] = match claim.status {
+            ClaimSt::Refuted => &["PV-DI-5"],
+            ClaimSt::Superseded => &["PV-DI-6"],
+            ClaimSt::Verified => &["PV-DI-4"],
+            ClaimSt::Unverified | ClaimSt::Supported => &["PV-DI-3"],
+        };
+        let mut checks: Vec<(&[&'static str], &str, Value, Value)> = vec![
+            (
+                &["PV-DI-7", "PV-RS-2"],
+                "id",
+                json!(self.claim_id(c)),
+                v["id"].clone(),
+            ),
+            (
+                &["PV-DI-7", "PV-DI-2"],
+                "thread",
+                json!(self.ids.threads.get(claim.thread)),
+                v["thread"].clone(),
+            ),
+            (
+                &["PV-DI-7", "PV-DI-2"],
+                "message",
+                json!(
+                    self.ids
+                        .messages
+                        .get(claim.thread)
+                        .and_then(|m| m.get(claim.message))
+                ),
+                v["message"].clone(),
+            ),
+            (
+                &["PV-DI-7", "PV-ID-1"],
+                "author",
+                json!({"identity": w.actors[claim.author.actor].identity, "extension": claim.author.ext.map(|e| EXTENSIONS[e])}),
+                json!({"identity": v.pointer("/author/identity").cloned().unwrap_or_default(), "extension": extension_of(&v["author"])}),
+            ),
+            (
+                status_rules,
+                "status",
+                json!(claim.status.as_str()),
+                v["status"].clone(),
+            ),
+            (
+                &["PV-DI-3", "PV-RS-3"],
+                "support",
+                json!(claim.support),
+                v["support"].clone(),
+            ),
+            (
+                &["PV-DI-3", "PV-DI-7"],
+                "attestations",
+                json!(claim.support),
+                len("attestations"),
+            ),
+            (
+                &["PV-DI-5", "PV-DI-7"],
+                "refutations",
+                json!(claim.refutations),
+                len("refutations"),
+            ),
+            (
+                &["PV-DI-6", "PV-DI-7"],
+                "supersedes",
+                ids(&claim.supersedes),
+                v["supersedes"].clone(),
+            ),
+            (
+                &["PV-DI-2", "PV-DI-7"],
+                "valid_until set",
+                json!(claim.until == Until::Soon),
+                json!(!v["valid_until"].is_null()),
+            ),
+        ];
+        let by = match claim.superseded_by {
+            SupersededBy::Either => None,
+            SupersededBy::Nobody => Some(Value::Null),
+            SupersededBy::Claim(x) => Some(json!(self.claim_id(x))),
+        };
+        if let Some(by) = by {
+            checks.push((
+                &["PV-DI-6", "PV-DI-7"],
+                "superseded_by",
+                by,
+                v["superseded_by"].clone(),
+            ));
+        }
+        let expired = match self.ids.until.get(c).copied().flatten() {
+            None => Some(false),
+            Some(t) => self.clock.expired(t),
+        };
+        if let Some(e) = expired {
+            checks.push((&["PV-DI-2"], "expired", json!(e), v["expired"].clone()));
+        }
+        for (rules, what, expected, observed) in checks {
+            agree(
+                rules,
+                &format!("read_claim's {what} differs from the model's claim"),
+                expected,
+                observed,
+            )?;
+        }
+        Ok(())
+    }
+}
