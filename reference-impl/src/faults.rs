@@ -208,6 +208,11 @@ catalogue! {
         "read_thread of a thread reopened more than once reports the state before the last reopen until the next state change.";
     ReadThreadDropsDeepReplies = "read-thread-drops-deep-replies", ["PV-RD-1"],
         "read_thread drops replies nested deeper than three levels below the root.";
+    // ---- Parley: only concurrency reveals these (issue 10, concurrent histories) --------
+    MarkDecidesOnStaleState = "mark-decides-on-stale-state", ["PV-ST-3", "PV-ST-1", "PV-ST-7"],
+        "mark is check-then-act: it decides on the state it read, then writes in a later transaction, so two concurrent marks from one state both succeed (two lateral ends, or a forward mark after a lateral one).";
+    PostDecidesOnStaleThread = "post-decides-on-stale-thread", ["PV-ST-7", "PV-ST-1"],
+        "post decides its state change on a snapshot of the thread read before its write transaction: two concurrent answers on an open thread both record open → answered (one state change, two events).";
     // ---- SSP: discovery (SSP-DISC) ------------------------------------------------------
     SspPrivateVisibleAnonymously = "ssp-private-visible-anonymously", ["SSP-DISC-2"],
         "Private skills are listed in the anonymous discovery index.";
