@@ -15,6 +15,9 @@ pub mod groups;
 pub mod run;
 pub mod spec;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use futures::FutureExt as _;
