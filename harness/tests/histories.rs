@@ -107,6 +107,35 @@ fn same_seed_same_groups() {
     );
 }
 
+/// SSP-INV-7 as a history: concurrent invocations of the echo skill with distinct inputs
+/// get distinct ids and each its own result, on the reference.
+#[test]
+fn ssp_concurrent_invocations_are_independent_on_the_reference() {
+    use conform::engine::check::{Check, CheckCtx};
+    use conform::ssp::history::SspHistoryCheck;
+    let rt = support::runtime(2).unwrap();
+    let target = rt
+        .block_on(support::reference::spawn_with(
+            reference_impl::Config::demo_in_memory(),
+            &ConnectOptions::revision(McpRevision::V2025_11_25),
+            &["ssp"],
+        ))
+        .unwrap();
+    let check = SspHistoryCheck::default();
+    let ctx = CheckCtx {
+        target: std::sync::Arc::new(target),
+        transport: None,
+        run_nonce: "histories".into(),
+    };
+    let out = rt.block_on(check.run(&ctx));
+    assert!(out.verdict.is_pass(), "{:?}", out.verdict);
+    let invocations = out.exchanges.iter().filter(|e| e.method == "POST").count();
+    assert!(
+        invocations >= 9,
+        "4 variants alone + 1 probe + 4 at once: {invocations}"
+    );
+}
+
 #[cfg(feature = "faults")]
 mod races {
     use super::*;
