@@ -11,7 +11,8 @@ mod support;
 mod power {
     use conform::engine::protocol::Suite;
     use conform::faults::{
-        Detection, SEQUENCE_ONLY, Scope, measure_clean, measure_fault, without_models,
+        CONCURRENCY_ONLY, Detection, SEQUENCE_ONLY, Scope, measure_clean, measure_fault,
+        without_histories, without_models,
     };
     use libtest_mimic::{Arguments, Failed, Trial};
     use reference_impl::faults::Fault;
@@ -91,6 +92,25 @@ mod power {
         Ok(())
     }
 
+    /// Issue 10: a fault only concurrency reveals is not caught on its IDs by the vectors
+    /// and the sequential model (the `caught/<fault>` trial shows the history check does).
+    fn sequential_misses(fault: Fault) -> Result<(), Failed> {
+        let sequential = without_histories(suites()?);
+        let r = runtime()?.block_on(measure_fault(fault, &sequential, Scope::Targeted, JOBS));
+        if let Some(e) = &r.error {
+            return Err(format!("{}: the run could not be made: {e}", r.name).into());
+        }
+        if r.is_caught() {
+            return Err(format!(
+                "{} is meant to need concurrency, but one client at a time catches it: {:?}",
+                r.name,
+                r.caught_by.iter().map(|f| f.id.clone()).collect::<Vec<_>>()
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     fn clean() -> Result<(), Failed> {
         let suites = suites()?;
         let c = runtime()?.block_on(measure_clean(suites, JOBS));
@@ -133,6 +153,17 @@ mod power {
                 .map(|f| {
                     Trial::test(format!("vectors-miss/{}", f.name()), move || {
                         vectors_miss(f)
+                    })
+                    .with_kind(f.suite())
+                }),
+        );
+        trials.extend(
+            CONCURRENCY_ONLY
+                .iter()
+                .filter_map(|n| Fault::from_name(n))
+                .map(|f| {
+                    Trial::test(format!("sequential-misses/{}", f.name()), move || {
+                        sequential_misses(f)
                     })
                     .with_kind(f.suite())
                 }),

@@ -214,6 +214,11 @@ catalogue! {
         "A claim's support never counts more than two attestations (a third attest is recorded but not counted).";
     SupersedeChainStops = "supersede-chain-stops", ["PV-DI-6"],
         "A claim that itself superseded another cannot be superseded: the assert is accepted, the claim keeps its status.";
+    // ---- Parley: only concurrency reveals these (issue 10, concurrent histories) --------
+    MarkDecidesOnStaleState = "mark-decides-on-stale-state", ["PV-ST-3", "PV-ST-1", "PV-ST-7"],
+        "mark is check-then-act: it decides on the state it read, then writes in a later transaction, so two concurrent marks from one state both succeed (two lateral ends, or a forward mark after a lateral one).";
+    PostDecidesOnStaleThread = "post-decides-on-stale-thread", ["PV-ST-7", "PV-ST-1"],
+        "post decides its state change on a snapshot of the thread read before its write transaction: two concurrent answers on an open thread both record open → answered (one state change, two events).";
     // ---- SSP: discovery (SSP-DISC) ------------------------------------------------------
     SspPrivateVisibleAnonymously = "ssp-private-visible-anonymously", ["SSP-DISC-2"],
         "Private skills are listed in the anonymous discovery index.";

@@ -12,6 +12,7 @@ pub mod estimate;
 pub mod execute;
 pub mod finding;
 pub mod fuzz;
+pub mod history;
 pub mod init;
 pub mod judge;
 pub mod merge;

@@ -4,11 +4,13 @@
 //! with the engine as [`Parley`].
 //!
 //! Next kinds of check get their own folders here: `model/` (proptest-state-machine models
-//! of threads, authority, inbox and claims); `fuzz/` holds `conform fuzz` (mutators and oracles).
+//! of threads, authority, inbox and claims); `history/` races small groups of clients and
+//! checks each history for linearizability against that model; `fuzz/` holds `conform fuzz` (mutators and oracles).
 
 pub mod bindings_offered;
 pub mod compare;
 pub mod fuzz;
+pub mod history;
 pub mod init;
 pub mod manifest;
 pub mod model;
@@ -87,6 +89,7 @@ impl Protocol for Parley {
             .map(|lv| Arc::new(VectorCheck::new(lv, &catalogue)) as Arc<dyn Check>)
             .collect();
         checks.extend(model::checks(&catalogue));
+        checks.extend(history::checks(&catalogue));
         if catalogue.get("PV-TR-1a").is_some() {
             checks.push(Arc::new(BindingsOffered {
                 requirements: vec!["PV-TR-1a".into()],

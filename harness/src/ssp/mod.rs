@@ -13,6 +13,7 @@ pub mod cli;
 pub mod consumer;
 pub mod document;
 pub mod fuzz;
+pub mod history;
 pub mod init;
 pub mod protocol;
 pub mod provider;

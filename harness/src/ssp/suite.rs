@@ -23,6 +23,7 @@ pub fn checks(
     catalogue: &Catalogue,
 ) -> Result<Vec<Arc<dyn Check>>, VectorError> {
     let mut out = crate::ssp::provider::checks(catalogue);
+    out.extend(crate::ssp::history::checks(catalogue));
     out.extend(validator_checks(vectors_dir, catalogue)?);
     Ok(out)
 }

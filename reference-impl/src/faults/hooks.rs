@@ -12,6 +12,7 @@
 //! folds to the correct behaviour.
 
 pub(crate) mod post;
+pub(crate) mod races;
 pub(crate) mod reads;
 pub(crate) mod request;
 pub(crate) mod sequences;

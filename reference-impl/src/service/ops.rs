@@ -9,7 +9,7 @@ use super::{Caller, Fail, Inner, Now, refused, render};
 use crate::domain::parley::awaiting::inbox_visible;
 use crate::domain::parley::ids::IdKind;
 use crate::domain::parley::state::{decide_mark, decide_reopen};
-use crate::domain::parley::{Actor, Party, Reason, Right, StateView};
+use crate::domain::parley::{Actor, MarkOutcome, Party, Reason, Right, StateView};
 use crate::faults::hooks::{self, threads::confirms_states};
 use crate::store::parley::{self as store, ThreadRow};
 
@@ -156,7 +156,7 @@ pub(crate) fn mark(
     let id = args::required_id(map, "thread", IdKind::Thread)?;
     let target = args::state(map)?;
     let party = Party::new(actor.identity.clone(), None);
-    inner.db.write(|tx| {
+    let decide = |tx: &rusqlite::Connection| -> Result<(ThreadRow, MarkOutcome), Fail> {
         let t = load_thread(tx, id)?;
         if (!actor.has_thread_authority(&t.creator.identity) && !skip_authority)
             || hooks::sequences::creator_authority_lost(faults, tx, &t, actor)?
@@ -188,9 +188,22 @@ pub(crate) fn mark(
             decide_mark(view, target, confirms),
         )?;
         let outcome = hooks::sequences::mark_outcome(faults, tx, t.id, outcome)?;
-        let event = apply_outcome(tx, &t, outcome, actor, &party, now, faults)?;
+        Ok((t, outcome))
+    };
+    let write = |tx: &rusqlite::Connection, t: &ThreadRow, outcome| -> Result<Value, Fail> {
+        let event = apply_outcome(tx, t, outcome, actor, &party, now, faults)?;
         let t = load_thread(tx, id)?;
         Ok(json!({"thread": render::thread(&t), "event": event.as_ref().map(render::event)}))
+    };
+    if hooks::races::mark_split(faults) {
+        // Seeded fault only: check, release the database, wait, then act on what was read.
+        let (t, outcome) = inner.db.read(decide)?;
+        hooks::races::window();
+        return inner.db.write(|tx| write(tx, &t, outcome));
+    }
+    inner.db.write(|tx| {
+        let (t, outcome) = decide(tx)?;
+        write(tx, &t, outcome)
     })
 }
 

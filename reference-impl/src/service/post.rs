@@ -459,8 +459,18 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
     let env = hooks::post::parse_envelope(faults, args, &inner.limits, inner.dialectic, now.time)?;
     let mut author = Party::new(actor.identity.clone(), env.extension.clone());
     hooks::post::author(faults, args, &mut author);
+    let depth = inner.limits.reply_depth_max as i64;
+    // Seeded fault only: the thread is resolved from a snapshot taken before the write.
+    let mut snapshot = None;
+    if hooks::races::post_on_snapshot(faults) {
+        snapshot = Some(inner.db.read(|conn| resolve(conn, &env, depth, faults))?);
+        hooks::races::window();
+    }
     inner.db.write(|tx| {
-        let mut resolved = resolve(tx, &env, inner.limits.reply_depth_max as i64, faults)?;
+        let mut resolved = match snapshot.take() {
+            Some(r) => r,
+            None => resolve(tx, &env, depth, faults)?,
+        };
         if let Some(t) = resolved.thread.as_mut() {
             hooks::sequences::lock_view(faults, tx, t)?;
         }

@@ -1,0 +1,189 @@
+//! The groups a history check runs: a short sequential set-up on a fresh thread, then 2–4
+//! operations sent at once by different clients, each a role of the target profile.
+//!
+//! Groups are drawn from a seed (the same seed gives the same groups) among templates, each
+//! racing one rule: rival marks (PV-ST-1/3), marks against a reopen of a locked thread
+//! (PV-ST-4/6, PV-AU-3), replies to one message (PV-KD-2, PV-ID-2), a lock holder's
+//! confirmation against the creator's next proposal (PV-ST-5), twin answers (PV-ST-1,
+//! PV-ST-7). A template needs some parties (the creator, another writer, a lock holder, a
+//! human); a profile lacking one drops the templates that need it.
+
+use crate::parley::model::state::{Actor, Body, Kind, Op, Party, St};
+
+/// The parties a group speaks with, as actor indices of the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Cast {
+    /// A model writer without lock: opens the thread (its creator).
+    pub creator: Option<usize>,
+    /// Another model writer without lock, of another identity.
+    pub other: Option<usize>,
+    /// A lock holder (not human).
+    pub lock: Option<usize>,
+    /// A `human:` identity.
+    pub human: Option<usize>,
+}
+
+impl Cast {
+    /// The parties among `actors`.
+    pub fn of(actors: &[Actor]) -> Self {
+        let plain = |a: &Actor| a.write && a.read && !a.human && !a.lock;
+        let creator = actors.iter().position(plain);
+        let other = creator.and_then(|c| {
+            actors
+                .iter()
+                .position(|a| plain(a) && a.identity != actors[c].identity)
+        });
+        Self {
+            creator,
+            other,
+            lock: actors.iter().position(|a| a.lock && a.write && !a.human),
+            human: actors.iter().position(|a| a.human),
+        }
+    }
+}
+
+/// One group: set-up on a fresh thread (index 0), then the concurrent operations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    /// Template name.
+    pub name: &'static str,
+    /// Sequential operations (the first opens the thread).
+    pub setup: Vec<Op>,
+    /// Operations sent at once, one per client.
+    pub concurrent: Vec<Op>,
+    /// The actor reading the thread back afterwards.
+    pub reader: usize,
+}
+
+/// Every template name, in draw order.
+pub const TEMPLATES: [&str; 6] = [
+    "rival-marks",
+    "marks-race-reopen",
+    "replies-to-one-message",
+    "confirmation-races-proposal",
+    "twin-answers",
+    "rival-reopens",
+];
+
+fn p(actor: usize) -> Party {
+    Party { actor, ext: None }
+}
+
+fn open(by: usize) -> Op {
+    Op::Open {
+        by: p(by),
+        body: Body::Short,
+    }
+}
+
+fn mark(by: usize, state: St) -> Op {
+    Op::Mark {
+        by,
+        thread: 0,
+        state,
+    }
+}
+
+fn reply(by: usize, parent: usize, kind: Kind) -> Op {
+    Op::Post {
+        by: p(by),
+        thread: 0,
+        parent: Some(parent),
+        kind,
+        body: Body::Short,
+    }
+}
+
+/// The group of template `name` for `cast`, its free choices drawn from `rng`; `None` when
+/// the profile lacks a party it needs.
+pub fn build(name: &str, cast: Cast, rng: &mut fastrand::Rng) -> Option<Group> {
+    let c = cast.creator?;
+    let lateral = [St::Deferred, St::Obsolete, St::Rejected];
+    let mut pick = |xs: &[St]| xs[rng.usize(..xs.len())];
+    let (setup, concurrent) = match name {
+        // PV-ST-1/3: at most one lateral end wins; forward marks race it.
+        "rival-marks" => {
+            let l = cast.lock?;
+            let mut ops = vec![mark(c, pick(&lateral)), mark(l, pick(&lateral))];
+            if let Some(h) = cast.human {
+                ops.push(mark(h, pick(&[St::Answered, St::Decided, St::Deferred])));
+            }
+            (vec![open(c)], ops)
+        }
+        // PV-ST-4/6, PV-AU-3: a confirmed closed thread, reopened while others mark or post.
+        "marks-race-reopen" => {
+            let l = cast.lock?;
+            let mut ops = vec![Op::Reopen { by: c, thread: 0 }, mark(l, St::Closed)];
+            if let Some(h) = cast.human {
+                ops.push(Op::Reopen { by: h, thread: 0 });
+            }
+            if let Some(o) = cast.other {
+                ops.push(reply(o, 0, Kind::Inform));
+            }
+            (vec![open(c), mark(l, St::Closed)], ops)
+        }
+        // PV-KD-2, PV-ID-2, PV-ST-5: replies to the root; awaiting follows the last one.
+        "replies-to-one-message" => {
+            let o = cast.other?;
+            let kinds = [Kind::Answer, Kind::Clarify, Kind::Inform, Kind::Object];
+            let mut k = || kinds[rng.usize(..kinds.len())];
+            let mut ops = vec![reply(o, 0, k())];
+            ops.extend(cast.lock.map(|l| reply(l, 0, k())));
+            ops.extend(cast.human.map(|h| reply(h, 0, k())));
+            (vec![open(c)], ops)
+        }
+        // PV-ST-5: a lock holder confirms the proposal while the creator proposes the next.
+        "confirmation-races-proposal" => {
+            let l = cast.lock?;
+            let mut ops = vec![
+                mark(l, St::Decided),
+                mark(c, pick(&[St::Closed, St::Deferred])),
+            ];
+            ops.extend(cast.other.map(|o| reply(o, 0, Kind::Inform)));
+            (vec![open(c), mark(c, St::Decided)], ops)
+        }
+        // PV-ST-1/7: two answers on an open thread make one state change, not two.
+        "twin-answers" => {
+            let o = cast.other?;
+            let mut ops = vec![reply(c, 1, Kind::Answer), reply(o, 0, Kind::Answer)];
+            ops.extend(cast.human.map(|h| reply(h, 1, Kind::Agree)));
+            (vec![open(c), reply(o, 0, Kind::Inform)], ops)
+        }
+        // PV-ST-6, PV-AU-3: one reopen of a lateral end wins, the others find it open.
+        "rival-reopens" => {
+            let l = cast.lock?;
+            let h = cast.human?;
+            let mut ops = vec![
+                Op::Reopen { by: l, thread: 0 },
+                Op::Reopen { by: h, thread: 0 },
+            ];
+            ops.push(mark(c, St::Answered));
+            (vec![open(c), mark(l, pick(&lateral))], ops)
+        }
+        _ => return None,
+    };
+    Some(Group {
+        name: TEMPLATES.iter().find(|t| **t == name).copied()?,
+        setup,
+        concurrent,
+        reader: c,
+    })
+}
+
+/// `count` groups drawn from `seed` among the templates `cast` supports (round robin over
+/// the templates, free choices from the seed), or none when it supports none.
+pub fn draw(seed: u64, count: usize, cast: Cast) -> Vec<Group> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let usable: Vec<&str> = TEMPLATES
+        .iter()
+        .copied()
+        .filter(|t| build(t, cast, &mut fastrand::Rng::with_seed(0)).is_some())
+        .collect();
+    if usable.is_empty() {
+        return Vec::new();
+    }
+    let start = rng.usize(..usable.len());
+    (0..count)
+        .filter_map(|i| build(usable[(start + i) % usable.len()], cast, &mut rng))
+        .collect()
+}

@@ -1,0 +1,169 @@
+//! Parley under concurrency (issue 10): small groups of operations sent at once by 2–4
+//! clients (each a role of the target profile), recorded as a history with invocation and
+//! response instants, and checked for linearizability ([`crate::engine::history`]) against
+//! the Parley sequential model — every answer must be one the model allows for *some*
+//! sequential order consistent with real time, and the thread read back afterwards must be
+//! that order's thread (state, confirmation, origin, awaiting, messages, events).
+//!
+//! `groups` draws the groups from a seed, `client` sends one step, `spec` is the model as
+//! the checker's specification, `run` runs and checks the groups, `explain` renders a
+//! failure. [`HistoryCheck`] is the whole as one check of `conform run`.
+
+pub mod client;
+pub mod explain;
+pub mod groups;
+pub mod run;
+pub mod spec;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::requirements::Catalogue;
+use crate::engine::verdict::{Verdict, Violation};
+use crate::parley::pacing::Pacer;
+use crate::parley::preflight::ParleyTarget;
+use run::{HistoryRun, Settings, run_histories};
+
+/// Check id in `conform run`.
+pub const CHECK_ID: &str = "history/parley-concurrency";
+
+/// Every requirement the groups exercise (the first is the primary one).
+pub const REQUIREMENTS: &[&str] = &[
+    "PV-ST-1", "PV-ST-2", "PV-ST-3", "PV-ST-4", "PV-ST-5", "PV-ST-6", "PV-ST-7", "PV-AU-2",
+    "PV-AU-3", "PV-AU-4", "PV-KD-2", "PV-ID-2", "PV-RD-1", "PV-RD-2",
+];
+
+/// The concurrent histories as one check of the Parley suite.
+pub struct HistoryCheck {
+    id: String,
+    title: String,
+    requirements: Vec<String>,
+    settings: Settings,
+}
+
+impl HistoryCheck {
+    /// The check with `settings`, citing the IDs the catalogue knows.
+    pub fn new(settings: Settings, catalogue: &Catalogue) -> Self {
+        Self {
+            id: CHECK_ID.into(),
+            title: format!(
+                "Parley concurrent histories: {} groups of 2–4 clients racing marks, reopens and replies, checked for linearizability against the model (seed {})",
+                settings.groups, settings.seed
+            ),
+            requirements: REQUIREMENTS
+                .iter()
+                .filter(|r| catalogue.get(r).is_some())
+                .map(|r| (*r).to_string())
+                .collect(),
+            settings,
+        }
+    }
+
+    fn verdict(&self, run: HistoryRun) -> CheckOutcome {
+        if let Some(reason) = run.unsupported {
+            return CheckOutcome::verdict(Verdict::Unsupported { reason });
+        }
+        if let Some(f) = run.failure {
+            let observed = f
+                .run
+                .history
+                .ops
+                .iter()
+                .map(|o| json!(format!("{:?}", o.response.as_ref().map(|r| &r.output))))
+                .collect::<Vec<_>>();
+            let violation = Violation {
+                check: self.id.clone(),
+                requirements: f.rules.iter().map(|r| (*r).to_string()).collect(),
+                step: None,
+                pointer: String::new(),
+                expected: json!(
+                    "a sequential order consistent with real time in which the Parley model allows every answer"
+                ),
+                observed: json!(observed),
+                message: f.message,
+                transcript: f.run.exchanges.clone(),
+            };
+            return CheckOutcome {
+                verdict: Verdict::Fail(violation),
+                exchanges: f.run.exchanges,
+                steps: Vec::new(),
+            };
+        }
+        if !run.undecided.is_empty() {
+            return CheckOutcome::verdict(Verdict::Unsupported {
+                reason: format!(
+                    "{} of {} groups could not be decided ({}); the {} decided were linearizable",
+                    run.undecided.len(),
+                    run.groups_run,
+                    run.undecided.join("; "),
+                    run.decided
+                ),
+            });
+        }
+        CheckOutcome::verdict(Verdict::Pass)
+    }
+}
+
+impl Check for HistoryCheck {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn requirements(&self) -> &[String] {
+        &self.requirements
+    }
+    fn area(&self) -> &str {
+        "history"
+    }
+    fn bindings(&self) -> Bindings {
+        Bindings::Each(vec![
+            crate::transport::TransportKind::Http,
+            crate::transport::TransportKind::Mcp,
+        ])
+    }
+    fn describe(&self) -> Option<String> {
+        Some(format!(
+            "harness/src/parley/history/: seed {}, {} groups per binding, checker bound {} operations / {} nodes per history; the same seed draws the same groups",
+            self.settings.seed,
+            self.settings.groups,
+            self.settings.bound.ops,
+            self.settings.bound.nodes
+        ))
+    }
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+        async move {
+            let Some(kind) = ctx.transport else {
+                return CheckOutcome::verdict(Verdict::HarnessError {
+                    message: "the history check runs on a binding".into(),
+                });
+            };
+            let Some(target) = ctx.target.part::<ParleyTarget>() else {
+                return CheckOutcome::verdict(Verdict::HarnessError {
+                    message: "the Parley pre-flight did not run".into(),
+                });
+            };
+            tracing::info!(
+                seed = self.settings.seed,
+                groups = self.settings.groups,
+                "parley concurrent histories"
+            );
+            let run = run_histories(target, kind, self.settings, ctx.target.part::<Pacer>()).await;
+            self.verdict(run)
+        }
+        .boxed()
+    }
+}
+
+/// The history checks of the Parley suite.
+pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
+    vec![Arc::new(HistoryCheck::new(Settings::DEFAULT, catalogue))]
+}

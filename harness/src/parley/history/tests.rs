@@ -1,0 +1,165 @@
+//! Hand-written Parley histories against the model as a specification.
+#![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+
+use super::groups::{Cast, TEMPLATES, build, draw};
+use super::spec::{Model, Observed, ParleySpec, Step, view_of};
+use crate::engine::history::{Bound, History, Linearizability, check};
+use crate::parley::model::state::{Actor, Body, Op, Party, St, World, predict};
+
+const A: usize = 0;
+const B: usize = 1;
+const MOD: usize = 2;
+const HUMAN: usize = 3;
+
+fn world() -> World {
+    let actor = |role: &str, identity: &str, human, lock| Actor {
+        role: role.into(),
+        identity: identity.into(),
+        human,
+        write: true,
+        read: true,
+        lock,
+    };
+    World::new(
+        vec![
+            actor("agent_a", "ainotes:a", false, false),
+            actor("agent_b", "ainotes:b", false, false),
+            actor("moderator", "ainotes:mod", false, true),
+            actor("human", "human:alice", true, false),
+        ],
+        Some(500),
+    )
+}
+
+fn open() -> Step {
+    Step::Op(Op::Open {
+        by: Party {
+            actor: A,
+            ext: None,
+        },
+        body: Body::Short,
+    })
+}
+
+fn mark(by: usize, state: St) -> Step {
+    Step::Op(Op::Mark {
+        by,
+        thread: 0,
+        state,
+    })
+}
+
+fn ok(event: bool) -> Observed {
+    Observed::Accepted { event }
+}
+
+fn refused(reason: &str) -> Observed {
+    Observed::Refused(409, reason.into())
+}
+
+fn verdict(h: &History<Step, Observed>) -> Linearizability {
+    check(&ParleySpec, &Model(world()), h, Bound::default())
+}
+
+#[test]
+fn one_of_two_rival_lateral_marks_wins_either_way() {
+    for (a, m) in [
+        (ok(true), refused("invalid_transition")),
+        (refused("invalid_transition"), ok(true)),
+    ] {
+        let mut h = History::new();
+        h.done(0, open(), 0, 10, ok(false));
+        h.done(1, mark(A, St::Deferred), 20, 50, a);
+        h.done(2, mark(MOD, St::Rejected), 21, 49, m);
+        assert!(matches!(verdict(&h), Linearizability::Linearizable { .. }));
+    }
+}
+
+#[test]
+fn two_winning_rival_lateral_marks_are_not_linearizable() {
+    let mut h = History::new();
+    h.done(0, open(), 0, 10, ok(false));
+    h.done(1, mark(A, St::Deferred), 20, 50, ok(true));
+    h.done(2, mark(MOD, St::Rejected), 21, 49, ok(true));
+    match verdict(&h) {
+        Linearizability::NotLinearizable(e) => {
+            assert_eq!(e.prefix.len(), 2);
+            assert!(
+                e.stuck[0].why.contains("invalid_transition"),
+                "{:?}",
+                e.stuck
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_read_back_must_be_the_linearized_thread() {
+    // The human's answered mark and the creator's deferred mark: only "answered, then
+    // deferred" accepts both; the read-back must show that order's thread.
+    let w = world();
+    let after = [open(), mark(HUMAN, St::Answered), mark(A, St::Deferred)]
+        .iter()
+        .fold(w, |w, s| match s {
+            Step::Op(op) => predict(&w, op).next,
+            Step::ReadBack { .. } => w,
+        });
+    let mut h = History::new();
+    h.done(0, open(), 0, 10, ok(false));
+    h.done(1, mark(A, St::Deferred), 20, 50, ok(true));
+    h.done(2, mark(HUMAN, St::Answered), 21, 49, ok(true));
+    h.done(
+        0,
+        Step::ReadBack { by: A, thread: 0 },
+        60,
+        70,
+        Observed::View(view_of(&after, 0)),
+    );
+    assert!(
+        matches!(verdict(&h), Linearizability::Linearizable { order, .. } if order == vec![0, 2, 1, 3])
+    );
+    // The same answers with a thread left answered (the lateral mark lost): not linearizable.
+    let mut lost = view_of(&after, 0);
+    lost.state = "answered".into();
+    h.ops[3].response.as_mut().unwrap().output = Observed::View(lost);
+    assert!(matches!(verdict(&h), Linearizability::NotLinearizable(_)));
+}
+
+#[test]
+fn a_step_naming_a_thread_never_opened_has_no_path() {
+    // The model would index a thread that does not exist: the specification says "no
+    // successor" instead (a set-up step was refused, the group went on).
+    let mut h = History::new();
+    h.done(0, mark(A, St::Closed), 0, 10, ok(true));
+    match verdict(&h) {
+        Linearizability::NotLinearizable(e) => {
+            assert!(e.stuck[0].why.contains("allows no result"), "{:?}", e.stuck);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn templates_drop_with_the_parties_they_need() {
+    let actors = world().actors;
+    let all = Cast::of(&actors);
+    assert_eq!(
+        (all.creator, all.other, all.lock, all.human),
+        (Some(A), Some(B), Some(MOD), Some(HUMAN))
+    );
+    let mut rng = fastrand::Rng::with_seed(1);
+    assert!(TEMPLATES.iter().all(|t| build(t, all, &mut rng).is_some()));
+    let no_lock = Cast { lock: None, ..all };
+    let names: Vec<_> = draw(3, 12, no_lock).iter().map(|g| g.name).collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| ["replies-to-one-message", "twin-answers"].contains(n)),
+        "{names:?}"
+    );
+    assert!(draw(3, 12, Cast::default()).is_empty());
+    for g in draw(5, 24, all) {
+        assert!((2..=4).contains(&g.concurrent.len()), "{g:?}");
+    }
+}
