@@ -1,5 +1,5 @@
-//! The SSP suite's checks for the engine: provider checks (HTTP), consumer checks (CONS)
-//! and the validator vectors (VAL), so that `conform run --suite ssp` covers every method
+//! The SSP suite's checks for the engine: provider checks (HTTP), consumer checks (CONS),
+//! the state-machine model (`model/ssp-lifecycle`) and the validator vectors (VAL), so that `conform run --suite ssp` covers every method
 //! of the catalogue.
 //!
 //! Wiring (for `suite::load_suite` when `name == "ssp"`):
@@ -23,6 +23,7 @@ pub fn checks(
     catalogue: &Catalogue,
 ) -> Result<Vec<Arc<dyn Check>>, VectorError> {
     let mut out = crate::ssp::provider::checks(catalogue);
+    out.extend(crate::ssp::model::checks(catalogue));
     out.extend(validator_checks(vectors_dir, catalogue)?);
     Ok(out)
 }

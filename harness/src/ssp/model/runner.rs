@@ -1,0 +1,289 @@
+//! Running the SSP model against a provider with proptest: a seeded search over operation
+//! sequences, shrinking to a minimal counterexample, then one more replay of that
+//! counterexample to record its numbered transcript.
+//!
+//! proptest drives a synchronous closure; each step's requests run on the caller's tokio
+//! runtime through [`tokio::runtime::Handle::block_on`], so [`run_model`] must be called
+//! from a blocking thread (`spawn_blocking`), never from inside an async task.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+
+use super::driver::{Driver, Secrets, SeenIds, StepLog};
+use super::generate::sequences;
+use super::setup::{Cast, SetupError, cast};
+use super::state::{Mismatch, Op, World};
+use crate::engine::target::Target;
+use crate::ssp::provider::env::Env;
+use crate::ssp::provider::profile::SspProfile;
+
+/// A model run's size and seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Seed of the search (printed; the same seed replays the same sequences).
+    pub seed: u64,
+    /// Sequences tried.
+    pub cases: u32,
+    /// Operations per sequence (at most).
+    pub steps: usize,
+}
+
+impl Budget {
+    /// The budget inside `conform run`: a few seconds against a local provider.
+    pub const DEFAULT: Budget = Budget {
+        seed: 10,
+        cases: 12,
+        steps: 40,
+    };
+}
+
+/// A shrunk counterexample.
+#[derive(Debug, Clone)]
+pub struct Counterexample {
+    /// The shrunk sequence (resolved operations).
+    pub ops: Vec<Op>,
+    /// The steps of its replay, in order (the last one broke the model).
+    pub steps: Vec<StepLog>,
+    /// What broke.
+    pub mismatch: Mismatch,
+    /// The model before the first step.
+    pub world: World,
+}
+
+/// What a model run found.
+#[derive(Debug, Clone)]
+pub enum ModelResult {
+    /// Every sequence agreed with the model.
+    Passed,
+    /// A sequence disagreed; here it is, shrunk.
+    Failed(Box<Counterexample>),
+    /// The target lacks what the model needs.
+    Unsupported(String),
+    /// The search itself could not run (no answer, a flaky replay).
+    Error(String),
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct ModelRun {
+    /// The verdict.
+    pub result: ModelResult,
+    /// Operations sent (all cases, shrinking included).
+    pub steps_run: usize,
+    /// Wall time of the search.
+    pub elapsed: Duration,
+    /// Accepted readings worth reporting (deduplicated).
+    pub warnings: Vec<String>,
+}
+
+fn rng(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&(seed.wrapping_add(i as u64)).to_le_bytes());
+    }
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+/// How each sequence reaches the target.
+struct Parts<'a> {
+    handle: &'a tokio::runtime::Handle,
+    client: crate::transport::Client,
+    base: String,
+    profile: SspProfile,
+    nonce: String,
+    secrets: Secrets,
+    seen_ids: SeenIds,
+    counter: AtomicUsize,
+    warnings: Mutex<Vec<String>>,
+}
+
+type Failure = Box<(Mismatch, Vec<StepLog>)>;
+
+impl Parts<'_> {
+    fn env(&self) -> Env {
+        Env::new(
+            self.client.clone(),
+            &self.base,
+            self.profile.clone(),
+            &self.nonce,
+        )
+    }
+
+    /// Plays `ops` once from `world`: the steps, or the mismatch and the steps so far.
+    fn play(&self, world: World, ops: &[Op]) -> Result<Vec<StepLog>, Failure> {
+        let mut drv = Driver::new(self.env(), &self.secrets, &self.seen_ids);
+        let mut world = world;
+        for op in ops {
+            let Some(op) = world.resolve(op) else {
+                continue;
+            };
+            self.counter.fetch_add(1, Ordering::Relaxed);
+            let result = self.handle.block_on(drv.step(&world, &op));
+            if let Ok(mut w) = self.warnings.lock() {
+                for x in drv.warnings.drain(..) {
+                    if !w.contains(&x) {
+                        w.push(x);
+                    }
+                }
+            }
+            match result {
+                Ok(()) => world = world.next(&op),
+                Err(m) => return Err(Box::new((*m, drv.log))),
+            }
+        }
+        Ok(drv.log)
+    }
+}
+
+/// The target's HTTP client, origin and SSP profile, or why the model cannot run.
+pub fn reach(target: &Target) -> Result<(crate::transport::Client, String, SspProfile), String> {
+    let profile = match crate::ssp::provider::profile_of_target(target) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return Err(
+                "the target profile has no [ssp] table (fixture roles and credentials)".into(),
+            );
+        }
+        Err(e) => return Err(e),
+    };
+    let client = target.client.renewed().map_err(|e| e.to_string())?;
+    Ok((client, target.info.base_url.clone(), profile))
+}
+
+fn config(cases: u32) -> Config {
+    Config {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: 2_000,
+        max_shrink_time: 60_000,
+        max_global_rejects: 100_000,
+        max_local_rejects: 100_000,
+        fork: false,
+        timeout: 0,
+        verbose: 0,
+        ..Config::default()
+    }
+}
+
+/// Searches for a sequence on which `target` disagrees with the model (blocking; see the
+/// module docs). `nonce` makes the run's caller ids unique.
+pub fn run_model(
+    handle: &tokio::runtime::Handle,
+    target: &Target,
+    budget: Budget,
+    nonce: &str,
+) -> ModelRun {
+    let started = Instant::now();
+    let (client, base, profile) = match reach(target) {
+        Ok(r) => r,
+        Err(reason) => return finished(ModelResult::Unsupported(reason), 0, started, Vec::new()),
+    };
+    let mut env = Env::new(client.clone(), &base, profile.clone(), nonce);
+    let Cast { world, secrets } = match handle.block_on(cast(&mut env)) {
+        Ok(c) => c,
+        Err(SetupError::Unsupported(reason)) => {
+            return finished(ModelResult::Unsupported(reason), 0, started, Vec::new());
+        }
+    };
+    let parts = Parts {
+        handle,
+        client,
+        base,
+        profile,
+        nonce: format!("model-{nonce}"),
+        secrets,
+        seen_ids: SeenIds::default(),
+        counter: AtomicUsize::new(0),
+        warnings: Mutex::new(Vec::new()),
+    };
+    let result = search(&parts, world, budget);
+    let warnings = parts.warnings.lock().map(|w| w.clone()).unwrap_or_default();
+    finished(
+        result,
+        parts.counter.load(Ordering::Relaxed),
+        started,
+        warnings,
+    )
+}
+
+fn finished(
+    result: ModelResult,
+    steps_run: usize,
+    started: Instant,
+    warnings: Vec<String>,
+) -> ModelRun {
+    ModelRun {
+        result,
+        steps_run,
+        elapsed: started.elapsed(),
+        warnings,
+    }
+}
+
+/// The seeded search, the shrinking and the replay of the minimal counterexample.
+fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
+    let mut runner = TestRunner::new_with_rng(config(budget.cases), rng(budget.seed));
+    // The last failing sequence: shrinking only moves to failing ones, so it is minimal.
+    let last_failing: Mutex<Option<(World, Vec<Op>)>> = Mutex::new(None);
+    let strategy = sequences(world, budget.steps);
+    let outcome = runner.run(
+        &strategy,
+        |(init, ops, _): (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>)| match parts
+            .play(init.clone(), &ops)
+        {
+            Ok(_) => Ok(()),
+            Err(failure) => {
+                if let Ok(mut l) = last_failing.lock() {
+                    *l = Some((init, ops));
+                }
+                Err(TestCaseError::fail(format!(
+                    "{} ({})",
+                    failure.0.message,
+                    failure.0.rules.join(", ")
+                )))
+            }
+        },
+    );
+    match outcome {
+        Ok(()) => ModelResult::Passed,
+        Err(TestError::Abort(reason)) => {
+            ModelResult::Error(format!("the search stopped: {reason}"))
+        }
+        Err(TestError::Fail(reason, (init, generated, _))) => {
+            let (init, generated) = last_failing
+                .lock()
+                .ok()
+                .and_then(|mut l| l.take())
+                .unwrap_or((init, generated));
+            let mut w = init.clone();
+            let ops: Vec<Op> = generated
+                .iter()
+                .filter_map(|op| {
+                    let op = w.resolve(op)?;
+                    w = w.next(&op);
+                    Some(op)
+                })
+                .collect();
+            match parts.play(init.clone(), &generated) {
+                Err(failure) => {
+                    let (mismatch, steps) = *failure;
+                    if mismatch.rules.is_empty() {
+                        return ModelResult::Error(mismatch.message);
+                    }
+                    ModelResult::Failed(Box::new(Counterexample {
+                        ops,
+                        steps,
+                        mismatch,
+                        world: init,
+                    }))
+                }
+                Ok(_) => ModelResult::Error(format!(
+                    "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
+                )),
+            }
+        }
+    }
+}

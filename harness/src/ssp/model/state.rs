@@ -1,0 +1,1204 @@
+//! The pure rule book of the SSP model: the provider as the model sees it and what each
+//! answer may be. No IO, no clock: every fact about the target (its skills, what each
+//! credential saw in discovery) is given to [`World::new`], and every time-dependent rule
+//! reads the target's own timestamps.
+//!
+//! - [`World`]: skills, invocable units (a skill with the inputs of a profile role), callers
+//!   (anonymous, each declared credential, a wrong one) and the executions a sequence has
+//!   certainly created (owner, unit, timeout).
+//! - Predictions: [`World::discovery`] (SSP-DISC-2/3), [`World::descriptor`] (SSP-DISC-4),
+//!   [`World::invoke`] (SSP-INV-1/2/5, SSP-AUTH-1..4), [`World::read`] (SSP-INV-4/6).
+//! - [`Track::observe`]: one InvocationResponse against the states still allowed — the
+//!   forward-only lifecycle and its timestamps (SSP-INV-3/4/5), the final state predicted
+//!   from the unit's role.
+//! - [`check_error`]: the unified error shape and the seed's status of each code
+//!   (SSP-ERR-1/2/3).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::ssp::types::{AccessPolicy, AuthType, CapabilityType, ExecutionStatus};
+
+/// Why an answer disagrees with the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// The requirement IDs of the broken postcondition.
+    pub rules: Vec<&'static str>,
+    /// One sentence.
+    pub message: String,
+    /// What the model allowed.
+    pub expected: Value,
+    /// What the target did.
+    pub observed: Value,
+}
+
+/// A [`Mismatch`] on `rules`.
+pub fn breach(
+    rules: &[&'static str],
+    message: impl Into<String>,
+    expected: Value,
+    observed: Value,
+) -> Box<Mismatch> {
+    Box::new(Mismatch {
+        rules: rules.to_vec(),
+        message: message.into(),
+        expected,
+        observed,
+    })
+}
+
+/// What a fixture role says about an execution's end (ssp.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Finishes at once: `completed`.
+    Instant,
+    /// Runs for a while, within its endpoint timeout: `completed` unless a shorter
+    /// effective timeout cuts it.
+    Slow,
+    /// Ends `failed`.
+    Failing,
+    /// Overruns its `timeout_ms`: ends `timeout`.
+    Overrun,
+}
+
+/// A skill of the target, from its index entry and descriptor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    /// Skill id.
+    pub id: String,
+    /// Capability type (the discovery filter).
+    pub capability: CapabilityType,
+    /// Access policy.
+    pub access: AccessPolicy,
+    /// Auth type.
+    pub auth: AuthType,
+    /// `endpoint.timeout_ms`.
+    pub timeout_ms: Option<f64>,
+    /// `endpoint.url` (two skills may share one endpoint).
+    pub endpoint: String,
+    /// `endpoint.method`.
+    pub method: String,
+    /// `endpoint.status_url` template.
+    pub status_url: Option<String>,
+    /// `endpoint.result_url` template.
+    pub result_url: Option<String>,
+    /// The index entry's `descriptor_url`.
+    pub descriptor_url: String,
+    /// `auth.header` (api_key).
+    pub header: Option<String>,
+    /// The index entry's `name` and `version` (SSP-DISC-4 agreement).
+    pub name_version: (String, String),
+    /// Declared input names, with `required`.
+    pub inputs: Vec<(String, bool)>,
+}
+
+/// A skill with the inputs a profile role invokes it with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// Index into [`World::skills`].
+    pub skill: usize,
+    /// The profile role these inputs come from.
+    pub role: String,
+    /// The inputs.
+    pub inputs: Map<String, Value>,
+    /// The final state the role predicts (`None`: any terminal state).
+    pub lifecycle: Option<Lifecycle>,
+}
+
+/// Who sends a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// No credentials.
+    Anonymous,
+    /// The profile's API key (`limited`: valid, without permission).
+    ApiKey {
+        /// Valid without permission.
+        limited: bool,
+    },
+    /// The profile's bearer token (`limited`: without the invoke scope).
+    Oauth2 {
+        /// Valid without permission.
+        limited: bool,
+    },
+    /// The profile's HMAC secret.
+    Hmac,
+    /// A credential no provider accepts, in the scheme of the skill addressed.
+    Wrong,
+}
+
+impl Caller {
+    /// The auth type this credential answers (`None`: anonymous or wrong).
+    pub fn scheme(self) -> Option<AuthType> {
+        match self {
+            Self::ApiKey { .. } => Some(AuthType::ApiKey),
+            Self::Oauth2 { .. } => Some(AuthType::Oauth2),
+            Self::Hmac => Some(AuthType::Custom),
+            Self::Anonymous | Self::Wrong => None,
+        }
+    }
+
+    /// Valid and with permission.
+    pub fn full(self) -> bool {
+        matches!(
+            self,
+            Self::ApiKey { limited: false } | Self::Oauth2 { limited: false } | Self::Hmac
+        )
+    }
+
+    /// In words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Anonymous => "anonymous",
+            Self::ApiKey { limited: false } => "api_key",
+            Self::ApiKey { limited: true } => "api_key_limited",
+            Self::Oauth2 { limited: false } => "oauth2",
+            Self::Oauth2 { limited: true } => "oauth2_limited",
+            Self::Hmac => "hmac",
+            Self::Wrong => "wrong-credential",
+        }
+    }
+}
+
+/// `context.timeout_ms` of an invocation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timeout {
+    /// No `context.timeout_ms`.
+    Absent,
+    /// A positive number of milliseconds (fractions allowed: it is a `number`).
+    Ms(f64),
+    /// `0` or a negative number: valid JSON numbers whose meaning the notes leave open.
+    Odd(f64),
+    /// A string: breaks the schema (SSP-INV-2).
+    Text,
+}
+
+/// An invalid invocation (SSP-INV-2), sent with the unit's own credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invalid {
+    /// A required input left out.
+    MissingRequired,
+    /// An input the descriptor does not declare.
+    Undeclared,
+    /// A `skill_id` no index lists.
+    UnknownSkill,
+    /// Another skill's id (index into [`World::skills`]) posted to this endpoint.
+    OtherSkill(usize),
+    /// `context.timeout_ms` as a string.
+    TextTimeout,
+}
+
+/// A refusal the model allows: a status and, when the notes fix it, the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// HTTP status.
+    pub status: u16,
+    /// Error code (`None`: any code in the unified shape, SSP-ERR-3).
+    pub code: Option<&'static str>,
+}
+
+const fn refuse(status: u16, code: &'static str) -> Refusal {
+    Refusal {
+        status,
+        code: Some(code),
+    }
+}
+
+/// The SSP-AUTH-2 refusal.
+pub const AUTH_REQUIRED: Refusal = refuse(401, "AUTH_REQUIRED");
+/// The SSP-AUTH-3 refusal.
+pub const PERMISSION_DENIED: Refusal = refuse(403, "PERMISSION_DENIED");
+/// The 404 of an unknown skill, descriptor or execution.
+pub const NOT_FOUND: Refusal = refuse(404, "SKILL_NOT_FOUND");
+/// A 404 with any code (an execution hidden from another caller, SSP-INV-6).
+pub const HIDDEN: Refusal = Refusal {
+    status: 404,
+    code: None,
+};
+/// The SSP-INV-2 refusal.
+pub const INVALID: Refusal = refuse(400, "VALIDATION_ERROR");
+
+/// What an invocation may answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invoke {
+    /// 202 and an accepted response, nothing else: the model tracks the execution.
+    Accept,
+    /// One of these refusals.
+    Refuse(Vec<Refusal>, &'static [&'static str]),
+    /// 202 (not tracked: the notes allow other answers) or one of these refusals.
+    Either(Vec<Refusal>, &'static [&'static str]),
+}
+
+/// An execution a sequence certainly created.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exec {
+    /// Index into [`World::units`].
+    pub unit: usize,
+    /// Index into [`World::callers`].
+    pub owner: usize,
+    /// The effective timeout, min(endpoint, context) (SSP-INV-5).
+    pub effective_ms: Option<f64>,
+    /// The terminal states its role allows.
+    pub finals: States,
+}
+
+/// A set of execution states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct States(u8);
+
+const ORDER: [ExecutionStatus; 5] = [
+    ExecutionStatus::Accepted,
+    ExecutionStatus::Running,
+    ExecutionStatus::Completed,
+    ExecutionStatus::Failed,
+    ExecutionStatus::Timeout,
+];
+
+impl States {
+    fn bit(s: ExecutionStatus) -> u8 {
+        1 << ORDER.iter().position(|x| *x == s).unwrap_or(0)
+    }
+    /// The set of `states`.
+    pub fn of(states: &[ExecutionStatus]) -> Self {
+        Self(states.iter().fold(0, |a, s| a | Self::bit(*s)))
+    }
+    /// Whether `s` is in the set.
+    pub fn has(self, s: ExecutionStatus) -> bool {
+        self.0 & Self::bit(s) != 0
+    }
+    /// Union.
+    pub fn with(self, other: States) -> Self {
+        Self(self.0 | other.0)
+    }
+    /// The states in order, as wire strings.
+    pub fn names(self) -> Vec<&'static str> {
+        ORDER
+            .iter()
+            .filter(|s| self.has(**s))
+            .map(|s| s.as_str())
+            .collect()
+    }
+}
+
+/// A discovery request's filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// No query.
+    None,
+    /// `?capability_type=<t>` (`registry`: the `?type=<t>` spelling, SSP-DISC-3).
+    Capability(CapabilityType, bool),
+    /// A value no capability type has.
+    Unknown,
+}
+
+/// What a discovery request may answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discovery {
+    /// Ids the answer must list exactly (`None`: only refusals are allowed).
+    pub exactly: Option<BTreeSet<String>>,
+    /// Also allowed: 200 with no entry (unknown filter).
+    pub empty_ok: bool,
+    /// Allowed refusals.
+    pub refusals: Vec<Refusal>,
+}
+
+/// What reading a descriptor may answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// 200 with the document.
+    Ok,
+    /// One of these refusals.
+    Refuse(Vec<Refusal>),
+    /// 200 or one of these refusals.
+    Either(Vec<Refusal>),
+}
+
+/// The model: the target's skills and callers, and this sequence's executions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct World {
+    /// Every skill some credential discovers.
+    pub skills: Vec<Skill>,
+    /// What the model invokes.
+    pub units: Vec<Unit>,
+    /// Who calls.
+    pub callers: Vec<Caller>,
+    /// Per caller, the ids its unfiltered index listed when the run began (`None`: it was
+    /// refused). Discovery is stable: the same credential sees the same skills.
+    pub seen: Vec<Option<BTreeSet<String>>>,
+    /// Executions created so far (index = the model's execution number).
+    pub execs: Vec<Exec>,
+}
+
+impl World {
+    /// A world of `skills`, `units` and `callers`, with what each caller's unfiltered
+    /// index listed.
+    pub fn new(
+        skills: Vec<Skill>,
+        units: Vec<Unit>,
+        callers: Vec<Caller>,
+        seen: Vec<Option<BTreeSet<String>>>,
+    ) -> Self {
+        Self {
+            skills,
+            units,
+            callers,
+            seen,
+            execs: Vec::new(),
+        }
+    }
+
+    /// Whether `caller` may invoke `skill` and read its executions: SSP-AUTH-1/2/3.
+    fn authorised(&self, caller: Caller, skill: &Skill) -> bool {
+        match skill.auth {
+            AuthType::None => caller == Caller::Anonymous,
+            t => caller.full() && caller.scheme() == Some(t),
+        }
+    }
+
+    /// The credential a unit is invoked with when a sequence needs it to succeed.
+    pub fn owner_of(&self, unit: usize) -> Option<usize> {
+        let skill = &self.skills[self.units.get(unit)?.skill];
+        self.callers.iter().position(|c| self.authorised(*c, skill))
+    }
+}
+
+/// SSP-DISC-2/3: what `caller`'s discovery with `filter` may answer.
+pub fn discovery(w: &World, caller: usize, filter: Filter) -> Discovery {
+    let who = w.callers[caller];
+    let public: BTreeSet<String> = (w.skills.iter())
+        .filter(|s| s.access != AccessPolicy::Private)
+        .map(|s| s.id.clone())
+        .collect();
+    // Anonymous sees exactly the public and restricted skills; an accepted credential
+    // sees what it saw when the run began (a superset, checked then); a wrong one is
+    // refused or treated as anonymous.
+    let base = match who {
+        Caller::Anonymous | Caller::Wrong => Some(public),
+        _ => w.seen.get(caller).cloned().flatten(),
+    };
+    let mut refusals = match who {
+        Caller::Wrong => vec![AUTH_REQUIRED],
+        // A credential refused when the run began stays refused.
+        _ if base.is_none() => vec![AUTH_REQUIRED, PERMISSION_DENIED],
+        _ => Vec::new(),
+    };
+    match filter {
+        Filter::None => Discovery {
+            exactly: base,
+            empty_ok: false,
+            refusals,
+        },
+        Filter::Capability(t, _) => Discovery {
+            exactly: base.map(|b| {
+                (w.skills.iter())
+                    .filter(|s| s.capability == t && b.contains(&s.id))
+                    .map(|s| s.id.clone())
+                    .collect()
+            }),
+            empty_ok: false,
+            refusals,
+        },
+        Filter::Unknown => {
+            refusals.push(INVALID);
+            Discovery {
+                exactly: None,
+                empty_ok: true,
+                refusals,
+            }
+        }
+    }
+}
+
+/// SSP-DISC-4: what reading `skill`'s descriptor as `caller` may answer.
+pub fn descriptor(w: &World, caller: usize, skill: usize) -> Read {
+    let s = &w.skills[skill];
+    if s.access != AccessPolicy::Private {
+        return Read::Ok;
+    }
+    let listed = (w.seen.get(caller).cloned().flatten()).is_some_and(|ids| ids.contains(&s.id));
+    match w.callers[caller] {
+        Caller::Anonymous | Caller::Wrong => Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]),
+        // An index that lists it promised a descriptor that dereferences.
+        _ if listed => Read::Ok,
+        _ => Read::Either(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]),
+    }
+}
+
+/// The effective timeout and whether the context shortened the endpoint's (SSP-INV-5).
+pub fn effective(endpoint: Option<f64>, context: Timeout) -> (Option<f64>, bool) {
+    match context {
+        Timeout::Ms(c) | Timeout::Odd(c) => match endpoint {
+            Some(e) if e <= c => (Some(e), false),
+            _ => (Some(c), true),
+        },
+        Timeout::Absent | Timeout::Text => (endpoint, false),
+    }
+}
+
+/// The terminal states an execution of `lifecycle` may end in under `timeout`.
+pub fn finals(lifecycle: Option<Lifecycle>, endpoint: Option<f64>, timeout: Timeout) -> States {
+    use ExecutionStatus::{Completed, Failed, Timeout as T};
+    let (eff, shortened) = effective(endpoint, timeout);
+    let odd = matches!(timeout, Timeout::Odd(_));
+    // "At once" still takes a little time: a context timeout under a second may win.
+    let cut = odd || (shortened && eff.is_some_and(|e| e < 1000.0));
+    let maybe_cut = |s: ExecutionStatus| {
+        if cut {
+            States::of(&[s, T])
+        } else {
+            States::of(&[s])
+        }
+    };
+    match lifecycle {
+        Some(Lifecycle::Overrun) => States::of(&[T]),
+        Some(Lifecycle::Instant) => maybe_cut(Completed),
+        Some(Lifecycle::Failing) => maybe_cut(Failed),
+        // A slow fixture outlives 20 ms (the scripted SSP-INV-5 check's reading too).
+        Some(Lifecycle::Slow) if odd || (shortened && eff.is_some_and(|e| e <= 20.0)) => {
+            States::of(&[T])
+        }
+        Some(Lifecycle::Slow) if shortened => States::of(&[Completed, T]),
+        Some(Lifecycle::Slow) => States::of(&[Completed]),
+        None => States::of(&[Completed, Failed, T]),
+    }
+}
+
+const AUTH_RULES: &[&str] = &["SSP-AUTH-1", "SSP-AUTH-2", "SSP-AUTH-3"];
+const INV2: &[&str] = &["SSP-INV-2"];
+
+/// SSP-INV-1/2, SSP-AUTH-1..4: what `caller` invoking `unit` with `timeout` may answer.
+/// The notes do not order authentication and validation: a request that is (or may be)
+/// invalid may also draw the 400.
+pub fn invoke(w: &World, caller: usize, unit: usize, timeout: Timeout) -> Invoke {
+    let s = &w.skills[w.units[unit].skill];
+    let who = w.callers[caller];
+    let with_400 = |mut l: Vec<Refusal>| {
+        if matches!(timeout, Timeout::Text | Timeout::Odd(_)) {
+            l.push(INVALID);
+        }
+        l
+    };
+    let auth_refusal = match (s.auth, who) {
+        (AuthType::None, Caller::Anonymous) if s.access == AccessPolicy::Public => None,
+        // Credentials nobody asked for, or a protected skill without an auth scheme
+        // (SSP-SCH-4 warns): the notes say nothing of the answer.
+        (AuthType::None, _) => {
+            let l = with_400(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]);
+            return match timeout {
+                Timeout::Text => Invoke::Refuse(l, AUTH_RULES),
+                _ => Invoke::Either(l, AUTH_RULES),
+            };
+        }
+        (t, c) if c.scheme() == Some(t) && c.full() => None,
+        (t, c) if c.scheme() == Some(t) => Some(PERMISSION_DENIED),
+        _ => Some(AUTH_REQUIRED),
+    };
+    if let Some(r) = auth_refusal {
+        // A private skill may hide its existence instead (as its descriptor does).
+        let mut allowed = vec![r];
+        if s.access == AccessPolicy::Private {
+            allowed.push(HIDDEN);
+        }
+        return Invoke::Refuse(with_400(allowed), AUTH_RULES);
+    }
+    match timeout {
+        Timeout::Text => Invoke::Refuse(vec![INVALID], INV2),
+        Timeout::Odd(_) => Invoke::Either(vec![INVALID], INV2),
+        Timeout::Absent | Timeout::Ms(_) => Invoke::Accept,
+    }
+}
+
+/// SSP-INV-2: what an invalid invocation (sent with the unit's own credential) answers.
+pub fn invalid(what: Invalid) -> Vec<Refusal> {
+    match what {
+        Invalid::UnknownSkill | Invalid::OtherSkill(_) => vec![NOT_FOUND],
+        Invalid::MissingRequired | Invalid::Undeclared | Invalid::TextTimeout => vec![INVALID],
+    }
+}
+
+/// Whether `what` can be sent for `unit` (preconditions keep shrunk sequences legal).
+pub fn invalid_applies(w: &World, unit: usize, what: Invalid) -> bool {
+    let Some(u) = w.units.get(unit) else {
+        return false;
+    };
+    let s = &w.skills[u.skill];
+    match what {
+        Invalid::MissingRequired => (s.inputs.iter()).any(|(n, r)| *r && u.inputs.contains_key(n)),
+        Invalid::OtherSkill(o) => w
+            .skills
+            .get(o)
+            .is_some_and(|t| t.id != s.id && t.endpoint != s.endpoint),
+        _ => true,
+    }
+}
+
+/// SSP-INV-4/6: what `reader` polling execution `exec` may answer.
+pub fn read(w: &World, exec: usize, reader: usize) -> Read {
+    let e = &w.execs[exec];
+    let s = &w.skills[w.units[e.unit].skill];
+    if reader == e.owner {
+        return Read::Ok;
+    }
+    if s.access == AccessPolicy::Public {
+        // SSP-INV-6 protects non-public executions only; the notes do not say whether
+        // another caller may read a public one.
+        return Read::Either(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]);
+    }
+    let owner = w.callers[e.owner];
+    match w.callers[reader] {
+        // Another valid credential of the same scheme: 404, nothing else (SSP-INV-6).
+        c if c.scheme().is_some() && c.scheme() == owner.scheme() => Read::Refuse(vec![HIDDEN]),
+        // No or an invalid credential: 401 (SSP-AUTH-2) or 404.
+        Caller::Anonymous | Caller::Wrong => Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]),
+        _ => Read::Refuse(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]),
+    }
+}
+
+/// Records a new execution of `unit` by `owner`; returns its number.
+pub fn create(w: &mut World, unit: usize, owner: usize, timeout: Timeout) -> usize {
+    let u = &w.units[unit];
+    let endpoint = w.skills[u.skill].timeout_ms;
+    w.execs.push(Exec {
+        unit,
+        owner,
+        effective_ms: effective(endpoint, timeout).0,
+        finals: finals(u.lifecycle, endpoint, timeout),
+    });
+    w.execs.len() - 1
+}
+
+/// Seed §8.1 / SSP-ERR-2: the statuses a protocol code travels with.
+pub fn code_statuses(code: &str) -> Option<&'static [u16]> {
+    crate::ssp::provider::env::protocol_statuses(code)
+}
+
+/// SSP-ERR-1/2/3: `body` is a unified error whose status and code one of `allowed`
+/// names; returns the code. `what` names the request for the message.
+pub fn check_error(
+    status: u16,
+    body: Option<&Value>,
+    allowed: &[Refusal],
+    rules: &[&'static str],
+    what: &str,
+) -> Result<String, Box<Mismatch>> {
+    let expected = json!(
+        allowed
+            .iter()
+            .map(|r| json!({"status": r.status, "code": r.code}))
+            .collect::<Vec<_>>()
+    );
+    let seen = json!({"status": status, "body": body});
+    let fits: Vec<&Refusal> = allowed.iter().filter(|r| r.status == status).collect();
+    if fits.is_empty() {
+        return Err(breach(
+            rules,
+            format!("{what}: unexpected HTTP {status}"),
+            expected,
+            seen,
+        ));
+    }
+    let err = body.and_then(|b| b.get("error"));
+    let code = err.and_then(|e| e.get("code")).and_then(Value::as_str);
+    let message = err.and_then(|e| e.get("message")).and_then(Value::as_str);
+    let retry_ok = err.and_then(|e| e.get("retry")).is_none_or(|r| {
+        r.get("suggested_delay_ms").is_some_and(Value::is_number)
+            && r.get("max_attempts").is_some_and(Value::is_number)
+    });
+    let (Some(code), Some(_), true) = (code, message, retry_ok) else {
+        return Err(breach(
+            &["SSP-ERR-1"],
+            format!(
+                "{what}: HTTP {status} without the unified error shape {{error: {{code, message, details?, retry?}}}}"
+            ),
+            json!({"error": {"code": "string", "message": "string"}}),
+            seen,
+        ));
+    };
+    if !fits.iter().any(|r| r.code.is_none_or(|c| c == code)) {
+        return Err(breach(
+            rules,
+            format!("{what}: wrong error code {code}"),
+            expected,
+            seen,
+        ));
+    }
+    if let Some(statuses) = code_statuses(code)
+        && !statuses.contains(&status)
+    {
+        return Err(breach(
+            &["SSP-ERR-2"],
+            format!("{what}: {code} travels with HTTP {statuses:?}"),
+            json!(statuses),
+            seen,
+        ));
+    }
+    Ok(code.to_string())
+}
+
+/// Milliseconds since the epoch of an ISO 8601 timestamp.
+pub fn instant(s: &str) -> Option<f64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis() as f64)
+}
+
+/// What the model has seen of one execution: the states still allowed and the facts that
+/// never change (SSP-INV-3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Track {
+    /// The execution id the target gave.
+    pub id: String,
+    /// The skill it runs.
+    pub skill_id: String,
+    /// States a later answer may still show.
+    pub allowed: States,
+    /// The last status seen.
+    pub last: Option<ExecutionStatus>,
+    /// `timestamps.created_at` as first seen.
+    pub created_at: Option<String>,
+    /// The latest `timestamps.updated_at` (ms since the epoch).
+    pub updated_at: Option<f64>,
+    /// The terminal answer's `status`, `output`, `error.code` and `completed_at`.
+    pub terminal: Option<Value>,
+}
+
+fn terminal_snapshot(body: &Value) -> Value {
+    json!({
+        "status": body.get("status"),
+        "output": body.get("output"),
+        "error_code": body.pointer("/error/code"),
+        "completed_at": body.pointer("/timestamps/completed_at"),
+    })
+}
+
+/// What observing one answer taught: the track after it and any warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    /// The track after the answer.
+    pub track: Track,
+    /// Accepted readings worth reporting (the `EXECUTION_TIMEOUT` alias).
+    pub warnings: Vec<String>,
+}
+
+const INV3: &[&str] = &["SSP-INV-3"];
+const INV5: &[&str] = &["SSP-INV-5"];
+
+impl Track {
+    /// Nothing seen yet of execution `id` of `skill_id`, which may end in `exec.finals`.
+    pub fn new(id: &str, skill_id: &str, exec: &Exec) -> Self {
+        use ExecutionStatus::{Accepted, Running};
+        Self {
+            id: id.to_string(),
+            skill_id: skill_id.to_string(),
+            allowed: States::of(&[Accepted, Running]).with(exec.finals),
+            last: None,
+            created_at: None,
+            updated_at: None,
+            terminal: None,
+        }
+    }
+
+    /// SSP-INV-3/4/5: one InvocationResponse `body` (schema-valid) of this execution.
+    pub fn observe(&self, exec: &Exec, body: &Value) -> Result<Observed, Box<Mismatch>> {
+        let status: ExecutionStatus =
+            serde_json::from_value(body["status"].clone()).map_err(|_| {
+                breach(
+                    INV3,
+                    "no execution status",
+                    json!("an ExecutionStatus"),
+                    body.clone(),
+                )
+            })?;
+        self.identity(body)?;
+        self.forward(exec, status, body)?;
+        let updated_at = self.timestamps(status, body)?;
+        let warnings = self.outcome(exec, status, body)?;
+        let mut track = self.clone();
+        track.last = Some(status);
+        track.updated_at = updated_at.or(self.updated_at);
+        if track.created_at.is_none() {
+            track.created_at = body
+                .pointer("/timestamps/created_at")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if status.is_terminal() {
+            track.allowed = States::of(&[status]);
+            track.terminal = Some(terminal_snapshot(body));
+        } else {
+            let keep: Vec<ExecutionStatus> = (ORDER.iter().copied())
+                .filter(|s| self.allowed.has(*s) && s.rank() >= status.rank())
+                .collect();
+            track.allowed = States::of(&keep);
+        }
+        Ok(Observed { track, warnings })
+    }
+
+    fn identity(&self, body: &Value) -> Result<(), Box<Mismatch>> {
+        if body["execution_id"] != json!(self.id) {
+            return Err(breach(
+                &["SSP-INV-3", "SSP-INV-7"],
+                "the answer describes another execution",
+                json!(self.id),
+                body["execution_id"].clone(),
+            ));
+        }
+        if body["skill_id"] != json!(self.skill_id) {
+            return Err(breach(
+                &["SSP-INV-3", "SSP-INV-2"],
+                "the execution runs another skill",
+                json!(self.skill_id),
+                body["skill_id"].clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The status is one the role allows and never moves backwards.
+    fn forward(
+        &self,
+        exec: &Exec,
+        status: ExecutionStatus,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        if self.allowed.has(status) {
+            return Ok(());
+        }
+        let expected = json!({"allowed": self.allowed.names(), "last_seen": self.last.map(ExecutionStatus::as_str)});
+        if let Some(last) = self.last
+            && (last.is_terminal() || status.rank() < last.rank())
+        {
+            let what = if last.is_terminal() {
+                "a terminal state never changes"
+            } else {
+                "status only moves forward"
+            };
+            return Err(breach(
+                INV3,
+                format!("{what}: {} then {}", last.as_str(), status.as_str()),
+                expected,
+                body.clone(),
+            ));
+        }
+        let rules =
+            if exec.finals.has(ExecutionStatus::Timeout) || status == ExecutionStatus::Timeout {
+                INV5
+            } else {
+                INV3
+            };
+        Err(breach(
+            rules,
+            format!(
+                "the execution ended {} where its role allows {:?}",
+                status.as_str(),
+                exec.finals.names()
+            ),
+            expected,
+            body.clone(),
+        ))
+    }
+
+    /// `created_at` constant, `created_at ≤ updated_at`, `updated_at` never earlier,
+    /// `completed_at` iff terminal. Returns `updated_at` (ms).
+    fn timestamps(
+        &self,
+        status: ExecutionStatus,
+        body: &Value,
+    ) -> Result<Option<f64>, Box<Mismatch>> {
+        let ts = &body["timestamps"];
+        let created = ts["created_at"].as_str().unwrap_or_default();
+        let same = |a: &str, b: &str| a == b || (instant(a).is_some() && instant(a) == instant(b));
+        if let Some(first) = &self.created_at
+            && !same(first, created)
+        {
+            return Err(breach(
+                INV3,
+                "created_at is constant",
+                json!(first),
+                json!(created),
+            ));
+        }
+        let (c, u) = (
+            instant(created),
+            ts["updated_at"].as_str().and_then(instant),
+        );
+        if let (Some(c), Some(u)) = (c, u)
+            && u < c
+        {
+            return Err(breach(
+                INV3,
+                "created_at ≤ updated_at",
+                ts["created_at"].clone(),
+                ts["updated_at"].clone(),
+            ));
+        }
+        if let (Some(prev), Some(u)) = (self.updated_at, u)
+            && u < prev
+        {
+            return Err(breach(
+                INV3,
+                "updated_at moved backwards",
+                json!(prev),
+                ts["updated_at"].clone(),
+            ));
+        }
+        let done = ts.get("completed_at").is_some_and(|v| !v.is_null());
+        if done != status.is_terminal() {
+            return Err(breach(
+                INV3,
+                format!(
+                    "completed_at is present iff the status is terminal ({})",
+                    status.as_str()
+                ),
+                json!({"completed_at_present": status.is_terminal()}),
+                ts.clone(),
+            ));
+        }
+        Ok(u)
+    }
+
+    /// Terminal answers: stable, `output` when completed, the unified `error` otherwise,
+    /// `INVOCATION_TIMEOUT` on a timeout, a completion within the effective timeout.
+    fn outcome(
+        &self,
+        exec: &Exec,
+        status: ExecutionStatus,
+        body: &Value,
+    ) -> Result<Vec<String>, Box<Mismatch>> {
+        let mut warnings = Vec::new();
+        if !status.is_terminal() {
+            return Ok(warnings);
+        }
+        if let Some(t) = &self.terminal
+            && *t != terminal_snapshot(body)
+        {
+            return Err(breach(
+                INV3,
+                "a terminal execution never changes",
+                t.clone(),
+                terminal_snapshot(body),
+            ));
+        }
+        let elapsed = match (
+            body.pointer("/timestamps/created_at")
+                .and_then(Value::as_str)
+                .and_then(instant),
+            body.pointer("/timestamps/completed_at")
+                .and_then(Value::as_str)
+                .and_then(instant),
+        ) {
+            (Some(c), Some(d)) => Some(d - c),
+            _ => None,
+        };
+        match status {
+            ExecutionStatus::Completed => {
+                if body.get("output").is_none() {
+                    return Err(breach(
+                        INV3,
+                        "a completed execution carries output",
+                        json!({"output": "present"}),
+                        body.clone(),
+                    ));
+                }
+                // Timestamps may have second precision: a generous slack.
+                if let (Some(eff), Some(el)) = (exec.effective_ms, elapsed)
+                    && el > eff * 1.5 + 1000.0
+                {
+                    return Err(breach(
+                        INV5,
+                        format!(
+                            "completed {el} ms after creation, past its effective timeout of {eff} ms (it must end as timeout)"
+                        ),
+                        json!({"status": "timeout"}),
+                        body.clone(),
+                    ));
+                }
+            }
+            _ => {
+                let code = body.pointer("/error/code").and_then(Value::as_str);
+                let message = body.pointer("/error/message").and_then(Value::as_str);
+                if code.is_none() || message.is_none() {
+                    return Err(breach(
+                        &["SSP-INV-3", "SSP-ERR-1"],
+                        format!("a {} execution carries the unified error", status.as_str()),
+                        json!({"error": {"code": "string", "message": "string"}}),
+                        body.clone(),
+                    ));
+                }
+                if status == ExecutionStatus::Timeout {
+                    warnings.extend(timeout_error(exec, &self.id, body)?);
+                }
+            }
+        }
+        Ok(warnings)
+    }
+}
+
+/// SSP-INV-5: a timed-out execution's error (`EXECUTION_TIMEOUT` is a warning, ssp.md §1).
+fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Vec<String>, Box<Mismatch>> {
+    let mut warnings = Vec::new();
+    let err = &body["error"];
+    match err["code"].as_str() {
+        Some("INVOCATION_TIMEOUT") => {}
+        Some("EXECUTION_TIMEOUT") => warnings.push(
+            "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)"
+                .to_string(),
+        ),
+        other => {
+            return Err(breach(
+                INV5,
+                "a timed-out execution's error is INVOCATION_TIMEOUT",
+                json!("INVOCATION_TIMEOUT"),
+                json!(other),
+            ));
+        }
+    }
+    if let Some(d) = err["details"].as_object() {
+        if let Some(x) = d.get("execution_id")
+            && x != id
+        {
+            return Err(breach(
+                INV5,
+                "details.execution_id names the execution",
+                json!(id),
+                x.clone(),
+            ));
+        }
+        if let (Some(t), Some(eff)) = (
+            d.get("timeout_ms").and_then(Value::as_f64),
+            exec.effective_ms,
+        ) && (t - eff).abs() > 1.0
+            && !(eff <= 0.0 && t <= 0.0)
+        {
+            return Err(breach(
+                INV5,
+                "details.timeout_ms is the effective timeout, min(endpoint.timeout_ms, context.timeout_ms)",
+                json!(eff),
+                json!(t),
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// One operation of a sequence. Indices are picked from any `usize` and resolved against
+/// the model ([`World::resolve`]); `by: None` is the credential that succeeds (a unit's
+/// owner, an execution's creator).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// GET the well-known index (SSP-DISC-2/3).
+    Discover {
+        /// Caller.
+        by: usize,
+        /// Query.
+        filter: Filter,
+    },
+    /// GET a skill's descriptor (SSP-DISC-4).
+    Descriptor {
+        /// Caller.
+        by: usize,
+        /// Skill.
+        skill: usize,
+    },
+    /// GET a descriptor path no skill has (SSP-DISC-4).
+    UnknownDescriptor {
+        /// Caller.
+        by: usize,
+    },
+    /// POST an invocation (SSP-INV-1/5, SSP-AUTH-1..4).
+    Invoke {
+        /// Caller (`None`: the unit's owner).
+        by: Option<usize>,
+        /// Unit.
+        unit: usize,
+        /// `context.timeout_ms`.
+        timeout: Timeout,
+    },
+    /// POST an invalid invocation with the unit's own credential (SSP-INV-2).
+    Invalid {
+        /// Unit.
+        unit: usize,
+        /// What is wrong.
+        what: Invalid,
+    },
+    /// GET `status_url` (SSP-INV-3/6).
+    Status {
+        /// Caller (`None`: the creator).
+        by: Option<usize>,
+        /// Execution.
+        exec: usize,
+    },
+    /// GET `result_url` (SSP-INV-4/6).
+    Result {
+        /// Caller (`None`: the creator).
+        by: Option<usize>,
+        /// Execution.
+        exec: usize,
+    },
+    /// Poll `status_url` as the creator until a terminal state, bounded by the effective
+    /// timeout plus a grace period (SSP-INV-3/5).
+    Await {
+        /// Execution.
+        exec: usize,
+    },
+    /// GET `status_url`/`result_url` of an id no invocation returned (SSP-INV-4).
+    UnknownExecution {
+        /// Caller (`None`: the unit's owner).
+        by: Option<usize>,
+        /// Unit whose templates are used.
+        unit: usize,
+        /// `result_url` instead of `status_url`.
+        result: bool,
+    },
+}
+
+fn pick(i: usize, n: usize) -> Option<usize> {
+    (n > 0).then(|| i % n)
+}
+
+impl World {
+    /// `op` with its indices resolved against this model, or `None` when it cannot be
+    /// sent here (its precondition).
+    pub fn resolve(&self, op: &Op) -> Option<Op> {
+        let callers = self.callers.len();
+        let by_or = |by: Option<usize>, owner: Option<usize>| match by {
+            Some(b) => pick(b, callers),
+            None => owner,
+        };
+        Some(match op {
+            Op::Discover { by, filter } => Op::Discover {
+                by: pick(*by, callers)?,
+                filter: *filter,
+            },
+            Op::Descriptor { by, skill } => Op::Descriptor {
+                by: pick(*by, callers)?,
+                skill: pick(*skill, self.skills.len())?,
+            },
+            Op::UnknownDescriptor { by } => Op::UnknownDescriptor {
+                by: pick(*by, callers)?,
+            },
+            Op::Invoke { by, unit, timeout } => {
+                let unit = pick(*unit, self.units.len())?;
+                Op::Invoke {
+                    by: Some(by_or(*by, self.owner_of(unit))?),
+                    unit,
+                    timeout: *timeout,
+                }
+            }
+            Op::Invalid { unit, what } => {
+                let unit = pick(*unit, self.units.len())?;
+                let what = match what {
+                    Invalid::OtherSkill(o) => Invalid::OtherSkill(pick(*o, self.skills.len())?),
+                    w => *w,
+                };
+                self.owner_of(unit)?;
+                invalid_applies(self, unit, what).then_some(Op::Invalid { unit, what })?
+            }
+            Op::Status { by, exec } | Op::Result { by, exec } => {
+                let exec = pick(*exec, self.execs.len())?;
+                let e = &self.execs[exec];
+                let s = &self.skills[self.units[e.unit].skill];
+                let by = Some(by_or(*by, Some(e.owner))?);
+                match op {
+                    Op::Status { .. } => {
+                        s.status_url.as_ref()?;
+                        Op::Status { by, exec }
+                    }
+                    _ => {
+                        s.result_url.as_ref()?;
+                        Op::Result { by, exec }
+                    }
+                }
+            }
+            Op::Await { exec } => {
+                let exec = pick(*exec, self.execs.len())?;
+                self.skills[self.units[self.execs[exec].unit].skill]
+                    .status_url
+                    .as_ref()?;
+                Op::Await { exec }
+            }
+            Op::UnknownExecution { by, unit, result } => {
+                let unit = pick(*unit, self.units.len())?;
+                let s = &self.skills[self.units[unit].skill];
+                if *result {
+                    s.result_url.as_ref()?;
+                } else {
+                    s.status_url.as_ref()?;
+                }
+                Op::UnknownExecution {
+                    by: Some(by_or(*by, self.owner_of(unit))?),
+                    unit,
+                    result: *result,
+                }
+            }
+        })
+    }
+
+    /// The model after a resolved `op` whose answer agreed with the prediction: an
+    /// invocation the model predicts to be accepted creates an execution.
+    pub fn next(&self, op: &Op) -> World {
+        let mut w = self.clone();
+        if let Op::Invoke {
+            by: Some(by),
+            unit,
+            timeout,
+        } = op
+            && invoke(self, *by, *unit, *timeout) == Invoke::Accept
+        {
+            create(&mut w, *unit, *by, *timeout);
+        }
+        w
+    }
+
+    /// The operation in words (the transcript).
+    pub fn describe(&self, op: &Op) -> String {
+        let who = |b: &Option<usize>| {
+            b.and_then(|b| self.callers.get(b))
+                .map_or("owner", |c| c.name())
+        };
+        let unit = |u: usize| {
+            self.units.get(u).map_or("?".to_string(), |u| {
+                format!("{} ({})", self.skills[u.skill].id, u.role)
+            })
+        };
+        match op {
+            Op::Discover { by, filter } => {
+                format!("{} discovers with filter {filter:?}", who(&Some(*by)))
+            }
+            Op::Descriptor { by, skill } => format!(
+                "{} reads the descriptor of {}",
+                who(&Some(*by)),
+                self.skills.get(*skill).map_or("?", |s| s.id.as_str())
+            ),
+            Op::UnknownDescriptor { by } => {
+                format!("{} reads an unknown descriptor path", who(&Some(*by)))
+            }
+            Op::Invoke {
+                by,
+                unit: u,
+                timeout,
+            } => format!(
+                "{} invokes {} with context.timeout_ms {timeout:?}",
+                who(by),
+                unit(*u)
+            ),
+            Op::Invalid { unit: u, what } => format!(
+                "owner posts an invalid invocation of {} ({what:?})",
+                unit(*u)
+            ),
+            Op::Status { by, exec } => format!("{} reads the status of execution #{exec}", who(by)),
+            Op::Result { by, exec } => format!("{} reads the result of execution #{exec}", who(by)),
+            Op::Await { exec } => format!("owner polls execution #{exec} until it is terminal"),
+            Op::UnknownExecution {
+                by,
+                unit: u,
+                result,
+            } => format!(
+                "{} reads the {} of an unknown execution id ({})",
+                who(by),
+                if *result { "result" } else { "status" },
+                unit(*u)
+            ),
+        }
+    }
+}
