@@ -102,3 +102,44 @@ fn twenty_seeds_pass() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// Issue 10: each SSP fault only a sequence reveals is caught by the model, at the default
+/// budget of `conform run`, on the fault's own requirement IDs (`faults_caught` shows the
+/// scripted checks miss them: `vectors-miss/<fault>`).
+#[cfg(feature = "faults")]
+#[test]
+fn sequence_faults_are_caught_on_their_own_ids() {
+    use reference_impl::faults::Fault;
+    let rt = support::runtime(2).unwrap();
+    for name in conform::faults::SSP_SEQUENCE_ONLY {
+        let fault = Fault::from_name(name).unwrap();
+        let mut config = reference_impl::Config::demo_in_memory();
+        config.faults = vec![(*name).to_string()];
+        let target = rt
+            .block_on(support::reference::spawn_with(
+                config,
+                &ConnectOptions::default(),
+                &["ssp"],
+            ))
+            .unwrap();
+        let budget = Budget::DEFAULT;
+        let run = run_model(rt.handle(), &target, budget, "fault");
+        let ModelResult::Failed(cx) = run.result else {
+            panic!("{name}: not caught by the model: {:?}", run.result);
+        };
+        let own = fault.requirements();
+        assert!(
+            cx.mismatch.rules.iter().any(|r| own.contains(r)),
+            "{name} ({own:?}) caught on {:?}:\n{}",
+            cx.mismatch.rules,
+            transcript::render(&cx, &transcript::replay_command(&target, budget), false)
+        );
+        eprintln!(
+            "{name}: caught on {:?} after {} steps; shrunk to {} steps:\n{}",
+            cx.mismatch.rules,
+            run.steps_run,
+            cx.ops.len(),
+            transcript::render(&cx, &transcript::replay_command(&target, budget), false)
+        );
+    }
+}

@@ -94,9 +94,9 @@ impl ModelCheck {
     fn outcome(&self, run: runner::ModelRun, replay: &str) -> CheckOutcome {
         match run.result {
             ModelResult::Passed => match run.warnings.first() {
-                Some(w) => CheckOutcome::verdict(Verdict::Warn(self.violation(
-                    vec!["SSP-INV-5".into()],
-                    serde_json::json!("INVOCATION_TIMEOUT"),
+                Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(self.violation(
+                    vec![(*rule).to_string()],
+                    serde_json::json!(rule),
                     serde_json::json!(w),
                     w.clone(),
                     Vec::new(),

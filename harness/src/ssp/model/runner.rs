@@ -1,6 +1,5 @@
 //! Running the SSP model against a provider with proptest: a seeded search over operation
-//! sequences, shrinking to a minimal counterexample, then one more replay of that
-//! counterexample to record its numbered transcript.
+//! sequences, shrinking to a minimal counterexample kept with the steps it was observed in.
 //!
 //! proptest drives a synchronous closure; each step's requests run on the caller's tokio
 //! runtime through [`tokio::runtime::Handle::block_on`], so [`run_model`] must be called
@@ -75,8 +74,8 @@ pub struct ModelRun {
     pub steps_run: usize,
     /// Wall time of the search.
     pub elapsed: Duration,
-    /// Accepted readings worth reporting (deduplicated).
-    pub warnings: Vec<String>,
+    /// Accepted readings worth reporting, with their rule (deduplicated).
+    pub warnings: Vec<(&'static str, String)>,
 }
 
 fn rng(seed: u64) -> TestRng {
@@ -97,7 +96,7 @@ struct Parts<'a> {
     secrets: Secrets,
     seen_ids: SeenIds,
     counter: AtomicUsize,
-    warnings: Mutex<Vec<String>>,
+    warnings: Mutex<Vec<(&'static str, String)>>,
 }
 
 type Failure = Box<(Mismatch, Vec<StepLog>)>;
@@ -113,10 +112,19 @@ impl Parts<'_> {
     }
 
     /// Plays `ops` once from `world`: the steps, or the mismatch and the steps so far.
-    fn play(&self, world: World, ops: &[Op]) -> Result<Vec<StepLog>, Failure> {
+    /// `seen` counts the operations reached (proptest-state-machine shrinks only those).
+    fn play(
+        &self,
+        world: World,
+        ops: &[Op],
+        seen: Option<&AtomicUsize>,
+    ) -> Result<Vec<StepLog>, Failure> {
         let mut drv = Driver::new(self.env(), &self.secrets, &self.seen_ids);
         let mut world = world;
         for op in ops {
+            if let Some(s) = seen {
+                s.fetch_add(1, Ordering::SeqCst);
+            }
             let Some(op) = world.resolve(op) else {
                 continue;
             };
@@ -213,7 +221,7 @@ fn finished(
     result: ModelResult,
     steps_run: usize,
     started: Instant,
-    warnings: Vec<String>,
+    warnings: Vec<(&'static str, String)>,
 ) -> ModelRun {
     ModelRun {
         result,
@@ -223,28 +231,30 @@ fn finished(
     }
 }
 
-/// The seeded search, the shrinking and the replay of the minimal counterexample.
+/// The last failing run: its start, its generated operations, what broke, its steps.
+type LastFailure = Mutex<Option<(World, Vec<Op>, Mismatch, Vec<StepLog>)>>;
+
+/// The seeded search and the shrinking. The counterexample is the last failing run itself
+/// (shrinking only moves to failing runs, so it is the minimal one), as observed: not a
+/// replay, since a provider's state left by earlier sequences (ids already handed out) can
+/// be part of what broke.
 fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
     let mut runner = TestRunner::new_with_rng(config(budget.cases), rng(budget.seed));
-    // The last failing sequence: shrinking only moves to failing ones, so it is minimal.
-    let last_failing: Mutex<Option<(World, Vec<Op>)>> = Mutex::new(None);
+    let last: LastFailure = Mutex::new(None);
     let strategy = sequences(world, budget.steps);
     let outcome = runner.run(
         &strategy,
-        |(init, ops, _): (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>)| match parts
-            .play(init.clone(), &ops)
-        {
-            Ok(_) => Ok(()),
-            Err(failure) => {
-                if let Ok(mut l) = last_failing.lock() {
-                    *l = Some((init, ops));
-                }
-                Err(TestCaseError::fail(format!(
-                    "{} ({})",
-                    failure.0.message,
-                    failure.0.rules.join(", ")
-                )))
+        |(init, ops, seen): (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>)| {
+            let failure = match parts.play(init.clone(), &ops, seen.as_deref()) {
+                Ok(_) => return Ok(()),
+                Err(f) => *f,
+            };
+            let (mismatch, steps) = failure;
+            let message = format!("{} ({})", mismatch.message, mismatch.rules.join(", "));
+            if let Ok(mut l) = last.lock() {
+                *l = Some((init, ops, mismatch, steps));
             }
+            Err(TestCaseError::fail(message))
         },
     );
     match outcome {
@@ -252,12 +262,18 @@ fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
         Err(TestError::Abort(reason)) => {
             ModelResult::Error(format!("the search stopped: {reason}"))
         }
-        Err(TestError::Fail(reason, (init, generated, _))) => {
-            let (init, generated) = last_failing
-                .lock()
-                .ok()
-                .and_then(|mut l| l.take())
-                .unwrap_or((init, generated));
+        Err(TestError::Fail(reason, _)) => {
+            let Some((init, generated, mismatch, steps)) =
+                last.lock().ok().and_then(|mut l| l.take())
+            else {
+                return ModelResult::Error(format!(
+                    "the search failed without a recorded run: {reason}"
+                ));
+            };
+            if mismatch.rules.is_empty() {
+                return ModelResult::Error(mismatch.message);
+            }
+            // The operations the run sent, resolved, up to the one that broke.
             let mut w = init.clone();
             let ops: Vec<Op> = generated
                 .iter()
@@ -266,24 +282,14 @@ fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
                     w = w.next(&op);
                     Some(op)
                 })
+                .take(steps.len())
                 .collect();
-            match parts.play(init.clone(), &generated) {
-                Err(failure) => {
-                    let (mismatch, steps) = *failure;
-                    if mismatch.rules.is_empty() {
-                        return ModelResult::Error(mismatch.message);
-                    }
-                    ModelResult::Failed(Box::new(Counterexample {
-                        ops,
-                        steps,
-                        mismatch,
-                        world: init,
-                    }))
-                }
-                Ok(_) => ModelResult::Error(format!(
-                    "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
-                )),
-            }
+            ModelResult::Failed(Box::new(Counterexample {
+                ops,
+                steps,
+                mismatch,
+                world: init,
+            }))
         }
     }
 }

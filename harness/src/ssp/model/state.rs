@@ -413,7 +413,11 @@ pub fn discovery(w: &World, caller: usize, filter: Filter) -> Discovery {
 pub fn descriptor(w: &World, caller: usize, skill: usize) -> Read {
     let s = &w.skills[skill];
     if s.access != AccessPolicy::Private {
-        return Read::Ok;
+        // An invalid credential may be refused even where none is needed.
+        return match w.callers[caller] {
+            Caller::Wrong => Read::Either(vec![AUTH_REQUIRED]),
+            _ => Read::Ok,
+        };
     }
     let listed = (w.seen.get(caller).cloned().flatten()).is_some_and(|ids| ids.contains(&s.id));
     match w.callers[caller] {
@@ -1200,5 +1204,535 @@ impl World {
                 unit(*u)
             ),
         }
+    }
+}
+
+/// SSP-DISC-2/3: a 200 index against the ids the model allows.
+pub fn judge_index(
+    w: &World,
+    by: usize,
+    filter: Filter,
+    exactly: Option<&BTreeSet<String>>,
+    got: &BTreeSet<String>,
+) -> Result<(), Box<Mismatch>> {
+    let private = |id: &String| {
+        w.skills
+            .iter()
+            .any(|s| &s.id == id && s.access == AccessPolicy::Private)
+    };
+    let who = w.callers[by];
+    if matches!(who, Caller::Anonymous | Caller::Wrong)
+        && let Some(leak) = got.iter().find(|id| private(id))
+    {
+        return Err(breach(
+            &["SSP-DISC-2"],
+            format!("{} discovery lists the private skill {leak}", who.name()),
+            json!("no private skill"),
+            json!(got),
+        ));
+    }
+    let Some(want) = exactly else {
+        return Err(breach(
+            &["SSP-DISC-3"],
+            "this discovery request has no matching entry to list",
+            json!([]),
+            json!(got),
+        ));
+    };
+    if want == got {
+        return Ok(());
+    }
+    let rules: &[&'static str] = match filter {
+        Filter::None => &["SSP-DISC-2"],
+        _ => &["SSP-DISC-3"],
+    };
+    Err(breach(
+        rules,
+        format!(
+            "{} discovery with filter {filter:?}: only the matching entries of what this caller sees, and all of them",
+            who.name()
+        ),
+        json!(want),
+        json!(got),
+    ))
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "tests: a panic is the failure report"
+)]
+mod tests {
+    //! The rule book on small hand-written worlds and sequences: each prediction accepts
+    //! what the notes allow and refuses a breach, on the right rule IDs.
+    use super::*;
+    use ExecutionStatus::{Completed, Failed, Running, Timeout as T};
+
+    fn skill(
+        id: &str,
+        cap: CapabilityType,
+        access: AccessPolicy,
+        auth: AuthType,
+        timeout: f64,
+    ) -> Skill {
+        Skill {
+            id: id.into(),
+            capability: cap,
+            access,
+            auth,
+            timeout_ms: Some(timeout),
+            endpoint: format!("http://p/invoke/{id}"),
+            method: "POST".into(),
+            status_url: Some("http://p/status/{execution_id}".into()),
+            result_url: Some("http://p/result/{execution_id}".into()),
+            descriptor_url: format!("http://p/skills/{id}.json"),
+            header: (auth == AuthType::ApiKey).then(|| "X-API-Key".into()),
+            name_version: (id.into(), "1.0.0".into()),
+            inputs: vec![("message".into(), true)],
+        }
+    }
+
+    /// echo (public, none, instant), task (restricted, api_key, slow), digest (private,
+    /// oauth2), overrun (public, none, 200 ms).
+    fn world() -> World {
+        use AccessPolicy::*;
+        use CapabilityType::*;
+        let skills = vec![
+            skill("echo", Api, Public, AuthType::None, 5000.0),
+            skill("task", Task, Restricted, AuthType::ApiKey, 15000.0),
+            skill("digest", Plugin, Private, AuthType::Oauth2, 5000.0),
+            skill("overrun", Task, Public, AuthType::None, 200.0),
+        ];
+        let unit = |skill, lifecycle| Unit {
+            skill,
+            role: "r".into(),
+            inputs: Map::from_iter([("message".to_string(), json!("hi"))]),
+            lifecycle,
+        };
+        let units = vec![
+            unit(0, Some(Lifecycle::Instant)),
+            unit(1, Some(Lifecycle::Slow)),
+            unit(2, None),
+            unit(3, Some(Lifecycle::Overrun)),
+        ];
+        let callers = vec![
+            Caller::Anonymous,
+            Caller::ApiKey { limited: false },
+            Caller::ApiKey { limited: true },
+            Caller::Oauth2 { limited: false },
+            Caller::Wrong,
+        ];
+        let all: BTreeSet<String> = ["echo", "task", "digest", "overrun"]
+            .map(String::from)
+            .into();
+        let seen = vec![None, Some(all.clone()), Some(all.clone()), Some(all), None];
+        World::new(skills, units, callers, seen)
+    }
+
+    fn ids(v: &[&str]) -> BTreeSet<String> {
+        v.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    fn err(status: u16, code: &str) -> Value {
+        json!({"error": {"code": code, "message": format!("HTTP {status}")}})
+    }
+
+    #[test]
+    fn discovery_hides_private_from_anonymous_and_filters_exactly() {
+        let w = world();
+        let anon = discovery(&w, 0, Filter::None);
+        assert_eq!(anon.exactly, Some(ids(&["echo", "overrun", "task"])));
+        let e = judge_index(
+            &w,
+            0,
+            Filter::None,
+            anon.exactly.as_ref(),
+            &ids(&["echo", "overrun", "task", "digest"]),
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-2"]));
+        // A credential's filtered view: exactly its matching entries (private included).
+        let plug = discovery(&w, 1, Filter::Capability(CapabilityType::Plugin, true));
+        assert_eq!(plug.exactly, Some(ids(&["digest"])));
+        let e = judge_index(
+            &w,
+            1,
+            Filter::Capability(CapabilityType::Plugin, true),
+            plug.exactly.as_ref(),
+            &BTreeSet::new(),
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-3"]));
+        // Unknown filter: 400 VALIDATION_ERROR or an empty 200.
+        let unknown = discovery(&w, 0, Filter::Unknown);
+        assert!(unknown.empty_ok && unknown.refusals.contains(&INVALID));
+        assert!(
+            check_error(
+                400,
+                Some(&err(400, "VALIDATION_ERROR")),
+                &unknown.refusals,
+                &["SSP-DISC-3"],
+                "x"
+            )
+            .is_ok()
+        );
+        // A wrong credential: refused 401 or treated as anonymous.
+        let wrong = discovery(&w, 4, Filter::None);
+        assert_eq!(wrong.exactly, anon.exactly);
+        assert!(wrong.refusals.contains(&AUTH_REQUIRED));
+    }
+
+    #[test]
+    fn private_descriptor_needs_credentials_401_or_404() {
+        let w = world();
+        let Read::Refuse(allowed) = descriptor(&w, 0, 2) else {
+            panic!("anonymous must be refused")
+        };
+        assert!(
+            check_error(
+                401,
+                Some(&err(401, "AUTH_REQUIRED")),
+                &allowed,
+                &["SSP-DISC-4"],
+                "d"
+            )
+            .is_ok()
+        );
+        assert!(
+            check_error(
+                404,
+                Some(&err(404, "NOT_HERE")),
+                &allowed,
+                &["SSP-DISC-4"],
+                "d"
+            )
+            .is_ok()
+        );
+        let e = check_error(
+            200,
+            Some(&json!({"id": "digest"})),
+            &allowed,
+            &["SSP-DISC-4"],
+            "d",
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-4"]));
+        assert_eq!(
+            descriptor(&w, 3, 2),
+            Read::Ok,
+            "listed to oauth2 at the start"
+        );
+        assert_eq!(descriptor(&w, 0, 1), Read::Ok, "restricted is readable");
+    }
+
+    #[test]
+    fn invocation_auth_predictions_refuse_breaches() {
+        let w = world();
+        assert_eq!(
+            invoke(&w, 0, 0, Timeout::Absent),
+            Invoke::Accept,
+            "SSP-AUTH-1"
+        );
+        let Invoke::Refuse(l, rules) = invoke(&w, 0, 1, Timeout::Absent) else {
+            panic!()
+        };
+        assert_eq!(l, vec![AUTH_REQUIRED]);
+        let e = check_error(202, None, &l, rules, "invoke");
+        assert!(e.is_err_and(|m| m.rules.contains(&"SSP-AUTH-2")));
+        let Invoke::Refuse(l, rules) = invoke(&w, 2, 1, Timeout::Absent) else {
+            panic!()
+        };
+        assert_eq!(l, vec![PERMISSION_DENIED], "valid key without permission");
+        assert!(check_error(401, Some(&err(401, "AUTH_REQUIRED")), &l, rules, "i").is_err());
+        // Private: 401 or 404; the api key (another scheme) is not an oauth2 credential.
+        let Invoke::Refuse(l, _) = invoke(&w, 1, 2, Timeout::Absent) else {
+            panic!()
+        };
+        assert_eq!(l, vec![AUTH_REQUIRED, HIDDEN]);
+        // A string timeout breaks the schema; 0 or negative may be refused or accepted.
+        assert_eq!(
+            invoke(&w, 0, 0, Timeout::Text),
+            Invoke::Refuse(vec![INVALID], INV2)
+        );
+        assert!(matches!(
+            invoke(&w, 0, 0, Timeout::Odd(0.0)),
+            Invoke::Either(..)
+        ));
+        assert_eq!(invalid(Invalid::OtherSkill(1)), vec![NOT_FOUND]);
+        assert!(
+            !invalid_applies(&w, 0, Invalid::OtherSkill(0)),
+            "its own id is no foreign id"
+        );
+    }
+
+    #[test]
+    fn errors_need_the_unified_shape_and_the_seed_status() {
+        let l = [Refusal {
+            status: 404,
+            code: None,
+        }];
+        let e = check_error(
+            404,
+            Some(&json!({"error": {"code": "X"}})),
+            &l,
+            &["SSP-INV-6"],
+            "r",
+        );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-1"]),
+            "message is required"
+        );
+        let e = check_error(
+            404,
+            Some(&json!({"error": {"code": "X", "message": "m", "retry": {"max_attempts": 1}}})),
+            &l,
+            &["SSP-INV-6"],
+            "r",
+        );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-1"]),
+            "retry needs both members"
+        );
+        let any = [Refusal {
+            status: 400,
+            code: None,
+        }];
+        let e = check_error(
+            400,
+            Some(&err(400, "SKILL_NOT_FOUND")),
+            &any,
+            &["SSP-INV-2"],
+            "r",
+        );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-2"]),
+            "SKILL_NOT_FOUND is a 404"
+        );
+        assert!(
+            check_error(
+                400,
+                Some(&err(400, "MY_OWN_CODE")),
+                &any,
+                &["SSP-INV-2"],
+                "r"
+            )
+            .is_ok(),
+            "SSP-ERR-3"
+        );
+    }
+
+    fn answer(id: &str, status: &str, created: &str, updated: &str, done: bool) -> Value {
+        let mut v = json!({"execution_id": id, "status": status, "skill_id": "echo",
+            "timestamps": {"created_at": created, "updated_at": updated}});
+        if done {
+            v["timestamps"]["completed_at"] = json!(updated);
+        }
+        match status {
+            "completed" => v["output"] = json!({"echo": "hi"}),
+            "failed" | "timeout" => {
+                v["error"] = json!({"code": "INVOCATION_TIMEOUT", "message": "m", "details": {"timeout_ms": 20, "execution_id": id}});
+            }
+            _ => {}
+        }
+        v
+    }
+
+    const T0: &str = "2026-01-01T00:00:00.000Z";
+    const T1: &str = "2026-01-01T00:00:00.100Z";
+    const T2: &str = "2026-01-01T00:00:00.200Z";
+
+    fn instant_exec() -> (World, Exec, Track) {
+        let mut w = world();
+        let n = create(&mut w, 0, 0, Timeout::Absent);
+        let e = w.execs[n].clone();
+        let t = Track::new("x1", "echo", &e);
+        (w, e, t)
+    }
+
+    #[test]
+    fn the_lifecycle_only_moves_forward_and_terminal_never_changes() {
+        let (_, e, t) = instant_exec();
+        let t = t
+            .observe(&e, &answer("x1", "accepted", T0, T0, false))
+            .map(|o| o.track)
+            .unwrap();
+        let t = t
+            .observe(&e, &answer("x1", "running", T0, T1, false))
+            .map(|o| o.track)
+            .unwrap();
+        assert_eq!(t.allowed, States::of(&[Running, Completed]));
+        let back = t.observe(&e, &answer("x1", "accepted", T0, T1, false));
+        assert!(back.is_err_and(|m| m.rules == ["SSP-INV-3"] && m.message.contains("forward")));
+        let done = t
+            .observe(&e, &answer("x1", "completed", T0, T2, true))
+            .map(|o| o.track)
+            .unwrap();
+        assert!(
+            done.observe(&e, &answer("x1", "completed", T0, T2, true))
+                .is_ok()
+        );
+        let changed = done.observe(&e, &answer("x1", "running", T0, T2, false));
+        assert!(changed.is_err_and(|m| m.message.contains("terminal state never changes")));
+        let mut other = answer("x1", "completed", T0, T2, true);
+        other["output"] = json!({"echo": "else"});
+        assert!(
+            done.observe(&e, &other)
+                .is_err_and(|m| m.rules == ["SSP-INV-3"])
+        );
+    }
+
+    #[test]
+    fn timestamps_created_constant_updated_monotone_completed_iff_terminal() {
+        let (_, e, t) = instant_exec();
+        let t = t
+            .observe(&e, &answer("x1", "running", T0, T1, false))
+            .map(|o| o.track)
+            .unwrap();
+        let moved = t.observe(&e, &answer("x1", "running", T1, T1, false));
+        assert!(moved.is_err_and(|m| m.message.contains("created_at")));
+        let back = t.observe(&e, &answer("x1", "running", T0, T0, false));
+        assert!(back.is_err_and(|m| m.message.contains("updated_at")));
+        let no_end = t.observe(&e, &answer("x1", "completed", T0, T2, false));
+        assert!(no_end.is_err_and(|m| m.message.contains("completed_at")));
+        let early_end = t.observe(&e, &answer("x1", "running", T0, T2, true));
+        assert!(early_end.is_err_and(|m| m.message.contains("completed_at")));
+        // The same instant in another spelling is the same created_at.
+        assert!(
+            t.observe(
+                &e,
+                &answer("x1", "running", "2026-01-01T00:00:00Z", T1, false)
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_final_state_follows_the_role_and_the_effective_timeout() {
+        let (_, e, t) = instant_exec();
+        let failed = t.observe(&e, &answer("x1", "failed", T0, T1, true));
+        assert!(
+            failed.is_err_and(|m| m.rules == ["SSP-INV-3"]),
+            "an instant skill completes"
+        );
+        assert_eq!(
+            effective(Some(15000.0), Timeout::Ms(20.0)),
+            (Some(20.0), true)
+        );
+        assert_eq!(
+            effective(Some(200.0), Timeout::Ms(1e9)),
+            (Some(200.0), false),
+            "min, not max"
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Slow), Some(15000.0), Timeout::Ms(20.0)),
+            States::of(&[T])
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Slow), Some(15000.0), Timeout::Ms(500.0)),
+            States::of(&[Completed, T])
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Slow), Some(15000.0), Timeout::Absent),
+            States::of(&[Completed])
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Overrun), Some(200.0), Timeout::Absent),
+            States::of(&[T])
+        );
+        assert_eq!(
+            finals(None, Some(200.0), Timeout::Absent),
+            States::of(&[Completed, Failed, T])
+        );
+        // A slow execution cut by a 20 ms context timeout: timeout, INVOCATION_TIMEOUT, 20 ms.
+        let mut w = world();
+        let n = create(&mut w, 1, 1, Timeout::Ms(20.0));
+        let e = w.execs[n].clone();
+        let t = Track::new("x1", "echo", &e);
+        assert!(
+            t.observe(&e, &answer("x1", "timeout", T0, T1, true))
+                .is_ok()
+        );
+        let done = t.observe(&e, &answer("x1", "completed", T0, T1, true));
+        assert!(done.is_err_and(|m| m.rules == ["SSP-INV-5"]));
+        let mut alias = answer("x1", "timeout", T0, T1, true);
+        alias["error"]["code"] = json!("EXECUTION_TIMEOUT");
+        assert_eq!(
+            t.observe(&e, &alias).map(|o| o.warnings.len()),
+            Ok(1),
+            "the alias is a warning"
+        );
+        let mut wrong_ms = answer("x1", "timeout", T0, T1, true);
+        wrong_ms["error"]["details"]["timeout_ms"] = json!(15000);
+        assert!(
+            t.observe(&e, &wrong_ms)
+                .is_err_and(|m| m.rules == ["SSP-INV-5"])
+        );
+    }
+
+    #[test]
+    fn another_caller_never_reads_a_non_public_execution() {
+        let mut w = world();
+        let n = create(&mut w, 1, 1, Timeout::Absent);
+        assert_eq!(read(&w, n, 1), Read::Ok);
+        let Read::Refuse(l) = read(&w, n, 2) else {
+            panic!("the limited key is another caller")
+        };
+        assert_eq!(l, vec![HIDDEN]);
+        let e = check_error(
+            200,
+            Some(&json!({"status": "completed"})),
+            &l,
+            &["SSP-INV-6"],
+            "r",
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-INV-6"]));
+        assert_eq!(read(&w, n, 0), Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]));
+        // Public executions: the notes leave another caller's read open.
+        let p = create(&mut w, 0, 0, Timeout::Absent);
+        assert!(matches!(read(&w, p, 1), Read::Either(_)));
+    }
+
+    #[test]
+    fn operations_resolve_against_the_live_model() {
+        let w = world();
+        assert_eq!(
+            w.resolve(&Op::Status { by: None, exec: 7 }),
+            None,
+            "no execution yet"
+        );
+        let op = w.resolve(&Op::Invoke {
+            by: None,
+            unit: 5,
+            timeout: Timeout::Absent,
+        });
+        assert_eq!(
+            op,
+            Some(Op::Invoke {
+                by: Some(1),
+                unit: 1,
+                timeout: Timeout::Absent
+            }),
+            "the owner of task is the api key"
+        );
+        let w2 = w.next(op.as_ref().unwrap());
+        assert_eq!(w2.execs.len(), 1);
+        let refused = Op::Invoke {
+            by: Some(0),
+            unit: 1,
+            timeout: Timeout::Absent,
+        };
+        assert_eq!(
+            w.next(&refused).execs.len(),
+            0,
+            "a refused invocation creates nothing"
+        );
+        assert_eq!(
+            w2.resolve(&Op::Result { by: None, exec: 3 }),
+            Some(Op::Result {
+                by: Some(1),
+                exec: 0
+            })
+        );
     }
 }
