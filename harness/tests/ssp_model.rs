@@ -79,7 +79,7 @@ fn default_budget_is_fast() {
 /// `cargo test -p conform --all-features --test ssp_model -- --ignored`: 20 seeds, each on
 /// its own reference.
 #[test]
-#[ignore = "about a minute: 20 seeds"]
+#[ignore = "about two minutes: 20 seeds × 1,000 steps"]
 fn twenty_seeds_pass() {
     let rt = support::runtime(2).unwrap();
     let mut total = 0;

@@ -566,7 +566,10 @@ impl<'a> Driver<'a> {
         let e = &w.execs[exec];
         match state::read(w, exec, by) {
             Read::Refuse(list) => self.hidden(&r, &list),
-            Read::Either(list) if !matches!(r.status, 200 | 202) => self.hidden(&r, &list),
+            // A readable answer (200, 202, an early result's 409) is judged as the creator's.
+            Read::Either(list) if list.iter().any(|x| x.status == r.status) => {
+                self.hidden(&r, &list)
+            }
             _ if result => self.result_answer(e, exec, &r),
             _ => self.status_answer(e, exec, &r),
         }
