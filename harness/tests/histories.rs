@@ -90,19 +90,19 @@ fn reference_is_linearizable_over_twenty_seeds_on_both_bindings() {
 /// The same seed draws the same groups.
 #[test]
 fn same_seed_same_groups() {
-    use conform::parley::history::groups::{Cast, draw};
+    use conform::parley::history::groups::{Cast, TEMPLATES, draw};
     let rt = support::runtime(1).unwrap();
     let target = spawn(&rt, reference_impl::Config::demo_in_memory());
     let cast =
         conform::parley::model::runner::cast(target.part::<ParleyTarget>().unwrap()).unwrap();
-    let parties = Cast::of(&cast.world.actors);
+    let parties = Cast::of(&cast.world.actors).with_dialectic(cast.world.dialectic);
     assert_eq!(draw(7, 12, parties), draw(7, 12, parties));
     assert_ne!(draw(7, 12, parties), draw(8, 12, parties));
     let templates: std::collections::BTreeSet<_> =
         draw(7, 12, parties).iter().map(|g| g.name).collect();
     assert_eq!(
         templates.len(),
-        6,
+        TEMPLATES.len(),
         "the demo profile offers every template: {templates:?}"
     );
 }
@@ -188,6 +188,38 @@ mod races {
         caught("post-decides-on-stale-thread", TransportKind::Mcp);
     }
 
+    /// The claim race bites: with `refute-of-verified-refused` (a verified claim cannot be
+    /// refuted), a group whose verify lands before its refute shows an answer no order
+    /// allows. Which lands first is the target's doing, so the groups are bounded (a few
+    /// seeds of 28 groups, four of them claim races), not a single draw.
+    #[test]
+    fn claim_race_catches_a_claim_status_fault_on_http_and_mcp() {
+        let fault = "refute-of-verified-refused";
+        let ids = Fault::from_name(fault).unwrap().requirements();
+        for kind in [TransportKind::Http, TransportKind::Mcp] {
+            let rt = support::runtime(2).unwrap();
+            let target = faulty(&rt, fault);
+            let caught = (0..5u64).find_map(|seed| {
+                let run = histories(&rt, &target, kind, settings(seed, 28));
+                run.failure.map(|f| (seed, f))
+            });
+            let (seed, f) = caught
+                .unwrap_or_else(|| panic!("{fault} missed on {} over 5 seeds", kind.as_str()));
+            assert!(
+                f.rules.iter().any(|r| ids.contains(r)),
+                "{fault}: caught on {:?}, not on its IDs {ids:?}\n{}",
+                f.rules,
+                f.message
+            );
+            assert_eq!(f.run.group.name, "claim-acts-race", "{}", f.message);
+            println!(
+                "{fault} on {}: caught at seed {seed}\n{}",
+                kind.as_str(),
+                f.message
+            );
+        }
+    }
+
     /// One client at a time never sees the race: the sequential model passes on each fault
     /// (the vectors' miss is `faults_caught`'s `sequential-misses/<fault>`).
     #[test]
@@ -196,6 +228,7 @@ mod races {
             seed: 2026,
             cases: 4,
             steps: 60,
+            ..Budget::DEFAULT
         };
         for fault in CONCURRENCY_ONLY {
             let rt = support::runtime(2).unwrap();

@@ -262,6 +262,15 @@ catalogue! {
         "A valid credential lacking the scope gets 401 AUTH_REQUIRED instead of 403 PERMISSION_DENIED.";
     SspApiKeyAnyHeader = "ssp-api-key-any-header", ["SSP-AUTH-4"],
         "The API key is accepted from any header, not only the one the descriptor declares.";
+    // ---- SSP: only a sequence (or a combination) reveals these (issue 10) -----------------
+    SspTerminalReadableByOthers = "ssp-terminal-readable-by-others", ["SSP-INV-6"],
+        "Once a status or result read has shown a non-public execution terminal, any later read with some credential is served as if it came from the creator.";
+    SspIdReusedAfterResult = "ssp-id-reused-after-result", ["SSP-INV-7"],
+        "After the result of a completed execution has been read (200), the next accepted invocation is answered with that execution's id again.";
+    SspStatusChangesAfterResult = "ssp-status-changes-after-result", ["SSP-INV-3"],
+        "Once the result of a completed execution has been read (200), its status reads failed with an error (a terminal state changes).";
+    SspFilterLeaksPrivate = "ssp-filter-leaks-private", ["SSP-DISC-2"],
+        "Anonymous discovery with a capability filter lists the matching private skills (visibility is decided as if authenticated whenever a filter is given).";
 }
 
 impl Fault {

@@ -7,6 +7,7 @@
 
 pub mod baseline;
 pub mod check;
+pub mod counterexample;
 pub mod diff;
 pub mod estimate;
 pub mod execute;

@@ -6,6 +6,7 @@
 //! - [`cli`]: the `conform validate` subcommand;
 //! - [`consumer`]: discovery client, compatibility check, invoker (CONS rules);
 //! - [`vectors`]: the SSP validator vectors (model, loader, per-vector check);
+//! - [`model`]: the state-machine model of a provider (`model/ssp-lifecycle`);
 //! - [`provider`]: scripted checks of a provider (HTTP rules) and the `[ssp]` profile table;
 //! - [`suite`]: every SSP check for the engine (`conform run --suite ssp`).
 
@@ -15,6 +16,7 @@ pub mod document;
 pub mod fuzz;
 pub mod history;
 pub mod init;
+pub mod model;
 pub mod protocol;
 pub mod provider;
 pub mod suite;

@@ -63,6 +63,14 @@ impl Protocol for Ssp {
         .boxed()
     }
 
+    fn model_command(
+        &self,
+        args: &crate::engine::model::ModelArgs,
+        launcher: &dyn crate::engine::protocol::Launcher,
+    ) -> Option<Result<u8, crate::engine::protocol::CommandError>> {
+        Some(crate::ssp::model::cli::execute(args, launcher))
+    }
+
     fn fuzz_campaign(
         &self,
         settings: &crate::engine::fuzz::Settings,

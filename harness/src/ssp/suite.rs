@@ -1,6 +1,7 @@
-//! The SSP suite's checks for the engine: provider checks (HTTP), consumer checks (CONS)
-//! and the validator vectors (VAL), so that `conform run --suite ssp` covers every method
-//! of the catalogue.
+//! The SSP suite's checks for the engine: provider checks (HTTP), consumer checks (CONS),
+//! the concurrent history (`history/ssp-concurrency`), the state-machine model
+//! (`model/ssp-lifecycle`) and the validator vectors (VAL), so that `conform run --suite ssp`
+//! covers every method of the catalogue.
 //!
 //! Wiring (for `suite::load_suite` when `name == "ssp"`):
 //! `checks.extend(conform::ssp::suite::checks(vectors_dir, &catalogue)?)`.
@@ -24,6 +25,7 @@ pub fn checks(
 ) -> Result<Vec<Arc<dyn Check>>, VectorError> {
     let mut out = crate::ssp::provider::checks(catalogue);
     out.extend(crate::ssp::history::checks(catalogue));
+    out.extend(crate::ssp::model::checks(catalogue));
     out.extend(validator_checks(vectors_dir, catalogue)?);
     Ok(out)
 }

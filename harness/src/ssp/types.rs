@@ -453,6 +453,13 @@ pub struct Timestamps {
     pub completed_at: Option<String>,
 }
 
+/// Whether two timestamps name the same instant: `…00Z` and `…00.000Z` (or another
+/// offset) are one time, so a constant `created_at` may be spelt differently.
+pub fn same_instant(a: &str, b: &str) -> bool {
+    let at = chrono::DateTime::parse_from_rfc3339;
+    a == b || matches!((at(a), at(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// Invocation response (seed §5.4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvocationResponse {

@@ -7,7 +7,7 @@
 //! behaviour of the named bug exactly (what a client sees is all a conformance suite can
 //! judge). Nothing here runs unless one of [`WIRE_FAULTS`] is switched on.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -45,6 +45,10 @@ pub(super) const WIRE_FAULTS: &[Fault] = &[
     Fault::Ssp401WithoutWwwAuthenticate,
     Fault::SspMissingScopeAs401,
     Fault::SspApiKeyAnyHeader,
+    Fault::SspTerminalReadableByOthers,
+    Fault::SspIdReusedAfterResult,
+    Fault::SspStatusChangesAfterResult,
+    Fault::SspFilterLeaksPrivate,
 ];
 
 /// Bodies larger than this are passed through untouched (the routes cap far lower).
@@ -66,6 +70,12 @@ struct Wire {
     creators: Mutex<HashMap<String, Vec<(HeaderName, HeaderValue)>>>,
     /// Terminal status reads per execution (for `ssp-status-goes-backwards`).
     terminal_reads: Mutex<HashMap<String, u32>>,
+    /// Executions a read has shown terminal (for `ssp-terminal-readable-by-others`).
+    terminal_seen: Mutex<HashSet<String>>,
+    /// Completed executions whose result was read (for `ssp-status-changes-after-result`).
+    results_read: Mutex<HashSet<String>>,
+    /// The id the next accepted invocation gets again (for `ssp-id-reused-after-result`).
+    recycled: Mutex<Option<String>>,
 }
 
 /// Wraps `router` with the boundary faults switched on in `faults` (identity otherwise).
@@ -81,6 +91,9 @@ pub(super) fn layer(router: Router, faults: Faults, config: &crate::Config) -> R
         api_keys,
         creators: Mutex::new(HashMap::new()),
         terminal_reads: Mutex::new(HashMap::new()),
+        terminal_seen: Mutex::new(HashSet::new()),
+        results_read: Mutex::new(HashSet::new()),
+        recycled: Mutex::new(None),
     });
     router.layer(middleware::from_fn_with_state(wire, boundary))
 }
@@ -220,7 +233,7 @@ async fn request(
     Ok((parts, body))
 }
 
-/// `ssp-filter-ignored`, `ssp-private-visible-anonymously`.
+/// `ssp-filter-ignored`, `ssp-private-visible-anonymously`, `ssp-filter-leaks-private`.
 fn index_request(w: &Wire, parts: &mut axum::http::request::Parts) {
     let f = w.faults;
     if f.is_on(Fault::SspFilterIgnored) && parts.uri.query().is_some() {
@@ -229,7 +242,13 @@ fn index_request(w: &Wire, parts: &mut axum::http::request::Parts) {
             parts.uri = uri;
         }
     }
-    if f.is_on(Fault::SspPrivateVisibleAnonymously)
+    let filtered = parts.uri.query().is_some_and(|q| {
+        q.split('&')
+            .any(|kv| kv.starts_with("capability_type=") || kv.starts_with("type="))
+    });
+    let leak = f.is_on(Fault::SspPrivateVisibleAnonymously)
+        || (f.is_on(Fault::SspFilterLeaksPrivate) && filtered);
+    if leak
         && credentials(&parts.headers).is_empty()
         && let Some(key) = w
             .api_key
@@ -243,11 +262,13 @@ fn index_request(w: &Wire, parts: &mut axum::http::request::Parts) {
     }
 }
 
-/// `ssp-execution-readable-by-others`.
+/// `ssp-execution-readable-by-others`, `ssp-terminal-readable-by-others`.
 fn poll_request(w: &Wire, id: &str, parts: &mut axum::http::request::Parts) {
-    if w.faults.is_on(Fault::SspExecutionReadableByOthers)
-        && let Some(creator) = lock(&w.creators).get(id).cloned()
-    {
+    let swap = w.faults.is_on(Fault::SspExecutionReadableByOthers)
+        || (w.faults.is_on(Fault::SspTerminalReadableByOthers)
+            && !credentials(&parts.headers).is_empty()
+            && lock(&w.terminal_seen).contains(id));
+    if swap && let Some(creator) = lock(&w.creators).get(id).cloned() {
         // Access decided on "some valid credential", not on the creating one.
         for n in CREDENTIAL_HEADERS {
             parts.headers.remove(*n);
@@ -359,6 +380,12 @@ async fn response(
                 if let Some(id) = v.get("execution_id").and_then(Value::as_str) {
                     lock(&w.creators).insert(id.to_string(), creator);
                 }
+                if f.is_on(Fault::SspIdReusedAfterResult)
+                    && let Some(old) = lock(&w.recycled).take()
+                {
+                    // The id of a finished execution is handed out again.
+                    v["execution_id"] = Value::from(old);
+                }
                 if f.is_on(Fault::SspInvoke200) {
                     status = StatusCode::OK;
                 }
@@ -417,7 +444,8 @@ fn index_response(f: Faults, v: &mut Value) {
 }
 
 /// `ssp-timeout-as-failed`, `ssp-failed-error-without-message`, `ssp-completed-at-missing`,
-/// `ssp-result-output-early`, `ssp-status-goes-backwards`, `ssp-unstable-execution-not-found`.
+/// `ssp-result-output-early`, `ssp-status-goes-backwards`, `ssp-unstable-execution-not-found`
+/// and the sequence faults of [`sequence_faults`].
 fn poll_response(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Value) {
     let f = w.faults;
     let terminal = matches!(
@@ -466,11 +494,47 @@ fn poll_response(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Valu
             }
         }
     }
+    sequence_faults(w, r, id, status, v);
     if f.is_on(Fault::SspUnstableExecutionNotFound)
         && status == StatusCode::NOT_FOUND
         && v.pointer("/error/code").and_then(Value::as_str) == Some("SKILL_NOT_FOUND")
     {
         v["error"]["code"] = Value::from("EXECUTION_NOT_FOUND");
+    }
+}
+
+/// `ssp-terminal-readable-by-others`, `ssp-id-reused-after-result`,
+/// `ssp-status-changes-after-result`: what a poll answer remembers for later requests.
+fn sequence_faults(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Value) {
+    let f = w.faults;
+    let state = v.get("status").and_then(Value::as_str).map(str::to_string);
+    if f.is_on(Fault::SspTerminalReadableByOthers)
+        && matches!(state.as_deref(), Some("completed" | "failed" | "timeout"))
+    {
+        lock(&w.terminal_seen).insert(id.to_string());
+    }
+    let result_read = matches!(r, Route::Result(_))
+        && status == StatusCode::OK
+        && state.as_deref() == Some("completed");
+    if f.is_on(Fault::SspIdReusedAfterResult) && result_read {
+        *lock(&w.recycled) = Some(id.to_string());
+    }
+    if f.is_on(Fault::SspStatusChangesAfterResult) {
+        if result_read {
+            lock(&w.results_read).insert(id.to_string());
+        } else if matches!(r, Route::Status(_))
+            && state.as_deref() == Some("completed")
+            && lock(&w.results_read).contains(id)
+            && let Some(o) = v.as_object_mut()
+        {
+            // The result read "consumed" the execution: it now reports a failure.
+            o.insert("status".into(), Value::from("failed"));
+            o.remove("output");
+            o.insert(
+                "error".into(),
+                json!({"code": "RESULT_CONSUMED", "message": "the result was already collected"}),
+            );
+        }
     }
 }
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::spec::{Observed, View};
+use super::spec::{ClaimView, Observed, View};
+use crate::parley::model::claim_steps::evidence_json;
 use crate::parley::model::observe::{Answer, extension_of, str_at};
 use crate::parley::model::state::Op;
 use crate::parley::pacing::Pacer;
@@ -25,6 +26,8 @@ pub struct Ids {
     pub thread: Option<String>,
     /// Message ids in model order.
     pub messages: Vec<String>,
+    /// Claim ids in model order, with the model index of the message carrying each.
+    pub claims: Vec<(String, usize)>,
 }
 
 /// What one request produced: the answer (`None`: none within the timeout or the
@@ -58,6 +61,31 @@ pub fn request(op: &Op, ids: &Ids) -> Option<(&'static str, Value)> {
             thread: 0, state, ..
         } => ("mark", json!({"thread": tid(), "state": state.as_str()})),
         Op::Reopen { thread: 0, .. } => ("reopen", json!({"thread": tid()})),
+        Op::Assert {
+            thread: None,
+            supersedes: None,
+            evidence,
+            ..
+        } => {
+            let mut v = json!({"kind": "assert", "body": "history step"});
+            if let Some(e) = evidence_json(*evidence) {
+                v["evidence"] = e;
+            }
+            ("post", v)
+        }
+        Op::ClaimAct {
+            claim,
+            act,
+            evidence,
+            ..
+        } => {
+            let (id, message) = ids.claims.get(*claim)?;
+            let mut v = json!({"kind": act.kind().as_str(), "thread": tid(), "parent": mid(*message)?, "claim": id, "body": "history step"});
+            if let Some(e) = evidence_json(*evidence) {
+                v["evidence"] = e;
+            }
+            ("post", v)
+        }
         _ => return None,
     })
 }
@@ -108,11 +136,13 @@ pub async fn send(
     }
 }
 
-/// The outcome class of an answer to an operation.
-pub fn observed(answer: &Answer) -> Observed {
+/// The outcome class of an answer to `op`. A claim post's `event` is not read: whether a
+/// claim's creation or status change returns one is a point the notes leave open.
+pub fn observed(op: &Op, answer: &Answer) -> Observed {
+    let claim_post = matches!(op, Op::Assert { .. } | Op::ClaimAct { .. });
     match answer {
         Answer::Success(body) => Observed::Accepted {
-            event: body.get("event").is_some_and(|e| !e.is_null()),
+            event: !claim_post && body.get("event").is_some_and(|e| !e.is_null()),
         },
         Answer::Refusal { status, reason } => Observed::Refused(*status, reason.clone()),
         Answer::Other(s) => Observed::Other(s.clone()),
@@ -124,13 +154,29 @@ pub fn remember(op: &Op, answer: &Answer, ids: &mut Ids) {
     let Answer::Success(body) = answer else {
         return;
     };
-    if let Op::Open { .. } = op {
+    if let Op::Open { .. } | Op::Assert { thread: None, .. } = op {
         ids.thread = str_at(body, "/thread/id").map(str::to_string);
     }
-    if matches!(op, Op::Open { .. } | Op::Post { .. })
-        && let Some(m) = str_at(body, "/message/id")
+    if let Op::Assert { .. } = op
+        && let Some(c) = str_at(body, "/message/claim")
+    {
+        ids.claims.push((c.to_string(), ids.messages.len()));
+    }
+    if matches!(
+        op,
+        Op::Open { .. } | Op::Post { .. } | Op::Assert { .. } | Op::ClaimAct { .. }
+    ) && let Some(m) = str_at(body, "/message/id")
     {
         ids.messages.push(m.to_string());
+    }
+}
+
+/// A claim as a `read_claim` body shows it (PV-DI-7).
+pub fn claim_view(body: &Value) -> ClaimView {
+    ClaimView {
+        status: body["status"].as_str().unwrap_or_default().to_string(),
+        support: body["support"].as_u64(),
+        refutations: body["refutations"].as_array().map(Vec::len),
     }
 }
 
@@ -145,8 +191,9 @@ fn count_tree(messages: &Value, ids: &mut Vec<String>) {
     }
 }
 
-/// The read-back view of a `read_thread` body and a `list_events` body (thread events only).
-pub fn view(tree: &Value, events: &Value) -> View {
+/// The read-back view of a `read_thread` body, a `list_events` body (thread events only)
+/// and the thread's claims as `read_claim` showed them.
+pub fn view(tree: &Value, events: &Value, claims: Vec<ClaimView>) -> View {
     let t = &tree["thread"];
     let awaiting = match t.get("awaiting") {
         None | Some(Value::Null) => Value::Null,
@@ -183,5 +230,6 @@ pub fn view(tree: &Value, events: &Value) -> View {
                 )
             })
             .collect(),
+        claims,
     }
 }

@@ -5,9 +5,12 @@
 //! racing one rule: rival marks (PV-ST-1/3), marks against a reopen of a locked thread
 //! (PV-ST-4/6, PV-AU-3), replies to one message (PV-KD-2, PV-ID-2), a lock holder's
 //! confirmation against the creator's next proposal (PV-ST-5), twin answers (PV-ST-1,
-//! PV-ST-7). A template needs some parties (the creator, another writer, a lock holder, a
-//! human); a profile lacking one drops the templates that need it.
+//! PV-ST-7), claim acts racing on one claim — attest, verify and refute (PV-DI-3/4/5, on a
+//! target whose manifest lists `dialectic`). A template needs some parties (the creator,
+//! another writer, a lock holder, a human, a verifier); a profile lacking one drops the
+//! templates that need it.
 
+use crate::parley::model::claims::{Act, Evidence, Until};
 use crate::parley::model::state::{Actor, Body, Kind, Op, Party, St};
 
 /// The parties a group speaks with, as actor indices of the model.
@@ -21,6 +24,10 @@ pub struct Cast {
     pub lock: Option<usize>,
     /// A `human:` identity.
     pub human: Option<usize>,
+    /// A writer who may verify claims (the `verify` right or a human), not the creator.
+    pub verifier: Option<usize>,
+    /// The target enables the dialectic profile (claim templates apply).
+    pub dialectic: bool,
 }
 
 impl Cast {
@@ -33,12 +40,24 @@ impl Cast {
                 .iter()
                 .position(|a| plain(a) && a.identity != actors[c].identity)
         });
+        let verifier = creator.and_then(|c| {
+            actors
+                .iter()
+                .position(|a| (a.verify || a.human) && a.write && a.identity != actors[c].identity)
+        });
         Self {
             creator,
             other,
             lock: actors.iter().position(|a| a.lock && a.write && !a.human),
             human: actors.iter().position(|a| a.human),
+            verifier,
+            dialectic: false,
         }
+    }
+
+    /// The same parties on a target whose manifest does (or does not) list `dialectic`.
+    pub fn with_dialectic(self, dialectic: bool) -> Self {
+        Self { dialectic, ..self }
     }
 }
 
@@ -56,13 +75,14 @@ pub struct Group {
 }
 
 /// Every template name, in draw order.
-pub const TEMPLATES: [&str; 6] = [
+pub const TEMPLATES: [&str; 7] = [
     "rival-marks",
     "marks-race-reopen",
     "replies-to-one-message",
     "confirmation-races-proposal",
     "twin-answers",
     "rival-reopens",
+    "claim-acts-race",
 ];
 
 fn p(actor: usize) -> Party {
@@ -92,6 +112,51 @@ fn reply(by: usize, parent: usize, kind: Kind) -> Op {
         kind,
         body: Body::Short,
     }
+}
+
+/// An assert opening the group's thread with claim 0 (valid evidence, no `valid_until`).
+fn assert_claim(by: usize) -> Op {
+    Op::Assert {
+        by: p(by),
+        thread: None,
+        supersedes: None,
+        until: Until::Never,
+        evidence: Evidence::Valid,
+    }
+}
+
+fn act(by: usize, act: Act) -> Op {
+    Op::ClaimAct {
+        by: p(by),
+        claim: 0,
+        act,
+        evidence: Evidence::Valid,
+    }
+}
+
+/// PV-DI-3/4/5: one attest, one verify and one refute of a fresh claim at once. Every order
+/// is one the notes settle (a refute after a verify moves it to refuted; an attest or a
+/// verify after a refute is refused), so the read-back's status, support and refutations
+/// must be one order's. Never two refutes or two verifies: their second is an open point.
+fn claim_acts(cast: Cast) -> Option<(Vec<Op>, Vec<Op>)> {
+    let c = cast.creator?;
+    if !cast.dialectic {
+        return None;
+    }
+    let v = cast.verifier?;
+    let o = cast.other.filter(|o| *o != v)?;
+    // Not the creator: a claim act replies to the claim's message, and a reply to one's own
+    // message is refused (PV-ID-2) whatever the order.
+    let r = [cast.lock, cast.human]
+        .into_iter()
+        .flatten()
+        .find(|r| *r != v && *r != o)?;
+    let concurrent = vec![
+        act(o, Act::Attest),
+        act(v, Act::Verify),
+        act(r, Act::Refute),
+    ];
+    Some((vec![assert_claim(c)], concurrent))
 }
 
 /// The group of template `name` for `cast`, its free choices drawn from `rng`; `None` when
@@ -160,6 +225,7 @@ pub fn build(name: &str, cast: Cast, rng: &mut fastrand::Rng) -> Option<Group> {
             ops.push(mark(c, St::Answered));
             (vec![open(c), mark(l, pick(&lateral))], ops)
         }
+        "claim-acts-race" => claim_acts(cast)?,
         _ => return None,
     };
     Some(Group {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::client::{self, Ids, Sent};
 use super::groups::{Cast as Parties, Group, draw};
-use super::spec::{Model, Observed, ParleySpec, Step, rules};
+use super::spec::{ClaimView, Model, Observed, ParleySpec, Step, rules};
 use crate::engine::history::{Bound, Clock, History, Linearizability, Response, check};
 use crate::parley::model::driver::describe;
 use crate::parley::model::observe::Answer;
@@ -134,7 +134,7 @@ fn record(
         .get(op.actor())
         .copied()
         .unwrap_or(Role::Anonymous);
-    let output = sent.answer.as_ref().map(client::observed);
+    let output = sent.answer.as_ref().map(|a| client::observed(&op, a));
     if matches!(&output, Some(Observed::Refused(429, r)) if r == "rate_limited") {
         run.inconclusive = Some(format!(
             "{role} met 429 rate_limited (writes from outside this check)"
@@ -193,6 +193,31 @@ async fn run_group(ctx: &Ctx<'_>, group: Group) -> GroupRun {
     run
 }
 
+/// `read_claim` of every claim the group created: their views (`Err`: a refusal, `None`:
+/// an answer missing), and the exchanges.
+async fn read_claims(
+    ctx: &Ctx<'_>,
+    auth: &crate::transport::Auth,
+    ids: &Ids,
+) -> (Option<Result<Vec<ClaimView>, String>>, Vec<Exchange>) {
+    let mut views = Vec::new();
+    let mut exchanges = Vec::new();
+    for (id, _) in &ids.claims {
+        let args = json!({"claim": id});
+        let sent = client::send(ctx.target, ctx.kind, "read_claim", &args, auth).await;
+        exchanges.extend(sent.exchanges);
+        match sent.answer {
+            Some(Answer::Success(body)) => views.push(client::claim_view(&body)),
+            Some(other) => {
+                let why = format!(" / read_claim: {}", other.summary());
+                return (Some(Err(why)), exchanges);
+            }
+            None => return (None, exchanges),
+        }
+    }
+    (Some(Ok(views)), exchanges)
+}
+
 async fn read_back(ctx: &Ctx<'_>, run: &mut GroupRun, ids: &Ids, reader: usize) {
     let role = ctx.roles.get(reader).copied().unwrap_or(Role::Anonymous);
     let auth = client::auth(ctx.target, role, false, None).await;
@@ -200,15 +225,17 @@ async fn read_back(ctx: &Ctx<'_>, run: &mut GroupRun, ids: &Ids, reader: usize) 
     let invoked = ctx.clock.now();
     let tree = client::send(ctx.target, ctx.kind, "read_thread", &args, &auth).await;
     let events = client::send(ctx.target, ctx.kind, "list_events", &args, &auth).await;
-    let output = match (&tree.answer, &events.answer) {
-        (Some(Answer::Success(t)), Some(Answer::Success(e))) => {
-            Some(Observed::View(client::view(t, e)))
+    let (claims, claim_exchanges) = read_claims(ctx, &auth, ids).await;
+    let output = match (&tree.answer, &events.answer, claims) {
+        (Some(Answer::Success(t)), Some(Answer::Success(e)), Some(Ok(claims))) => {
+            Some(Observed::View(client::view(t, e, claims)))
         }
-        (None, _) | (_, None) => None,
-        (Some(t), Some(e)) => Some(Observed::Other(format!(
-            "read-back refused: {} / {}",
+        (None, _, _) | (_, None, _) | (_, _, None) => None,
+        (Some(t), Some(e), claims) => Some(Observed::Other(format!(
+            "read-back refused: {} / {}{}",
             t.summary(),
-            e.summary()
+            e.summary(),
+            claims.and_then(Result::err).unwrap_or_default()
         ))),
     };
     let at = ctx.clock.now();
@@ -224,6 +251,7 @@ async fn read_back(ctx: &Ctx<'_>, run: &mut GroupRun, ids: &Ids, reader: usize) 
     run.roles.push(role);
     run.exchanges.extend(tree.exchanges);
     run.exchanges.extend(events.exchanges);
+    run.exchanges.extend(claim_exchanges);
 }
 
 /// Runs `settings.groups` groups on `kind` and checks each history (see the module docs).
@@ -241,11 +269,8 @@ pub async fn run_histories(
             return out;
         }
     };
-    let groups = draw(
-        settings.seed,
-        settings.groups,
-        Parties::of(&cast.world.actors),
-    );
+    let parties = Parties::of(&cast.world.actors).with_dialectic(cast.world.dialectic);
+    let groups = draw(settings.seed, settings.groups, parties);
     if groups.is_empty() {
         out.unsupported = Some("the profile lacks the parties every group needs (a model writer and a lock holder, or two model writers)".into());
         return out;

@@ -2,7 +2,7 @@
 //! an operation's allowed outcomes are the model's (every reading the notes allow), compared
 //! by outcome class — accepted (with or without an event) or refused with status and reason;
 //! ids and timestamps are the target's. The read-back after a group is one more operation
-//! whose result is the thread as the model holds it ([`View`]).
+//! whose result is the thread as the model holds it ([`View`]), its claims included.
 
 use std::hash::{Hash, Hasher};
 
@@ -57,6 +57,19 @@ pub struct View {
     pub distinct_messages: usize,
     /// Thread events in order: `(from_state, to_state, confirmed)`.
     pub events: Vec<(Option<String>, String, bool)>,
+    /// The thread's claims in creation order (PV-DI-3/4/5, PV-DI-7).
+    pub claims: Vec<ClaimView>,
+}
+
+/// A claim as a read-back shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimView {
+    /// `status`.
+    pub status: String,
+    /// `support` (attestations counted).
+    pub support: Option<u64>,
+    /// The number of `refutations`.
+    pub refutations: Option<usize>,
 }
 
 /// What the target did.
@@ -134,9 +147,15 @@ impl Spec for ParleySpec {
 pub fn rules(state: &World, step: &Step) -> Vec<&'static str> {
     match step {
         Step::Op(op) => predict(state, op).rules,
-        Step::ReadBack { .. } => vec![
-            "PV-ST-1", "PV-ST-5", "PV-ST-7", "PV-KD-2", "PV-RD-1", "PV-RD-2",
-        ],
+        Step::ReadBack { thread, .. } => {
+            let mut r = vec![
+                "PV-ST-1", "PV-ST-5", "PV-ST-7", "PV-KD-2", "PV-RD-1", "PV-RD-2",
+            ];
+            if state.claims.iter().any(|c| c.thread == *thread) {
+                r.extend(["PV-DI-3", "PV-DI-4", "PV-DI-5", "PV-DI-7"]);
+            }
+            r
+        }
     }
 }
 
@@ -172,6 +191,16 @@ pub fn view_of(w: &World, t: usize) -> View {
                 (from, e.to.as_str().to_string(), e.confirmed)
             })
             .collect(),
+        claims: w
+            .claims
+            .iter()
+            .filter(|c| c.thread == t)
+            .map(|c| ClaimView {
+                status: c.status.as_str().into(),
+                support: Some(u64::from(c.support)),
+                refutations: usize::try_from(c.refutations).ok(),
+            })
+            .collect(),
     }
 }
 
@@ -193,7 +222,8 @@ fn views_match(e: &View, o: &View) -> bool {
         o.messages,
         o.distinct_messages,
     );
-    head && e.events.len() == o.events.len()
+    head && e.claims == o.claims
+        && e.events.len() == o.events.len()
         && e.events
             .iter()
             .zip(&o.events)

@@ -4,6 +4,7 @@
 use super::groups::{Cast, TEMPLATES, build, draw};
 use super::spec::{Model, Observed, ParleySpec, Step, view_of};
 use crate::engine::history::{Bound, History, Linearizability, check};
+use crate::parley::model::claims::{Act, Evidence, Until};
 use crate::parley::model::state::{Actor, Body, Op, Party, St, World, predict};
 
 const A: usize = 0;
@@ -19,6 +20,7 @@ fn world() -> World {
         write: true,
         read: true,
         lock,
+        verify: human,
     };
     World::new(
         vec![
@@ -29,6 +31,7 @@ fn world() -> World {
         ],
         Some(500),
     )
+    .with_dialectic(true)
 }
 
 fn open() -> Step {
@@ -143,10 +146,10 @@ fn a_step_naming_a_thread_never_opened_has_no_path() {
 #[test]
 fn templates_drop_with_the_parties_they_need() {
     let actors = world().actors;
-    let all = Cast::of(&actors);
+    let all = Cast::of(&actors).with_dialectic(true);
     assert_eq!(
-        (all.creator, all.other, all.lock, all.human),
-        (Some(A), Some(B), Some(MOD), Some(HUMAN))
+        (all.creator, all.other, all.lock, all.human, all.verifier),
+        (Some(A), Some(B), Some(MOD), Some(HUMAN), Some(HUMAN))
     );
     let mut rng = fastrand::Rng::with_seed(1);
     assert!(TEMPLATES.iter().all(|t| build(t, all, &mut rng).is_some()));
@@ -155,11 +158,85 @@ fn templates_drop_with_the_parties_they_need() {
     assert!(
         names
             .iter()
-            .all(|n| ["replies-to-one-message", "twin-answers"].contains(n)),
+            .all(|n| ["replies-to-one-message", "twin-answers", "claim-acts-race"].contains(n)),
         "{names:?}"
+    );
+    // Without the dialectic profile, no claim race.
+    let plain = Cast::of(&actors);
+    assert!(build("claim-acts-race", plain, &mut rng).is_none());
+    assert!(
+        draw(3, 24, plain)
+            .iter()
+            .all(|g| g.name != "claim-acts-race")
     );
     assert!(draw(3, 12, Cast::default()).is_empty());
     for g in draw(5, 24, all) {
         assert!((2..=4).contains(&g.concurrent.len()), "{g:?}");
     }
+}
+
+fn claim_act(by: usize, act: Act) -> Step {
+    Step::Op(Op::ClaimAct {
+        by: Party {
+            actor: by,
+            ext: None,
+        },
+        claim: 0,
+        act,
+        evidence: Evidence::Valid,
+    })
+}
+
+fn assert_claim() -> Step {
+    Step::Op(Op::Assert {
+        by: Party {
+            actor: A,
+            ext: None,
+        },
+        thread: None,
+        supersedes: None,
+        until: Until::Never,
+        evidence: Evidence::Valid,
+    })
+}
+
+/// The model after `steps` in this order (every step accepted or refused as predicted).
+fn after(steps: &[Step]) -> World {
+    steps.iter().fold(world(), |w, s| match s {
+        Step::Op(op) => predict(&w, op).next,
+        Step::ReadBack { .. } => w,
+    })
+}
+
+#[test]
+fn a_verify_and_a_refute_race_to_one_order_s_claim() {
+    // PV-DI-4/5: verify then refute ends refuted (both accepted); refute then verify ends
+    // refuted with the verify refused. Verified with both accepted is no order's.
+    let verify = claim_act(HUMAN, Act::Verify);
+    let refute = claim_act(MOD, Act::Refute);
+    let final_view = view_of(&after(&[assert_claim(), verify.clone(), refute.clone()]), 0);
+    assert_eq!(final_view.claims[0].status, "refuted");
+    let history = |v: Observed, r: Observed, read: Observed| {
+        let mut h = History::new();
+        h.done(0, assert_claim(), 0, 10, ok(false));
+        h.done(1, verify.clone(), 20, 50, v);
+        h.done(2, refute.clone(), 21, 49, r);
+        h.done(0, Step::ReadBack { by: A, thread: 0 }, 60, 70, read);
+        h
+    };
+    let h = history(ok(false), ok(false), Observed::View(final_view.clone()));
+    assert!(matches!(verdict(&h), Linearizability::Linearizable { .. }));
+    // A refuted claim that accepted a verify and shows verified: not linearizable.
+    let mut verified = final_view.clone();
+    verified.claims[0].status = "verified".into();
+    let h = history(ok(false), ok(false), Observed::View(verified));
+    assert!(matches!(verdict(&h), Linearizability::NotLinearizable(_)));
+    // A verified claim that refused the refute (the Popperian asymmetry lost): no order.
+    let kept = view_of(&after(&[assert_claim(), verify.clone()]), 0);
+    let h = history(
+        ok(false),
+        refused("invalid_transition"),
+        Observed::View(kept),
+    );
+    assert!(matches!(verdict(&h), Linearizability::NotLinearizable(_)));
 }

@@ -83,7 +83,8 @@ impl Clock {
     }
 }
 
-fn evidence_json(e: Evidence) -> Option<Value> {
+/// The `evidence` member of a dialectic post (`None`: left out), PV-DI-1.
+pub fn evidence_json(e: Evidence) -> Option<Value> {
     match e {
         Evidence::Valid => Some(json!([{"kind": "url", "ref": "https://example.org/model"}])),
         Evidence::Invalid => Some(json!([{"kind": "url", "ref": "/relative/model"}])),

@@ -73,32 +73,8 @@ fn mask_expiry(mut v: Value) -> Value {
 /// A thread id no sequence creates (PV-EN-5).
 pub const UNKNOWN_THREAD: &str = "th_987654321";
 
-/// Why a step disagreed with the model.
-#[derive(Debug, Clone)]
-pub struct Mismatch {
-    /// The requirement IDs of the broken postcondition.
-    pub rules: Vec<&'static str>,
-    /// One sentence.
-    pub message: String,
-    /// What the model predicted.
-    pub expected: Value,
-    /// What the target did.
-    pub observed: Value,
-}
-
-pub(super) fn mismatch(
-    rules: &[&'static str],
-    message: impl Into<String>,
-    expected: Value,
-    observed: Value,
-) -> Box<Mismatch> {
-    Box::new(Mismatch {
-        rules: rules.to_vec(),
-        message: message.into(),
-        expected,
-        observed,
-    })
-}
+pub(super) use crate::engine::counterexample::mismatch;
+pub use crate::engine::counterexample::{Mismatch, StepLog};
 
 /// `Ok` when the target's `observed` equals the model's `expected`, else the mismatch.
 pub(super) fn agree(
@@ -112,17 +88,6 @@ pub(super) fn agree(
     } else {
         Err(mismatch(rules, message, expected, observed))
     }
-}
-
-/// One step as the transcript shows it.
-#[derive(Debug, Clone)]
-pub struct StepLog {
-    /// The operation in words.
-    pub text: String,
-    /// The answer (`accepted`, or status and reason).
-    pub answer: Value,
-    /// The requests made.
-    pub exchanges: Vec<Exchange>,
 }
 
 /// Server ids of the model's threads, messages and events, and every id seen.

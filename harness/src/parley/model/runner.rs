@@ -95,17 +95,7 @@ pub struct Counterexample {
 }
 
 /// What a model run found.
-#[derive(Debug, Clone)]
-pub enum ModelResult {
-    /// Every sequence agreed with the model.
-    Passed,
-    /// A sequence disagreed; here it is, shrunk.
-    Failed(Box<Counterexample>),
-    /// The target lacks what the model needs.
-    Unsupported(String),
-    /// The search itself could not run (too many rejected sequences, a flaky replay).
-    Error(String),
-}
+pub type ModelResult = crate::engine::counterexample::ModelResult<Counterexample>;
 
 /// A finished run.
 #[derive(Debug, Clone)]
@@ -297,24 +287,27 @@ pub fn play_once(
     )
 }
 
-/// Searches for a sequence on which `kind` disagrees with the model (blocking; see the
-/// module docs).
-pub fn run_model(
-    handle: &tokio::runtime::Handle,
-    target: &ParleyTarget,
-    kind: TransportKind,
-    budget: Budget,
-    pacer: Option<&Pacer>,
-) -> ModelRun {
-    let started = Instant::now();
-    let counter = AtomicUsize::new(0);
-    let sink: Signatures = std::sync::Mutex::new(Vec::new());
-    let done = |result, shrink_time| ModelRun {
-        result,
-        steps_run: counter.load(Ordering::Relaxed),
-        elapsed: started.elapsed(),
-        shrink_time,
-        signatures: sink
+/// What a run counts while it searches: its start, the steps sent and the signatures of
+/// every step (for PV-TR-1's comparison across bindings).
+struct Tally {
+    started: Instant,
+    counter: AtomicUsize,
+    sink: Signatures,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            started: Instant::now(),
+            counter: AtomicUsize::new(0),
+            sink: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The run's report, its signatures numbered in the order they were sent.
+    fn finish(&self, result: ModelResult, shrink_time: Option<Duration>) -> ModelRun {
+        let signatures = self
+            .sink
             .lock()
             .map(|mut s| {
                 let mut all = std::mem::take(&mut *s);
@@ -323,26 +316,22 @@ pub fn run_model(
                 }
                 all
             })
-            .unwrap_or_default(),
-    };
-    let Cast {
-        roles,
-        world,
-        quota,
-    } = match cast(target) {
-        Ok(c) => c,
-        Err(reason) => return done(ModelResult::Unsupported(reason), None),
-    };
-    if budget.focus == Focus::Claims && !world.dialectic {
-        return done(
-            ModelResult::Unsupported(
-                "the manifest does not enable the dialectic profile (PV-DI)".into(),
-            ),
-            None,
-        );
+            .unwrap_or_default();
+        ModelRun {
+            result,
+            steps_run: self.counter.load(Ordering::Relaxed),
+            elapsed: self.started.elapsed(),
+            shrink_time,
+            signatures,
+        }
     }
-    let config = Config {
-        cases: budget.cases,
+}
+
+/// The search's settings: `cases` sequences, no persistence file, shrinking bounded by
+/// time (a minute) rather than by iterations.
+fn search_config(cases: u32) -> Config {
+    Config {
+        cases,
         failure_persistence: None,
         max_shrink_iters: 100_000,
         max_shrink_time: 60_000,
@@ -352,8 +341,32 @@ pub fn run_model(
         timeout: 0,
         verbose: 0,
         ..Config::default()
+    }
+}
+
+/// Searches for a sequence on which `kind` disagrees with the model (blocking; see the
+/// module docs).
+pub fn run_model(
+    handle: &tokio::runtime::Handle,
+    target: &ParleyTarget,
+    kind: TransportKind,
+    budget: Budget,
+    pacer: Option<&Pacer>,
+) -> ModelRun {
+    let tally = Tally::new();
+    let Cast {
+        roles,
+        world,
+        quota,
+    } = match cast(target) {
+        Ok(c) => c,
+        Err(reason) => return tally.finish(ModelResult::Unsupported(reason), None),
     };
-    let mut runner = TestRunner::new_with_rng(config, rng(budget.seed));
+    if budget.focus == Focus::Claims && !world.dialectic {
+        let reason = "the manifest does not enable the dialectic profile (PV-DI)";
+        return tally.finish(ModelResult::Unsupported(reason.into()), None);
+    }
+    let mut runner = TestRunner::new_with_rng(search_config(budget.cases), rng(budget.seed));
     let first_failure: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
     // The last sequence that failed: shrinking only moves to failing sequences, so this is
     // the minimal one (kept here rather than read back from the value tree).
@@ -364,88 +377,93 @@ pub fn run_model(
     let strategy = sequences(world.clone(), budget.steps, budget.focus);
     let result = runner.run(
         &strategy,
-        |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| match play(
-            handle,
-            parts,
-            init.clone(),
-            &ops,
-            &counter,
-            seen.as_deref(),
-            &sink,
-        ) {
-            Ok(_) => Ok(()),
-            Err(failure) => {
-                let m = &failure.0;
-                if let Ok(mut f) = first_failure.lock() {
-                    f.get_or_insert_with(Instant::now);
-                }
-                if let Ok(mut l) = last_failing.lock() {
-                    *l = Some((init.clone(), ops.clone()));
-                }
-                Err(TestCaseError::fail(format!(
-                    "{} ({})",
-                    m.message,
-                    m.rules.join(", ")
-                )))
+        |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| {
+            let played = play(
+                handle,
+                parts,
+                init.clone(),
+                &ops,
+                &tally.counter,
+                seen.as_deref(),
+                &tally.sink,
+            );
+            let Err(failure) = played else {
+                return Ok(());
+            };
+            if let Ok(mut f) = first_failure.lock() {
+                f.get_or_insert_with(Instant::now);
             }
+            if let Ok(mut l) = last_failing.lock() {
+                *l = Some((init, ops));
+            }
+            let m = &failure.0;
+            Err(TestCaseError::fail(format!(
+                "{} ({})",
+                m.message,
+                m.rules.join(", ")
+            )))
         },
     );
     let shrink_time = first_failure
         .lock()
         .ok()
         .and_then(|f| f.map(|t| t.elapsed()));
-    match result {
-        Ok(()) => done(ModelResult::Passed, None),
-        Err(TestError::Abort(reason)) => done(
-            ModelResult::Error(format!("the search stopped: {reason}")),
-            None,
-        ),
-        Err(TestError::Fail(reason, value)) => {
-            let (init, generated) = match last_failing.lock().ok().and_then(|mut l| l.take()) {
-                Some(v) => v,
-                None => (value.0, value.1),
-            };
-            let ops: Vec<Op> = {
-                // The concrete operations the replay applies (unresolvable picks dropped).
-                let mut w = init.clone();
-                generated
-                    .iter()
-                    .filter_map(|op| {
-                        let op = w.resolve(op)?;
-                        w = super::state::predict(&w, &op).next;
-                        Some(op)
-                    })
-                    .collect()
-            };
-            match play(
-                handle,
-                parts,
-                init.clone(),
-                &generated,
-                &counter,
-                None,
-                &Signatures::default(),
-            ) {
-                Err(failure) => {
-                    let (mismatch, steps) = *failure;
-                    done(
-                        ModelResult::Failed(Box::new(Counterexample {
-                            ops,
-                            steps,
-                            mismatch,
-                            roles,
-                            world: init,
-                        })),
-                        shrink_time,
-                    )
-                }
-                Ok(_) => done(
-                    ModelResult::Error(format!(
-                        "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
-                    )),
-                    shrink_time,
-                ),
-            }
+    let outcome = match result {
+        Ok(()) => ModelResult::Passed,
+        Err(TestError::Abort(reason)) => {
+            ModelResult::Error(format!("the search stopped: {reason}"))
         }
+        Err(TestError::Fail(reason, value)) => {
+            let minimal = last_failing.lock().ok().and_then(|mut l| l.take());
+            let (init, generated) = minimal.unwrap_or((value.0, value.1));
+            replay_counterexample(handle, parts, &tally, init, &generated, &reason)
+        }
+    };
+    tally.finish(outcome, shrink_time)
+}
+
+/// Plays the shrunk sequence once more to record its numbered transcript: the
+/// counterexample, or an error when it passes this time (a target not deterministic on it).
+fn replay_counterexample(
+    handle: &tokio::runtime::Handle,
+    parts: DriverParts<'_>,
+    tally: &Tally,
+    init: World,
+    generated: &[Op],
+    reason: &impl std::fmt::Display,
+) -> ModelResult {
+    // The concrete operations the replay applies (unresolvable picks dropped).
+    let mut w = init.clone();
+    let ops: Vec<Op> = generated
+        .iter()
+        .filter_map(|op| {
+            let op = w.resolve(op)?;
+            w = super::state::predict(&w, &op).next;
+            Some(op)
+        })
+        .collect();
+    let replayed = play(
+        handle,
+        parts,
+        init.clone(),
+        generated,
+        &tally.counter,
+        None,
+        &Signatures::default(),
+    );
+    match replayed {
+        Err(failure) => {
+            let (mismatch, steps) = *failure;
+            ModelResult::Failed(Box::new(Counterexample {
+                ops,
+                steps,
+                mismatch,
+                roles: parts.2.to_vec(),
+                world: init,
+            }))
+        }
+        Ok(_) => ModelResult::Error(format!(
+            "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
+        )),
     }
 }

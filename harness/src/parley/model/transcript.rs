@@ -2,10 +2,7 @@
 //! answer, the broken postcondition with its requirement IDs, the `conform model` command
 //! that replays it, and (on request) the curl lines of every request.
 
-use std::fmt::Write as _;
-
 use super::runner::{Budget, Counterexample};
-use crate::engine::report::{compact, curl_command};
 use crate::engine::target::Target;
 use crate::transport::TransportKind;
 
@@ -35,32 +32,6 @@ pub fn replay_command(target: &Target, kind: TransportKind, budget: Budget) -> S
 /// The numbered transcript of `cx`, the broken rule and the replay command; `curl` adds
 /// the curl line of every request.
 pub fn render(cx: &Counterexample, replay: &str, curl: bool) -> String {
-    let mut out = String::new();
-    let m = &cx.mismatch;
-    let _ = writeln!(
-        out,
-        "the model disagrees at step {} of a shrunk {}-step sequence [{}]: {}",
-        cx.steps.len(),
-        cx.ops.len(),
-        m.rules.join(", "),
-        m.message
-    );
-    for (i, s) in cx.steps.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  {:>3}. {}  →  {}",
-            i + 1,
-            s.text,
-            compact(&s.answer, 160)
-        );
-        if curl {
-            for ex in &s.exchanges {
-                let _ = writeln!(out, "       {}", curl_command(ex));
-            }
-        }
-    }
-    let _ = writeln!(out, "  expected: {}", compact(&m.expected, 400));
-    let _ = writeln!(out, "  observed: {}", compact(&m.observed, 400));
-    let _ = write!(out, "  replay:   {replay}");
-    out
+    let (ops, steps) = (cx.ops.len(), &cx.steps);
+    crate::engine::counterexample::render("the model", ops, steps, &cx.mismatch, replay, curl)
 }

@@ -411,21 +411,16 @@ async fn descriptor_errors(env: &mut Env) -> Step<()> {
             "the anonymous index lists no skill to derive a descriptor URL from",
         ));
     };
-    let unknown = match first.descriptor_url.rfind('/') {
-        Some(i) => format!(
-            "{}/conform-unknown-{}.json",
-            &first.descriptor_url[..i],
-            env.caller_id
-        ),
-        None => return Err(Finding::harness("descriptor_url without a path")),
+    let marker = format!("conform-unknown-{}", env.caller_id);
+    let Some((unknown, layout)) =
+        super::env::unknown_descriptor_url(&first.descriptor_url, &first.id, &marker)
+    else {
+        return Err(Finding::harness("descriptor_url without a path"));
     };
     let r = env.get(&unknown, &Cred::None).await?;
-    env.expect_error(
-        &r,
-        &[404],
-        Some("SKILL_NOT_FOUND"),
-        "unknown descriptor path",
-    )?;
+    // Only a path of the provider's own descriptor layout is certain to be one.
+    let code = layout.then_some("SKILL_NOT_FOUND");
+    env.expect_error(&r, &[404], code, "unknown descriptor path")?;
     let private = env.fixture(FixtureRole::Private).await?;
     let mut url = None;
     for c in env.all_creds() {
@@ -504,7 +499,8 @@ fn check_sequence(f: &Fixture, seq: &[Value]) -> Step<()> {
                 format!("response {i} names another execution"),
             ));
         }
-        if r.timestamps.created_at != first.timestamps.created_at {
+        if !crate::ssp::types::same_instant(&r.timestamps.created_at, &first.timestamps.created_at)
+        {
             return Err(Finding::fail(
                 "/timestamps/created_at",
                 json!(first.timestamps.created_at),

@@ -10,7 +10,32 @@ use crate::transport::{Exchange, Prepared, TransportKind, send_recorded};
 use hmac::{KeyInit, Mac};
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// A descriptor URL no skill has, derived from `known`, the descriptor URL of skill `id`:
+/// the id replaced by `unknown` when the URL contains it — a descriptor path of the
+/// provider's own layout, whose 404 is `SKILL_NOT_FOUND` (SSP-DISC-4; `true`) — else a
+/// sibling file, which may not be a descriptor path at all, so its 404 may carry any code
+/// (SSP-ERR-3; `false`). `None`: the URL has no path to derive from.
+pub fn unknown_descriptor_url(known: &str, id: &str, unknown: &str) -> Option<(String, bool)> {
+    if !id.is_empty()
+        && let Some(i) = known.rfind(id)
+    {
+        let url = format!("{}{unknown}{}", &known[..i], &known[i + id.len()..]);
+        return Some((url, true));
+    }
+    let i = known.rfind('/')?;
+    Some((format!("{}/{unknown}.json", &known[..i]), false))
+}
+
+/// Longest timeout [`Env::poll_terminal`] waits out in full.
+pub const POLL_CAP_MS: u64 = 60_000;
+/// Grace after a timeout for the provider to notice the overrun.
+pub const POLL_GRACE_MS: u64 = 5_000;
+/// Pause between two status polls.
+const POLL: Duration = Duration::from_millis(50);
+/// Pause after a throttled poll (the wait's deadline moves by as much).
+const THROTTLED_POLL: Duration = Duration::from_millis(250);
 
 pub use crate::engine::finding::{Finding, Severity, Step};
 
@@ -487,8 +512,13 @@ impl Env {
         })
     }
 
-    /// Polls `status_url` until a terminal status (bounded: the skill's timeout plus 5 s),
-    /// requiring 200 and a valid InvocationResponse each time.
+    /// Polls `status_url` until a terminal status, requiring 200 and a valid
+    /// InvocationResponse each time. Bounded by wall-clock time: the skill's timeout
+    /// (at most [`POLL_CAP_MS`]) plus [`POLL_GRACE_MS`], counted again from the first
+    /// `running` answer (an execution may wait in a queue while `accepted`). It fails only
+    /// when certain — seen running for its whole timeout and the grace after it; a wait
+    /// that cannot be certain (still `accepted`, a timeout beyond the cap, polls the
+    /// provider keeps throttling with 429/502/503, SSP-ERR-3) ends `unsupported`.
     pub async fn poll_terminal(
         &mut self,
         f: &Fixture,
@@ -507,42 +537,91 @@ impl Env {
             .as_ref()
             .and_then(serde_json::Number::as_u64)
             .unwrap_or(10_000);
-        let max_polls = ((timeout + 5_000) / 50).clamp(20, 600);
+        let span = Duration::from_millis(timeout.min(POLL_CAP_MS) + POLL_GRACE_MS);
+        let mut deadline = Instant::now() + span;
+        // Bounds the loop whatever the provider answers (throttling moves `deadline`).
+        let hard_stop = Instant::now() + span * 3;
+        let mut running_seen = false;
         let mut seen = Vec::new();
-        for n in 0..max_polls {
-            if n > 0 {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+        loop {
+            let sent = Instant::now();
             let r = self.get(&url, cred).await?;
-            if r.status != 200 {
-                return Err(Finding::fail(
-                    "",
-                    json!(200),
-                    json!(r.status),
-                    format!(
-                        "status poll {url} must answer 200 (SSP-INV-3; 408/504 never apply to a poll, SSP-INV-5)"
-                    ),
-                ));
+            if matches!(r.status, 429 | 502 | 503) {
+                if Instant::now() >= hard_stop {
+                    return Err(Finding::unsupported(format!(
+                        "status polls of {url} kept being throttled (HTTP {})",
+                        r.status
+                    )));
+                }
+                deadline += sent.elapsed() + THROTTLED_POLL;
+                tokio::time::sleep(THROTTLED_POLL).await;
+                continue;
             }
-            let body = r.body()?.clone();
-            let _: crate::ssp::types::InvocationResponse =
-                self.typed(&body, DocType::Response, "a status answer")?;
-            let terminal = matches!(
-                body["status"].as_str(),
-                Some("completed" | "failed" | "timeout")
-            );
-            seen.push(body);
-            if terminal {
+            let status = self.status_answer(&url, &r)?;
+            seen.push(r.body()?.clone());
+            if matches!(status.as_deref(), Some("completed" | "failed" | "timeout")) {
                 return Ok(seen);
             }
+            if status.as_deref() == Some("running") && !running_seen {
+                running_seen = true;
+                deadline = deadline.max(Instant::now() + span);
+            }
+            if Instant::now() >= deadline.min(hard_stop) {
+                return Err(self.not_terminal(
+                    &seen,
+                    running_seen,
+                    timeout,
+                    Instant::now() >= deadline,
+                ));
+            }
+            tokio::time::sleep(POLL).await;
         }
-        Err(Finding::fail(
-            "/status",
-            json!("a terminal status"),
-            seen.last()
-                .map(|b| b["status"].clone())
-                .unwrap_or(Value::Null),
-            format!("no terminal status after {max_polls} polls"),
+    }
+
+    /// One status poll's answer: 200 and a valid InvocationResponse; its status.
+    fn status_answer(&mut self, url: &str, r: &Resp) -> Step<Option<String>> {
+        if r.status != 200 {
+            return Err(Finding::fail(
+                "",
+                json!(200),
+                json!(r.status),
+                format!(
+                    "status poll {url} must answer 200 (SSP-INV-3; 408/504 never apply to a poll, SSP-INV-5)"
+                ),
+            ));
+        }
+        let body = r.body()?;
+        let _: crate::ssp::types::InvocationResponse =
+            self.typed(body, DocType::Response, "a status answer")?;
+        Ok(body["status"].as_str().map(str::to_string))
+    }
+
+    /// The end of a wait without a terminal status: a failure only when the execution was
+    /// seen running for the whole bounded wait (`waited`) of a timeout within the cap.
+    fn not_terminal(
+        &self,
+        seen: &[Value],
+        running_seen: bool,
+        timeout: u64,
+        waited: bool,
+    ) -> Box<Finding> {
+        let last = seen
+            .last()
+            .map(|b| b["status"].clone())
+            .unwrap_or(Value::Null);
+        if running_seen && waited && timeout <= POLL_CAP_MS {
+            return Finding::fail(
+                "/status",
+                json!("a terminal status"),
+                last,
+                format!(
+                    "still running {POLL_GRACE_MS} ms after its timeout of {timeout} ms: an overrun ends as timeout (SSP-INV-5)"
+                ),
+            );
+        }
+        Finding::unsupported(format!(
+            "no terminal status within the harness's wait (timeout_ms {timeout}, last status {last}); \
+             an execution still accepted may be queued, and waits stop at {POLL_CAP_MS} ms"
         ))
     }
 

@@ -1,0 +1,103 @@
+//! What every protocol's state-machine model reports when a target disagrees with it: the
+//! broken postcondition ([`Mismatch`], with its requirement IDs), the steps of the shrunk
+//! sequence ([`StepLog`]) and the numbered transcript people read ([`render`]).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::engine::report::{compact, curl_command};
+use crate::transport::Exchange;
+
+/// Why a step disagreed with the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// The requirement IDs of the broken postcondition (none: an error of the run).
+    pub rules: Vec<&'static str>,
+    /// One sentence.
+    pub message: String,
+    /// What the model allowed.
+    pub expected: Value,
+    /// What the target did.
+    pub observed: Value,
+}
+
+/// A [`Mismatch`] on `rules`.
+pub fn mismatch(
+    rules: &[&'static str],
+    message: impl Into<String>,
+    expected: Value,
+    observed: Value,
+) -> Box<Mismatch> {
+    Box::new(Mismatch {
+        rules: rules.to_vec(),
+        message: message.into(),
+        expected,
+        observed,
+    })
+}
+
+/// One step as the transcript shows it.
+#[derive(Debug, Clone)]
+pub struct StepLog {
+    /// The operation in words.
+    pub text: String,
+    /// The answer in short.
+    pub answer: Value,
+    /// The requests made.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// The numbered transcript of a counterexample of `model` (its `ops` operations, the
+/// `steps` played up to the disagreement), the broken rule and the replay command; `curl`
+/// adds the curl line of every request.
+pub fn render(
+    model: &str,
+    ops: usize,
+    steps: &[StepLog],
+    m: &Mismatch,
+    replay: &str,
+    curl: bool,
+) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail: the results below are ignored on purpose.
+    let _ = writeln!(
+        out,
+        "{model} disagrees at step {} of a shrunk {ops}-step sequence [{}]: {}",
+        steps.len(),
+        m.rules.join(", "),
+        m.message
+    );
+    for (i, s) in steps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {:>3}. {}  →  {}",
+            i + 1,
+            s.text,
+            compact(&s.answer, 160)
+        );
+        if curl {
+            for ex in &s.exchanges {
+                let _ = writeln!(out, "       {}", curl_command(ex));
+            }
+        }
+    }
+    let _ = writeln!(out, "  expected: {}", compact(&m.expected, 400));
+    let _ = writeln!(out, "  observed: {}", compact(&m.observed, 400));
+    let _ = write!(out, "  replay:   {replay}");
+    out
+}
+
+/// What a model run found, `C` being the protocol's shrunk counterexample.
+#[derive(Debug, Clone)]
+pub enum ModelResult<C> {
+    /// Every sequence agreed with the model.
+    Passed,
+    /// A sequence disagreed; here it is, shrunk.
+    Failed(Box<C>),
+    /// The target lacks what the model needs (`unsupported`, never a pass).
+    Unsupported(String),
+    /// The search itself could not run (no answer, too many rejected sequences, a
+    /// counterexample that passed when replayed).
+    Error(String),
+}

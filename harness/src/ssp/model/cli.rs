@@ -1,0 +1,94 @@
+//! `conform model --suite ssp`: the SSP model against a provider (a profile with an `[ssp]`
+//! table, or the spawned reference) with an explicit seed and budget. Prints the seed, the
+//! verdict with the steps run and their rate, the readings worth a warning, and on failure
+//! the shrunk counterexample as a numbered transcript with its rule IDs, the replay command
+//! and the curl line of every request. Exit 0 pass, 1 counterexample, 2 could not run.
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use super::runner::{Budget, ModelResult, run_model};
+use super::transcript;
+use crate::engine::model::ModelArgs;
+use crate::engine::protocol::{CommandError, Launcher, Protocol, connect};
+use crate::engine::target::ConnectOptions;
+
+/// Runs `conform model --suite ssp`: the exit code.
+pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError> {
+    if args.promote.is_some() {
+        return Err(CommandError(
+            "--promote: SSP vectors describe documents for the validator, not request sequences; an SSP counterexample is reported with its curl lines instead".into(),
+        ));
+    }
+    if let Some(f) = &args.focus {
+        return Err(CommandError(format!("the SSP model has no focus {f:?}")));
+    }
+    let budget = Budget {
+        seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
+        cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
+        steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
+    let opts = ConnectOptions {
+        profile_path: args.target.as_ref().map(|p| p.display().to_string()),
+        tls: args.tls.clone(),
+        ..ConnectOptions::default()
+    };
+    let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(crate::ssp::protocol::Ssp)];
+    let err = |e: &dyn std::fmt::Display| CommandError(e.to_string());
+    let target = rt.block_on(async {
+        match &args.target {
+            Some(path) => {
+                let profile = launcher.load_profile(path).map_err(|e| err(&e))?;
+                connect(profile, &opts, &protocols)
+                    .await
+                    .map_err(|e| err(&e))
+            }
+            None => launcher
+                .spawn_reference(&opts, &protocols, args.faults())
+                .await
+                .map_err(|e| err(&e)),
+        }
+    })?;
+    let out = &mut std::io::stdout();
+    let _ = writeln!(
+        out,
+        "conform model --suite ssp: seed {}, {} cases × ≤{} steps, target {}",
+        budget.seed, budget.cases, budget.steps, target.info.base_url
+    );
+    let nonce = format!("cli-{}-{}", budget.seed, std::process::id());
+    // Not inside the runtime: the model's steps block on it from this thread.
+    let run = run_model(rt.handle(), &target, budget, &nonce);
+    let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
+    let stats = format!(
+        "{} steps in {:.2} s ({rate:.0} steps/s)",
+        run.steps_run,
+        run.elapsed.as_secs_f64()
+    );
+    for (rule, w) in &run.warnings {
+        let _ = writeln!(out, "warning [{rule}]: {w}");
+    }
+    Ok(match run.result {
+        ModelResult::Passed => {
+            let _ = writeln!(out, "http: pass — {stats}");
+            0
+        }
+        ModelResult::Unsupported(r) => {
+            let _ = writeln!(out, "http: unsupported — {r}");
+            2
+        }
+        ModelResult::Error(e) => {
+            let _ = writeln!(out, "http: harness error — {e} ({stats})");
+            2
+        }
+        ModelResult::Failed(cx) => {
+            let _ = writeln!(out, "http: FAIL — {stats}");
+            let replay = transcript::replay_command(&target, budget);
+            let _ = writeln!(out, "{}", transcript::render(&cx, &replay, true));
+            1
+        }
+    })
+}

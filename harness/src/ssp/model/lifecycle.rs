@@ -1,0 +1,370 @@
+//! The lifecycle tracker of the SSP model: what one InvocationResponse may show given the
+//! answers seen before it — the forward-only states, `created_at` constant, `updated_at`
+//! monotone, `completed_at` exactly on terminal states (SSP-INV-3/4), the final state the
+//! unit's role predicts and the timeout error with the effective timeout (SSP-INV-5). Pure:
+//! it reads the target's own timestamps, never a clock.
+
+use serde_json::{Value, json};
+
+use super::state::{Exec, Mismatch, ORDER, States, breach};
+use crate::ssp::types::ExecutionStatus;
+
+/// Milliseconds since the epoch of an ISO 8601 timestamp.
+pub fn instant(s: &str) -> Option<f64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis() as f64)
+}
+
+/// What the model has seen of one execution: the states still allowed and the facts that
+/// never change (SSP-INV-3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Track {
+    /// The execution id the target gave.
+    pub id: String,
+    /// The skill it runs.
+    pub skill_id: String,
+    /// States a later answer may still show.
+    pub allowed: States,
+    /// The last status seen.
+    pub last: Option<ExecutionStatus>,
+    /// `timestamps.created_at` as first seen.
+    pub created_at: Option<String>,
+    /// The latest `timestamps.updated_at` (ms since the epoch).
+    pub updated_at: Option<f64>,
+    /// The `updated_at` of the first `running` answer seen (ms): no earlier than the start
+    /// of the run, so a duration measured from it never exceeds the real one.
+    pub running_at: Option<f64>,
+    /// The terminal answer's `status`, `output`, `error.code` and `completed_at`.
+    pub terminal: Option<Value>,
+}
+
+/// The facts of a terminal answer that never change. `completed_at` is compared as an
+/// instant (`…00Z` and `…00.000Z` are the same time, as for `created_at`).
+fn terminal_snapshot(body: &Value) -> Value {
+    let completed = body.pointer("/timestamps/completed_at");
+    let completed = match completed.and_then(Value::as_str).and_then(instant) {
+        Some(ms) => json!(ms),
+        None => json!(completed),
+    };
+    json!({
+        "status": body.get("status"),
+        "output": body.get("output"),
+        "error_code": body.pointer("/error/code"),
+        "completed_at": completed,
+    })
+}
+
+/// What observing one answer taught: the track after it and any warnings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    /// The track after the answer.
+    pub track: Track,
+    /// Accepted readings worth reporting (the `EXECUTION_TIMEOUT` alias).
+    pub warnings: Vec<String>,
+}
+
+const INV3: &[&str] = &["SSP-INV-3"];
+const INV5: &[&str] = &["SSP-INV-5"];
+
+impl Track {
+    /// Nothing seen yet of execution `id` of `skill_id`, which may end in `exec.finals`.
+    pub fn new(id: &str, skill_id: &str, exec: &Exec) -> Self {
+        use ExecutionStatus::{Accepted, Running};
+        Self {
+            id: id.to_string(),
+            skill_id: skill_id.to_string(),
+            allowed: States::of(&[Accepted, Running]).with(exec.finals),
+            last: None,
+            created_at: None,
+            updated_at: None,
+            running_at: None,
+            terminal: None,
+        }
+    }
+
+    /// SSP-INV-3/4/5: one InvocationResponse `body` (schema-valid) of this execution.
+    pub fn observe(&self, exec: &Exec, body: &Value) -> Result<Observed, Box<Mismatch>> {
+        let status: ExecutionStatus =
+            serde_json::from_value(body["status"].clone()).map_err(|_| {
+                breach(
+                    INV3,
+                    "no execution status",
+                    json!("an ExecutionStatus"),
+                    body.clone(),
+                )
+            })?;
+        self.identity(body)?;
+        self.forward(exec, status, body)?;
+        let updated_at = self.timestamps(status, body)?;
+        let warnings = self.outcome(exec, status, body)?;
+        let mut track = self.clone();
+        track.last = Some(status);
+        track.updated_at = updated_at.or(self.updated_at);
+        if status == ExecutionStatus::Running && track.running_at.is_none() {
+            track.running_at = updated_at;
+        }
+        if track.created_at.is_none() {
+            track.created_at = body
+                .pointer("/timestamps/created_at")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if status.is_terminal() {
+            track.allowed = States::of(&[status]);
+            track.terminal = Some(terminal_snapshot(body));
+        } else {
+            let keep: Vec<ExecutionStatus> = (ORDER.iter().copied())
+                .filter(|s| self.allowed.has(*s) && s.rank() >= status.rank())
+                .collect();
+            track.allowed = States::of(&keep);
+        }
+        Ok(Observed { track, warnings })
+    }
+
+    fn identity(&self, body: &Value) -> Result<(), Box<Mismatch>> {
+        if body["execution_id"] != json!(self.id) {
+            return Err(breach(
+                &["SSP-INV-3", "SSP-INV-7"],
+                "the answer describes another execution",
+                json!(self.id),
+                body["execution_id"].clone(),
+            ));
+        }
+        if body["skill_id"] != json!(self.skill_id) {
+            return Err(breach(
+                &["SSP-INV-3", "SSP-INV-2"],
+                "the execution runs another skill",
+                json!(self.skill_id),
+                body["skill_id"].clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The status is one the role allows and never moves backwards.
+    fn forward(
+        &self,
+        exec: &Exec,
+        status: ExecutionStatus,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        if self.allowed.has(status) {
+            return Ok(());
+        }
+        let expected = json!({"allowed": self.allowed.names(), "last_seen": self.last.map(ExecutionStatus::as_str)});
+        if let Some(last) = self.last
+            && (last.is_terminal() || status.rank() < last.rank())
+        {
+            let what = if last.is_terminal() {
+                "a terminal state never changes"
+            } else {
+                "status only moves forward"
+            };
+            return Err(breach(
+                INV3,
+                format!("{what}: {} then {}", last.as_str(), status.as_str()),
+                expected,
+                body.clone(),
+            ));
+        }
+        let rules =
+            if exec.finals.has(ExecutionStatus::Timeout) || status == ExecutionStatus::Timeout {
+                INV5
+            } else {
+                INV3
+            };
+        Err(breach(
+            rules,
+            format!(
+                "the execution ended {} where its role allows {:?}",
+                status.as_str(),
+                exec.finals.names()
+            ),
+            expected,
+            body.clone(),
+        ))
+    }
+
+    /// `created_at` constant, `created_at ≤ updated_at`, `updated_at` never earlier,
+    /// `completed_at` iff terminal. Returns `updated_at` (ms).
+    fn timestamps(
+        &self,
+        status: ExecutionStatus,
+        body: &Value,
+    ) -> Result<Option<f64>, Box<Mismatch>> {
+        let ts = &body["timestamps"];
+        let created = ts["created_at"].as_str().unwrap_or_default();
+        if let Some(first) = &self.created_at
+            && !crate::ssp::types::same_instant(first, created)
+        {
+            return Err(breach(
+                INV3,
+                "created_at is constant",
+                json!(first),
+                json!(created),
+            ));
+        }
+        let (c, u) = (
+            instant(created),
+            ts["updated_at"].as_str().and_then(instant),
+        );
+        if let (Some(c), Some(u)) = (c, u)
+            && u < c
+        {
+            return Err(breach(
+                INV3,
+                "created_at ≤ updated_at",
+                ts["created_at"].clone(),
+                ts["updated_at"].clone(),
+            ));
+        }
+        if let (Some(prev), Some(u)) = (self.updated_at, u)
+            && u < prev
+        {
+            return Err(breach(
+                INV3,
+                "updated_at moved backwards",
+                json!(prev),
+                ts["updated_at"].clone(),
+            ));
+        }
+        let done = ts.get("completed_at").is_some_and(|v| !v.is_null());
+        if done != status.is_terminal() {
+            return Err(breach(
+                INV3,
+                format!(
+                    "completed_at is present iff the status is terminal ({})",
+                    status.as_str()
+                ),
+                json!({"completed_at_present": status.is_terminal()}),
+                ts.clone(),
+            ));
+        }
+        Ok(u)
+    }
+
+    /// Terminal answers: stable, `output` when completed, the unified `error` otherwise,
+    /// `INVOCATION_TIMEOUT` on a timeout, a completion within the effective timeout.
+    fn outcome(
+        &self,
+        exec: &Exec,
+        status: ExecutionStatus,
+        body: &Value,
+    ) -> Result<Vec<String>, Box<Mismatch>> {
+        let mut warnings = Vec::new();
+        if !status.is_terminal() {
+            return Ok(warnings);
+        }
+        if let Some(t) = &self.terminal
+            && *t != terminal_snapshot(body)
+        {
+            return Err(breach(
+                INV3,
+                "a terminal execution never changes",
+                t.clone(),
+                terminal_snapshot(body),
+            ));
+        }
+        // The run's length, from the first `running` answer seen: the effective timeout
+        // bounds the execution, and an execution may wait in `accepted` (a queue) before it
+        // runs. Without a `running` answer its start is unknown and the bound is not judged.
+        let elapsed = match (
+            self.running_at,
+            body.pointer("/timestamps/completed_at")
+                .and_then(Value::as_str)
+                .and_then(instant),
+        ) {
+            (Some(c), Some(d)) => Some(d - c),
+            _ => None,
+        };
+        match status {
+            ExecutionStatus::Completed => {
+                if body.get("output").is_none() {
+                    return Err(breach(
+                        INV3,
+                        "a completed execution carries output",
+                        json!({"output": "present"}),
+                        body.clone(),
+                    ));
+                }
+                // Timestamps may have second precision: a generous slack.
+                if let (Some(eff), Some(el)) = (exec.effective_ms, elapsed)
+                    && el > eff * 1.5 + 1000.0
+                {
+                    return Err(breach(
+                        INV5,
+                        format!(
+                            "completed {el} ms after it was seen running, past its effective timeout of {eff} ms (it must end as timeout)"
+                        ),
+                        json!({"status": "timeout"}),
+                        body.clone(),
+                    ));
+                }
+            }
+            _ => {
+                let code = body.pointer("/error/code").and_then(Value::as_str);
+                let message = body.pointer("/error/message").and_then(Value::as_str);
+                if code.is_none() || message.is_none() {
+                    return Err(breach(
+                        &["SSP-INV-3", "SSP-ERR-1"],
+                        format!("a {} execution carries the unified error", status.as_str()),
+                        json!({"error": {"code": "string", "message": "string"}}),
+                        body.clone(),
+                    ));
+                }
+                if status == ExecutionStatus::Timeout {
+                    warnings.extend(timeout_error(exec, &self.id, body)?);
+                }
+            }
+        }
+        Ok(warnings)
+    }
+}
+
+/// SSP-INV-5: a timed-out execution's error (`EXECUTION_TIMEOUT` is a warning, ssp.md §1).
+fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Vec<String>, Box<Mismatch>> {
+    let mut warnings = Vec::new();
+    let err = &body["error"];
+    match err["code"].as_str() {
+        Some("INVOCATION_TIMEOUT") => {}
+        Some("EXECUTION_TIMEOUT") => warnings.push(
+            "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)"
+                .to_string(),
+        ),
+        other => {
+            return Err(breach(
+                INV5,
+                "a timed-out execution's error is INVOCATION_TIMEOUT",
+                json!("INVOCATION_TIMEOUT"),
+                json!(other),
+            ));
+        }
+    }
+    if let Some(d) = err["details"].as_object() {
+        if let Some(x) = d.get("execution_id")
+            && x != id
+        {
+            return Err(breach(
+                INV5,
+                "details.execution_id names the execution",
+                json!(id),
+                x.clone(),
+            ));
+        }
+        if let (Some(t), Some(eff)) = (
+            d.get("timeout_ms").and_then(Value::as_f64),
+            exec.effective_ms,
+        ) && (t - eff).abs() > 1.0
+            && !(eff <= 0.0 && t <= 0.0)
+        {
+            return Err(breach(
+                INV5,
+                "details.timeout_ms is the effective timeout, min(endpoint.timeout_ms, context.timeout_ms)",
+                json!(eff),
+                json!(t),
+            ));
+        }
+    }
+    Ok(warnings)
+}

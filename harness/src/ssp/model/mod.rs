@@ -1,0 +1,208 @@
+//! SSP's state-machine model (issue 10): a second, independent reading of `ssp.md` and the
+//! seed — discovery per credential × `capability_type` filter, descriptor reads, invocation
+//! and its refusals, the forward-only execution lifecycle with the effective timeout,
+//! privacy of executions per credential, unique execution ids and the unified error — run
+//! against any provider as random operation sequences (proptest + proptest-state-machine),
+//! shrunk to a minimal counterexample when the provider disagrees.
+//!
+//! - `state`: the pure rule book (the World, every prediction, the unified error);
+//! - `lifecycle`: the pure tracker of one execution's answers (forward-only, timestamps,
+//!   final state, timeout error);
+//! - `ops`: the operations of a sequence, resolved against the live model;
+//! - `generate`: the sequence strategy (operations by every caller, valid and invalid
+//!   arguments) with its preconditions;
+//! - `setup`: reading the target's index, descriptors and profile roles before a run;
+//! - `driver`: one step against a provider, its answers checked against `state`;
+//! - `runner`: the seeded search with shrinking ([`runner::run_model`] is the entry of
+//!   `conform model --suite ssp`);
+//! - `transcript`: the counterexample as a numbered transcript with curl lines.
+//!
+//! [`ModelCheck`] is the same search as an ordinary check of `conform run`, with a small
+//! fixed budget. The model never reads the reference implementation's SSP code.
+
+pub mod cli;
+pub mod driver;
+pub mod generate;
+pub mod lifecycle;
+pub mod ops;
+pub mod runner;
+pub mod setup;
+pub mod state;
+pub mod transcript;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+
+use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::requirements::Catalogue;
+use crate::engine::verdict::{Verdict, Violation};
+use runner::{Budget, ModelResult, run_model};
+
+/// Check id of the model in `conform run`.
+pub const CHECK_ID: &str = "model/ssp-lifecycle";
+
+/// Every requirement the model exercises (the first is the primary one).
+pub const REQUIREMENTS: &[&str] = &[
+    "SSP-INV-3",
+    "SSP-INV-1",
+    "SSP-INV-2",
+    "SSP-INV-4",
+    "SSP-INV-5",
+    "SSP-INV-6",
+    "SSP-INV-7",
+    "SSP-DISC-1",
+    "SSP-DISC-2",
+    "SSP-DISC-3",
+    "SSP-DISC-4",
+    "SSP-AUTH-1",
+    "SSP-AUTH-2",
+    "SSP-AUTH-3",
+    "SSP-ERR-1",
+    "SSP-ERR-2",
+    "SSP-ERR-3",
+];
+
+/// The model as one check of the SSP suite.
+pub struct ModelCheck {
+    title: String,
+    requirements: Vec<String>,
+    required: BTreeSet<String>,
+    budget: Budget,
+}
+
+impl ModelCheck {
+    /// The check with `budget`, citing the model's IDs the catalogue knows.
+    pub fn new(budget: Budget, catalogue: &Catalogue) -> Self {
+        let requirements: Vec<String> = REQUIREMENTS
+            .iter()
+            .filter(|r| catalogue.get(r).is_some())
+            .map(|r| (*r).to_string())
+            .collect();
+        let required = requirements
+            .iter()
+            .filter(|r| catalogue.any_required(std::slice::from_ref(*r)))
+            .cloned()
+            .collect();
+        Self {
+            title: format!(
+                "SSP state-machine model: random sequences of discovery, descriptor reads, invocations and polls by every credential (seed {}, {} cases × ≤{} steps)",
+                budget.seed, budget.cases, budget.steps
+            ),
+            requirements,
+            required,
+            budget,
+        }
+    }
+
+    fn outcome(&self, run: runner::ModelRun, replay: &str) -> CheckOutcome {
+        match run.result {
+            ModelResult::Passed => match run.warnings.first() {
+                Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(self.violation(
+                    vec![(*rule).to_string()],
+                    serde_json::json!(rule),
+                    serde_json::json!(w),
+                    w.clone(),
+                    Vec::new(),
+                ))),
+                None => CheckOutcome::verdict(Verdict::Pass),
+            },
+            ModelResult::Unsupported(reason) => {
+                CheckOutcome::verdict(Verdict::Unsupported { reason })
+            }
+            ModelResult::Error(message) => CheckOutcome::verdict(Verdict::HarnessError { message }),
+            ModelResult::Failed(cx) => {
+                let exchanges: Vec<_> = cx.steps.iter().flat_map(|s| s.exchanges.clone()).collect();
+                let rules: Vec<String> =
+                    cx.mismatch.rules.iter().map(|r| (*r).to_string()).collect();
+                let must = rules.iter().any(|r| self.required.contains(r));
+                let v = self.violation(
+                    rules,
+                    cx.mismatch.expected.clone(),
+                    cx.mismatch.observed.clone(),
+                    transcript::render(&cx, replay, false),
+                    exchanges.clone(),
+                );
+                CheckOutcome {
+                    verdict: if must {
+                        Verdict::Fail(v)
+                    } else {
+                        Verdict::Warn(v)
+                    },
+                    exchanges,
+                    steps: Vec::new(),
+                }
+            }
+        }
+    }
+
+    fn violation(
+        &self,
+        requirements: Vec<String>,
+        expected: serde_json::Value,
+        observed: serde_json::Value,
+        message: String,
+        transcript: Vec<crate::transport::Exchange>,
+    ) -> Violation {
+        Violation {
+            check: CHECK_ID.into(),
+            requirements,
+            step: None,
+            pointer: String::new(),
+            expected,
+            observed,
+            message,
+            transcript,
+        }
+    }
+}
+
+impl Check for ModelCheck {
+    fn id(&self) -> &str {
+        CHECK_ID
+    }
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn requirements(&self) -> &[String] {
+        &self.requirements
+    }
+    fn area(&self) -> &str {
+        "model"
+    }
+    fn bindings(&self) -> Bindings {
+        Bindings::Once
+    }
+    fn describe(&self) -> Option<String> {
+        let b = self.budget;
+        Some(format!(
+            "harness/src/ssp/model/: seed {}, {} cases of at most {} steps; replay with `conform model --suite ssp --seed {} --cases {} --steps {}`",
+            b.seed, b.cases, b.steps, b.seed, b.cases, b.steps
+        ))
+    }
+    fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+        async move {
+            let target = ctx.target.clone();
+            let budget = self.budget;
+            let nonce = ctx.run_nonce.clone();
+            let handle = tokio::runtime::Handle::current();
+            let run =
+                tokio::task::spawn_blocking(move || run_model(&handle, &target, budget, &nonce))
+                    .await;
+            match run {
+                Ok(run) => self.outcome(run, &transcript::replay_command(&ctx.target, budget)),
+                Err(e) => CheckOutcome::verdict(Verdict::HarnessError {
+                    message: format!("the model run panicked: {e}"),
+                }),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// The model checks of the SSP suite.
+pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
+    vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))]
+}

@@ -1,0 +1,1204 @@
+//! The pure rule book of the SSP model: the provider as the model sees it and what each
+//! answer may be. No IO, no clock: every fact about the target (its skills, what each
+//! credential saw in discovery) is given to [`World::new`], and every time-dependent rule
+//! reads the target's own timestamps.
+//!
+//! - [`World`]: skills, invocable units (a skill with the inputs of a profile role), callers
+//!   (anonymous, each declared credential, a wrong one) and the executions a sequence has
+//!   certainly created (owner, unit, timeout).
+//! - Predictions: [`World::discovery`] (SSP-DISC-2/3), [`World::descriptor`] (SSP-DISC-4),
+//!   [`World::invoke`] (SSP-INV-1/2/5, SSP-AUTH-1..4), [`World::read`] (SSP-INV-4/6).
+//! - The final states each unit's role allows ([`finals`]), which the lifecycle tracker
+//!   (`lifecycle.rs`, SSP-INV-3/4/5) holds each answer to; the operations themselves are in
+//!   `ops.rs`.
+//! - [`check_error`]: the unified error shape and the seed's status of each code
+//!   (SSP-ERR-1/2/3).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::ssp::types::{AccessPolicy, AuthType, CapabilityType, ExecutionStatus};
+
+pub use crate::engine::counterexample::{Mismatch, mismatch as breach};
+
+/// What a fixture role says about an execution's end (ssp.md §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Finishes at once: `completed`.
+    Instant,
+    /// Runs for a while, within its endpoint timeout: `completed` unless a shorter
+    /// effective timeout cuts it.
+    Slow,
+    /// Ends `failed`.
+    Failing,
+    /// Overruns its `timeout_ms`: ends `timeout`.
+    Overrun,
+}
+
+/// A skill of the target, from its index entry and descriptor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    /// Skill id.
+    pub id: String,
+    /// Capability type (the discovery filter).
+    pub capability: CapabilityType,
+    /// Access policy.
+    pub access: AccessPolicy,
+    /// Auth type.
+    pub auth: AuthType,
+    /// `endpoint.timeout_ms`.
+    pub timeout_ms: Option<f64>,
+    /// `endpoint.url` (two skills may share one endpoint).
+    pub endpoint: String,
+    /// `endpoint.method`.
+    pub method: String,
+    /// `endpoint.status_url` template.
+    pub status_url: Option<String>,
+    /// `endpoint.result_url` template.
+    pub result_url: Option<String>,
+    /// The index entry's `descriptor_url`.
+    pub descriptor_url: String,
+    /// `auth.header` (api_key).
+    pub header: Option<String>,
+    /// The index entry's `name` and `version` (SSP-DISC-4 agreement).
+    pub name_version: (String, String),
+    /// Declared input names, with whether the request must carry it: `required` and no
+    /// `default` (seed §3.5.2: the default applies when the parameter is not supplied, so a
+    /// provider may fill it in and accept the request).
+    pub inputs: Vec<(String, bool)>,
+}
+
+/// A skill with the inputs a profile role invokes it with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    /// Index into [`World::skills`].
+    pub skill: usize,
+    /// The profile role these inputs come from.
+    pub role: String,
+    /// The inputs.
+    pub inputs: Map<String, Value>,
+    /// The final state the role predicts (`None`: any terminal state).
+    pub lifecycle: Option<Lifecycle>,
+}
+
+/// Who sends a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// No credentials.
+    Anonymous,
+    /// The profile's API key (`limited`: valid, without permission).
+    ApiKey {
+        /// Valid without permission.
+        limited: bool,
+    },
+    /// The profile's bearer token (`limited`: without the invoke scope).
+    Oauth2 {
+        /// Valid without permission.
+        limited: bool,
+    },
+    /// The profile's HMAC secret.
+    Hmac,
+    /// A credential no provider accepts, in the scheme of the skill addressed.
+    Wrong,
+}
+
+impl Caller {
+    /// The auth type this credential answers (`None`: anonymous or wrong).
+    pub fn scheme(self) -> Option<AuthType> {
+        match self {
+            Self::ApiKey { .. } => Some(AuthType::ApiKey),
+            Self::Oauth2 { .. } => Some(AuthType::Oauth2),
+            Self::Hmac => Some(AuthType::Custom),
+            Self::Anonymous | Self::Wrong => None,
+        }
+    }
+
+    /// Valid and with permission.
+    pub fn full(self) -> bool {
+        matches!(
+            self,
+            Self::ApiKey { limited: false } | Self::Oauth2 { limited: false } | Self::Hmac
+        )
+    }
+
+    /// In words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Anonymous => "anonymous",
+            Self::ApiKey { limited: false } => "api_key",
+            Self::ApiKey { limited: true } => "api_key_limited",
+            Self::Oauth2 { limited: false } => "oauth2",
+            Self::Oauth2 { limited: true } => "oauth2_limited",
+            Self::Hmac => "hmac",
+            Self::Wrong => "wrong-credential",
+        }
+    }
+}
+
+/// `context.timeout_ms` of an invocation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timeout {
+    /// No `context.timeout_ms`.
+    Absent,
+    /// A positive number of milliseconds (fractions allowed: it is a `number`).
+    Ms(f64),
+    /// `0` or a negative number: valid JSON numbers whose meaning the notes leave open.
+    Odd(f64),
+    /// A string: breaks the schema (SSP-INV-2).
+    Text,
+}
+
+/// An invalid invocation (SSP-INV-2), sent with the unit's own credential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invalid {
+    /// A required input left out.
+    MissingRequired,
+    /// An input the descriptor does not declare.
+    Undeclared,
+    /// A `skill_id` no index lists.
+    UnknownSkill,
+    /// Another skill's id (index into [`World::skills`]) posted to this endpoint.
+    OtherSkill(usize),
+    /// `context.timeout_ms` as a string.
+    TextTimeout,
+}
+
+/// A refusal the model allows: a status and, when the notes fix it, the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// HTTP status.
+    pub status: u16,
+    /// Error code (`None`: any code in the unified shape, SSP-ERR-3).
+    pub code: Option<&'static str>,
+}
+
+const fn refuse(status: u16, code: &'static str) -> Refusal {
+    Refusal {
+        status,
+        code: Some(code),
+    }
+}
+
+/// The SSP-AUTH-2 refusal.
+pub const AUTH_REQUIRED: Refusal = refuse(401, "AUTH_REQUIRED");
+/// The SSP-AUTH-3 refusal.
+pub const PERMISSION_DENIED: Refusal = refuse(403, "PERMISSION_DENIED");
+/// The 404 of an unknown skill, descriptor or execution.
+pub const NOT_FOUND: Refusal = refuse(404, "SKILL_NOT_FOUND");
+/// A 404 with any code (an execution hidden from another caller, SSP-INV-6).
+pub const HIDDEN: Refusal = Refusal {
+    status: 404,
+    code: None,
+};
+/// The SSP-INV-2 refusal.
+pub const INVALID: Refusal = refuse(400, "VALIDATION_ERROR");
+
+/// What an invocation may answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Invoke {
+    /// 202 and an accepted response, nothing else: the model tracks the execution.
+    Accept,
+    /// One of these refusals.
+    Refuse(Vec<Refusal>, &'static [&'static str]),
+    /// 202 (not tracked: the notes allow other answers) or one of these refusals.
+    Either(Vec<Refusal>, &'static [&'static str]),
+}
+
+/// An execution a sequence certainly created.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exec {
+    /// Index into [`World::units`].
+    pub unit: usize,
+    /// Index into [`World::callers`].
+    pub owner: usize,
+    /// The effective timeout, min(endpoint, context) (SSP-INV-5).
+    pub effective_ms: Option<f64>,
+    /// The terminal states its role allows.
+    pub finals: States,
+}
+
+/// A set of execution states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct States(u8);
+
+/// Every execution state, in lifecycle order.
+pub const ORDER: [ExecutionStatus; 5] = [
+    ExecutionStatus::Accepted,
+    ExecutionStatus::Running,
+    ExecutionStatus::Completed,
+    ExecutionStatus::Failed,
+    ExecutionStatus::Timeout,
+];
+
+impl States {
+    fn bit(s: ExecutionStatus) -> u8 {
+        1 << ORDER.iter().position(|x| *x == s).unwrap_or(0)
+    }
+    /// The set of `states`.
+    pub fn of(states: &[ExecutionStatus]) -> Self {
+        Self(states.iter().fold(0, |a, s| a | Self::bit(*s)))
+    }
+    /// Whether `s` is in the set.
+    pub fn has(self, s: ExecutionStatus) -> bool {
+        self.0 & Self::bit(s) != 0
+    }
+    /// Union.
+    pub fn with(self, other: States) -> Self {
+        Self(self.0 | other.0)
+    }
+    /// The states in order, as wire strings.
+    pub fn names(self) -> Vec<&'static str> {
+        ORDER
+            .iter()
+            .filter(|s| self.has(**s))
+            .map(|s| s.as_str())
+            .collect()
+    }
+}
+
+/// A discovery request's filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// No query.
+    None,
+    /// `?capability_type=<t>` (`registry`: the `?type=<t>` spelling, SSP-DISC-3).
+    Capability(CapabilityType, bool),
+    /// A value no capability type has.
+    Unknown,
+}
+
+/// What a discovery request may answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discovery {
+    /// Ids the answer must list exactly (`None`: only refusals are allowed).
+    pub exactly: Option<BTreeSet<String>>,
+    /// Also allowed: 200 with no entry (unknown filter).
+    pub empty_ok: bool,
+    /// Allowed refusals.
+    pub refusals: Vec<Refusal>,
+}
+
+/// What reading a descriptor may answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// 200 with the document.
+    Ok,
+    /// One of these refusals.
+    Refuse(Vec<Refusal>),
+    /// 200 or one of these refusals.
+    Either(Vec<Refusal>),
+}
+
+/// The model: the target's skills and callers, and this sequence's executions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct World {
+    /// Every skill some credential discovers.
+    pub skills: Vec<Skill>,
+    /// What the model invokes.
+    pub units: Vec<Unit>,
+    /// Who calls.
+    pub callers: Vec<Caller>,
+    /// Per caller, the ids its unfiltered index listed when the run began (`None`: it was
+    /// refused). Discovery is stable: the same credential sees the same skills.
+    pub seen: Vec<Option<BTreeSet<String>>>,
+    /// Executions created so far (index = the model's execution number).
+    pub execs: Vec<Exec>,
+}
+
+impl World {
+    /// A world of `skills`, `units` and `callers`, with what each caller's unfiltered
+    /// index listed.
+    pub fn new(
+        skills: Vec<Skill>,
+        units: Vec<Unit>,
+        callers: Vec<Caller>,
+        seen: Vec<Option<BTreeSet<String>>>,
+    ) -> Self {
+        Self {
+            skills,
+            units,
+            callers,
+            seen,
+            execs: Vec::new(),
+        }
+    }
+
+    /// Whether `caller` may invoke `skill` and read its executions: SSP-AUTH-1/2/3.
+    fn authorised(&self, caller: Caller, skill: &Skill) -> bool {
+        match skill.auth {
+            // A protected skill without an auth scheme (SSP-SCH-4 warns): the notes give no
+            // answer for anyone, so no caller is certain to succeed (see `invoke`).
+            AuthType::None => caller == Caller::Anonymous && skill.access == AccessPolicy::Public,
+            t => caller.full() && caller.scheme() == Some(t),
+        }
+    }
+
+    /// The credential a unit is invoked with when a sequence needs it to succeed.
+    pub fn owner_of(&self, unit: usize) -> Option<usize> {
+        let skill = &self.skills[self.units.get(unit)?.skill];
+        self.callers.iter().position(|c| self.authorised(*c, skill))
+    }
+}
+
+/// SSP-DISC-2/3: what `caller`'s discovery with `filter` may answer.
+pub fn discovery(w: &World, caller: usize, filter: Filter) -> Discovery {
+    let who = w.callers[caller];
+    let public: BTreeSet<String> = (w.skills.iter())
+        .filter(|s| s.access != AccessPolicy::Private)
+        .map(|s| s.id.clone())
+        .collect();
+    // Anonymous sees exactly the public and restricted skills; an accepted credential
+    // sees what it saw when the run began (a superset, checked then); a wrong one is
+    // refused or treated as anonymous.
+    let base = match who {
+        Caller::Anonymous | Caller::Wrong => Some(public),
+        _ => w.seen.get(caller).cloned().flatten(),
+    };
+    let mut refusals = match who {
+        Caller::Wrong => vec![AUTH_REQUIRED],
+        // A credential refused when the run began stays refused.
+        _ if base.is_none() => vec![AUTH_REQUIRED, PERMISSION_DENIED],
+        _ => Vec::new(),
+    };
+    match filter {
+        Filter::None => Discovery {
+            exactly: base,
+            empty_ok: false,
+            refusals,
+        },
+        Filter::Capability(t, _) => Discovery {
+            exactly: base.map(|b| {
+                (w.skills.iter())
+                    .filter(|s| s.capability == t && b.contains(&s.id))
+                    .map(|s| s.id.clone())
+                    .collect()
+            }),
+            empty_ok: false,
+            refusals,
+        },
+        Filter::Unknown => {
+            refusals.push(INVALID);
+            Discovery {
+                exactly: None,
+                empty_ok: true,
+                refusals,
+            }
+        }
+    }
+}
+
+/// SSP-DISC-4: what reading `skill`'s descriptor as `caller` may answer.
+pub fn descriptor(w: &World, caller: usize, skill: usize) -> Read {
+    let s = &w.skills[skill];
+    if s.access != AccessPolicy::Private {
+        // An invalid credential may be refused even where none is needed.
+        return match w.callers[caller] {
+            Caller::Wrong => Read::Either(vec![AUTH_REQUIRED]),
+            _ => Read::Ok,
+        };
+    }
+    let listed = (w.seen.get(caller).cloned().flatten()).is_some_and(|ids| ids.contains(&s.id));
+    match w.callers[caller] {
+        Caller::Anonymous | Caller::Wrong => Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]),
+        // An index that lists it promised a descriptor that dereferences.
+        _ if listed => Read::Ok,
+        _ => Read::Either(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]),
+    }
+}
+
+/// The effective timeout and whether the context shortened the endpoint's (SSP-INV-5).
+pub fn effective(endpoint: Option<f64>, context: Timeout) -> (Option<f64>, bool) {
+    match context {
+        Timeout::Ms(c) | Timeout::Odd(c) => match endpoint {
+            Some(e) if e <= c => (Some(e), false),
+            _ => (Some(c), true),
+        },
+        Timeout::Absent | Timeout::Text => (endpoint, false),
+    }
+}
+
+/// The terminal states an execution of `lifecycle` may end in under `timeout`.
+pub fn finals(lifecycle: Option<Lifecycle>, endpoint: Option<f64>, timeout: Timeout) -> States {
+    use ExecutionStatus::{Completed, Failed, Timeout as T};
+    let (eff, shortened) = effective(endpoint, timeout);
+    let odd = matches!(timeout, Timeout::Odd(_));
+    // "At once" still takes a little time: a context timeout under a second may win.
+    let cut = odd || (shortened && eff.is_some_and(|e| e < 1000.0));
+    let maybe_cut = |s: ExecutionStatus| {
+        if cut {
+            States::of(&[s, T])
+        } else {
+            States::of(&[s])
+        }
+    };
+    match lifecycle {
+        Some(Lifecycle::Overrun) => States::of(&[T]),
+        Some(Lifecycle::Instant) => maybe_cut(Completed),
+        Some(Lifecycle::Failing) => maybe_cut(Failed),
+        // A slow fixture outlives 20 ms (the scripted SSP-INV-5 check's reading too).
+        Some(Lifecycle::Slow) if odd || (shortened && eff.is_some_and(|e| e <= 20.0)) => {
+            States::of(&[T])
+        }
+        Some(Lifecycle::Slow) if shortened => States::of(&[Completed, T]),
+        Some(Lifecycle::Slow) => States::of(&[Completed]),
+        None => States::of(&[Completed, Failed, T]),
+    }
+}
+
+const AUTH_RULES: &[&str] = &["SSP-AUTH-1", "SSP-AUTH-2", "SSP-AUTH-3"];
+const INV2: &[&str] = &["SSP-INV-2"];
+
+/// SSP-INV-1/2, SSP-AUTH-1..4: what `caller` invoking `unit` with `timeout` may answer.
+/// The notes do not order authentication and validation: a request that is (or may be)
+/// invalid may also draw the 400.
+pub fn invoke(w: &World, caller: usize, unit: usize, timeout: Timeout) -> Invoke {
+    let s = &w.skills[w.units[unit].skill];
+    let who = w.callers[caller];
+    let with_400 = |mut l: Vec<Refusal>| {
+        if matches!(timeout, Timeout::Text | Timeout::Odd(_)) {
+            l.push(INVALID);
+        }
+        l
+    };
+    let auth_refusal = match (s.auth, who) {
+        (AuthType::None, Caller::Anonymous) if s.access == AccessPolicy::Public => None,
+        // Credentials nobody asked for, or a protected skill without an auth scheme
+        // (SSP-SCH-4 warns): the notes say nothing of the answer.
+        (AuthType::None, _) => {
+            let l = with_400(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]);
+            return match timeout {
+                Timeout::Text => Invoke::Refuse(l, AUTH_RULES),
+                _ => Invoke::Either(l, AUTH_RULES),
+            };
+        }
+        (t, c) if c.scheme() == Some(t) && c.full() => None,
+        (t, c) if c.scheme() == Some(t) => Some(PERMISSION_DENIED),
+        _ => Some(AUTH_REQUIRED),
+    };
+    if let Some(r) = auth_refusal {
+        // A private skill may hide its existence instead (as its descriptor does).
+        let mut allowed = vec![r];
+        if s.access == AccessPolicy::Private {
+            allowed.push(HIDDEN);
+        }
+        return Invoke::Refuse(with_400(allowed), AUTH_RULES);
+    }
+    match timeout {
+        Timeout::Text => Invoke::Refuse(vec![INVALID], INV2),
+        Timeout::Odd(_) => Invoke::Either(vec![INVALID], INV2),
+        Timeout::Absent | Timeout::Ms(_) => Invoke::Accept,
+    }
+}
+
+/// SSP-INV-2: what an invalid invocation (sent with the unit's own credential) answers.
+pub fn invalid(what: Invalid) -> Vec<Refusal> {
+    match what {
+        Invalid::UnknownSkill | Invalid::OtherSkill(_) => vec![NOT_FOUND],
+        Invalid::MissingRequired | Invalid::Undeclared | Invalid::TextTimeout => vec![INVALID],
+    }
+}
+
+/// Whether `what` can be sent for `unit` (preconditions keep shrunk sequences legal).
+pub fn invalid_applies(w: &World, unit: usize, what: Invalid) -> bool {
+    let Some(u) = w.units.get(unit) else {
+        return false;
+    };
+    let s = &w.skills[u.skill];
+    match what {
+        Invalid::MissingRequired => (s.inputs.iter()).any(|(n, r)| *r && u.inputs.contains_key(n)),
+        Invalid::OtherSkill(o) => w
+            .skills
+            .get(o)
+            .is_some_and(|t| t.id != s.id && t.endpoint != s.endpoint),
+        _ => true,
+    }
+}
+
+/// SSP-INV-4/6: what `reader` polling execution `exec` may answer.
+pub fn read(w: &World, exec: usize, reader: usize) -> Read {
+    let e = &w.execs[exec];
+    let s = &w.skills[w.units[e.unit].skill];
+    if reader == e.owner {
+        return Read::Ok;
+    }
+    if s.access == AccessPolicy::Public {
+        // SSP-INV-6 protects non-public executions only; the notes do not say whether
+        // another caller may read a public one.
+        return Read::Either(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]);
+    }
+    let owner = w.callers[e.owner];
+    match w.callers[reader] {
+        // Another valid credential of the same scheme: 404, nothing else (SSP-INV-6).
+        c if c.scheme().is_some() && c.scheme() == owner.scheme() => Read::Refuse(vec![HIDDEN]),
+        // No or an invalid credential: 401 (SSP-AUTH-2) or 404.
+        Caller::Anonymous | Caller::Wrong => Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]),
+        _ => Read::Refuse(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]),
+    }
+}
+
+/// Records a new execution of `unit` by `owner`; returns its number.
+pub fn create(w: &mut World, unit: usize, owner: usize, timeout: Timeout) -> usize {
+    let u = &w.units[unit];
+    let endpoint = w.skills[u.skill].timeout_ms;
+    w.execs.push(Exec {
+        unit,
+        owner,
+        effective_ms: effective(endpoint, timeout).0,
+        finals: finals(u.lifecycle, endpoint, timeout),
+    });
+    w.execs.len() - 1
+}
+
+/// Seed §8.1 / SSP-ERR-2: the statuses a protocol code travels with.
+pub fn code_statuses(code: &str) -> Option<&'static [u16]> {
+    crate::ssp::provider::env::protocol_statuses(code)
+}
+
+/// SSP-ERR-1/2/3: `body` is a unified error whose status and code one of `allowed`
+/// names; returns the code. `what` names the request for the message.
+pub fn check_error(
+    status: u16,
+    body: Option<&Value>,
+    allowed: &[Refusal],
+    rules: &[&'static str],
+    what: &str,
+) -> Result<String, Box<Mismatch>> {
+    let expected = json!(
+        allowed
+            .iter()
+            .map(|r| json!({"status": r.status, "code": r.code}))
+            .collect::<Vec<_>>()
+    );
+    let seen = json!({"status": status, "body": body});
+    let fits: Vec<&Refusal> = allowed.iter().filter(|r| r.status == status).collect();
+    if fits.is_empty() {
+        return Err(breach(
+            rules,
+            format!("{what}: unexpected HTTP {status}"),
+            expected,
+            seen,
+        ));
+    }
+    let err = body.and_then(|b| b.get("error"));
+    let code = err.and_then(|e| e.get("code")).and_then(Value::as_str);
+    let message = err.and_then(|e| e.get("message")).and_then(Value::as_str);
+    let retry_ok = err.and_then(|e| e.get("retry")).is_none_or(|r| {
+        r.get("suggested_delay_ms").is_some_and(Value::is_number)
+            && r.get("max_attempts").is_some_and(Value::is_number)
+    });
+    let (Some(code), Some(_), true) = (code, message, retry_ok) else {
+        return Err(breach(
+            &["SSP-ERR-1"],
+            format!(
+                "{what}: HTTP {status} without the unified error shape {{error: {{code, message, details?, retry?}}}}"
+            ),
+            json!({"error": {"code": "string", "message": "string"}}),
+            seen,
+        ));
+    };
+    if !fits.iter().any(|r| r.code.is_none_or(|c| c == code)) {
+        return Err(breach(
+            rules,
+            format!("{what}: wrong error code {code}"),
+            expected,
+            seen,
+        ));
+    }
+    if let Some(statuses) = code_statuses(code)
+        && !statuses.contains(&status)
+    {
+        return Err(breach(
+            &["SSP-ERR-2"],
+            format!("{what}: {code} travels with HTTP {statuses:?}"),
+            json!(statuses),
+            seen,
+        ));
+    }
+    Ok(code.to_string())
+}
+
+/// SSP-DISC-2/3: a 200 index against the ids the model allows.
+pub fn judge_index(
+    w: &World,
+    by: usize,
+    filter: Filter,
+    exactly: Option<&BTreeSet<String>>,
+    got: &BTreeSet<String>,
+) -> Result<(), Box<Mismatch>> {
+    let private = |id: &String| {
+        w.skills
+            .iter()
+            .any(|s| &s.id == id && s.access == AccessPolicy::Private)
+    };
+    let who = w.callers[by];
+    if matches!(who, Caller::Anonymous | Caller::Wrong)
+        && let Some(leak) = got.iter().find(|id| private(id))
+    {
+        return Err(breach(
+            &["SSP-DISC-2"],
+            format!("{} discovery lists the private skill {leak}", who.name()),
+            json!("no private skill"),
+            json!(got),
+        ));
+    }
+    let Some(want) = exactly else {
+        return Err(breach(
+            &["SSP-DISC-3"],
+            "this discovery request has no matching entry to list",
+            json!([]),
+            json!(got),
+        ));
+    };
+    if want == got {
+        return Ok(());
+    }
+    let rules: &[&'static str] = match filter {
+        Filter::None => &["SSP-DISC-2"],
+        _ => &["SSP-DISC-3"],
+    };
+    Err(breach(
+        rules,
+        format!(
+            "{} discovery with filter {filter:?}: only the matching entries of what this caller sees, and all of them",
+            who.name()
+        ),
+        json!(want),
+        json!(got),
+    ))
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "tests: a panic is the failure report"
+)]
+mod tests {
+    //! The rule book on small hand-written worlds and sequences: each prediction accepts
+    //! what the notes allow and refuses a breach, on the right rule IDs.
+    use super::*;
+    use crate::ssp::model::lifecycle::Track;
+    use crate::ssp::model::ops::Op;
+    use ExecutionStatus::{Completed, Failed, Running, Timeout as T};
+
+    fn skill(
+        id: &str,
+        cap: CapabilityType,
+        access: AccessPolicy,
+        auth: AuthType,
+        timeout: f64,
+    ) -> Skill {
+        Skill {
+            id: id.into(),
+            capability: cap,
+            access,
+            auth,
+            timeout_ms: Some(timeout),
+            endpoint: format!("http://p/invoke/{id}"),
+            method: "POST".into(),
+            status_url: Some("http://p/status/{execution_id}".into()),
+            result_url: Some("http://p/result/{execution_id}".into()),
+            descriptor_url: format!("http://p/skills/{id}.json"),
+            header: (auth == AuthType::ApiKey).then(|| "X-API-Key".into()),
+            name_version: (id.into(), "1.0.0".into()),
+            inputs: vec![("message".into(), true)],
+        }
+    }
+
+    /// echo (public, none, instant), task (restricted, api_key, slow), digest (private,
+    /// oauth2), overrun (public, none, 200 ms).
+    fn world() -> World {
+        use AccessPolicy::*;
+        use CapabilityType::*;
+        let skills = vec![
+            skill("echo", Api, Public, AuthType::None, 5000.0),
+            skill("task", Task, Restricted, AuthType::ApiKey, 15000.0),
+            skill("digest", Plugin, Private, AuthType::Oauth2, 5000.0),
+            skill("overrun", Task, Public, AuthType::None, 200.0),
+        ];
+        let unit = |skill, lifecycle| Unit {
+            skill,
+            role: "r".into(),
+            inputs: Map::from_iter([("message".to_string(), json!("hi"))]),
+            lifecycle,
+        };
+        let units = vec![
+            unit(0, Some(Lifecycle::Instant)),
+            unit(1, Some(Lifecycle::Slow)),
+            unit(2, None),
+            unit(3, Some(Lifecycle::Overrun)),
+        ];
+        let callers = vec![
+            Caller::Anonymous,
+            Caller::ApiKey { limited: false },
+            Caller::ApiKey { limited: true },
+            Caller::Oauth2 { limited: false },
+            Caller::Wrong,
+        ];
+        let all: BTreeSet<String> = ["echo", "task", "digest", "overrun"]
+            .map(String::from)
+            .into();
+        let seen = vec![None, Some(all.clone()), Some(all.clone()), Some(all), None];
+        World::new(skills, units, callers, seen)
+    }
+
+    fn ids(v: &[&str]) -> BTreeSet<String> {
+        v.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    fn err(status: u16, code: &str) -> Value {
+        json!({"error": {"code": code, "message": format!("HTTP {status}")}})
+    }
+
+    #[test]
+    fn discovery_hides_private_from_anonymous_and_filters_exactly() {
+        let w = world();
+        let anon = discovery(&w, 0, Filter::None);
+        assert_eq!(anon.exactly, Some(ids(&["echo", "overrun", "task"])));
+        let e = judge_index(
+            &w,
+            0,
+            Filter::None,
+            anon.exactly.as_ref(),
+            &ids(&["echo", "overrun", "task", "digest"]),
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-2"]));
+        // A credential's filtered view: exactly its matching entries (private included).
+        let plug = discovery(&w, 1, Filter::Capability(CapabilityType::Plugin, true));
+        assert_eq!(plug.exactly, Some(ids(&["digest"])));
+        let e = judge_index(
+            &w,
+            1,
+            Filter::Capability(CapabilityType::Plugin, true),
+            plug.exactly.as_ref(),
+            &BTreeSet::new(),
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-3"]));
+        // Unknown filter: 400 VALIDATION_ERROR or an empty 200.
+        let unknown = discovery(&w, 0, Filter::Unknown);
+        assert!(unknown.empty_ok && unknown.refusals.contains(&INVALID));
+        assert!(
+            check_error(
+                400,
+                Some(&err(400, "VALIDATION_ERROR")),
+                &unknown.refusals,
+                &["SSP-DISC-3"],
+                "x"
+            )
+            .is_ok()
+        );
+        // A wrong credential: refused 401 or treated as anonymous.
+        let wrong = discovery(&w, 4, Filter::None);
+        assert_eq!(wrong.exactly, anon.exactly);
+        assert!(wrong.refusals.contains(&AUTH_REQUIRED));
+    }
+
+    #[test]
+    fn private_descriptor_needs_credentials_401_or_404() {
+        let w = world();
+        let Read::Refuse(allowed) = descriptor(&w, 0, 2) else {
+            panic!("anonymous must be refused")
+        };
+        assert!(
+            check_error(
+                401,
+                Some(&err(401, "AUTH_REQUIRED")),
+                &allowed,
+                &["SSP-DISC-4"],
+                "d"
+            )
+            .is_ok()
+        );
+        assert!(
+            check_error(
+                404,
+                Some(&err(404, "NOT_HERE")),
+                &allowed,
+                &["SSP-DISC-4"],
+                "d"
+            )
+            .is_ok()
+        );
+        let e = check_error(
+            200,
+            Some(&json!({"id": "digest"})),
+            &allowed,
+            &["SSP-DISC-4"],
+            "d",
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-4"]));
+        assert_eq!(
+            descriptor(&w, 3, 2),
+            Read::Ok,
+            "listed to oauth2 at the start"
+        );
+        assert_eq!(descriptor(&w, 0, 1), Read::Ok, "restricted is readable");
+    }
+
+    #[test]
+    fn invocation_auth_predictions_refuse_breaches() {
+        let w = world();
+        assert_eq!(
+            invoke(&w, 0, 0, Timeout::Absent),
+            Invoke::Accept,
+            "SSP-AUTH-1"
+        );
+        let Invoke::Refuse(l, rules) = invoke(&w, 0, 1, Timeout::Absent) else {
+            panic!()
+        };
+        assert_eq!(l, vec![AUTH_REQUIRED]);
+        let e = check_error(202, None, &l, rules, "invoke");
+        assert!(e.is_err_and(|m| m.rules.contains(&"SSP-AUTH-2")));
+        let Invoke::Refuse(l, rules) = invoke(&w, 2, 1, Timeout::Absent) else {
+            panic!()
+        };
+        assert_eq!(l, vec![PERMISSION_DENIED], "valid key without permission");
+        assert!(check_error(401, Some(&err(401, "AUTH_REQUIRED")), &l, rules, "i").is_err());
+        // Private: 401 or 404; the api key (another scheme) is not an oauth2 credential.
+        let Invoke::Refuse(l, _) = invoke(&w, 1, 2, Timeout::Absent) else {
+            panic!()
+        };
+        assert_eq!(l, vec![AUTH_REQUIRED, HIDDEN]);
+        // A string timeout breaks the schema; 0 or negative may be refused or accepted.
+        assert_eq!(
+            invoke(&w, 0, 0, Timeout::Text),
+            Invoke::Refuse(vec![INVALID], INV2)
+        );
+        assert!(matches!(
+            invoke(&w, 0, 0, Timeout::Odd(0.0)),
+            Invoke::Either(..)
+        ));
+        assert_eq!(invalid(Invalid::OtherSkill(1)), vec![NOT_FOUND]);
+        assert!(
+            !invalid_applies(&w, 0, Invalid::OtherSkill(0)),
+            "its own id is no foreign id"
+        );
+    }
+
+    #[test]
+    fn errors_need_the_unified_shape_and_the_seed_status() {
+        let l = [Refusal {
+            status: 404,
+            code: None,
+        }];
+        let e = check_error(
+            404,
+            Some(&json!({"error": {"code": "X"}})),
+            &l,
+            &["SSP-INV-6"],
+            "r",
+        );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-1"]),
+            "message is required"
+        );
+        let e = check_error(
+            404,
+            Some(&json!({"error": {"code": "X", "message": "m", "retry": {"max_attempts": 1}}})),
+            &l,
+            &["SSP-INV-6"],
+            "r",
+        );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-1"]),
+            "retry needs both members"
+        );
+        let any = [Refusal {
+            status: 400,
+            code: None,
+        }];
+        let e = check_error(
+            400,
+            Some(&err(400, "SKILL_NOT_FOUND")),
+            &any,
+            &["SSP-INV-2"],
+            "r",
+        );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-2"]),
+            "SKILL_NOT_FOUND is a 404"
+        );
+        assert!(
+            check_error(
+                400,
+                Some(&err(400, "MY_OWN_CODE")),
+                &any,
+                &["SSP-INV-2"],
+                "r"
+            )
+            .is_ok(),
+            "SSP-ERR-3"
+        );
+    }
+
+    fn answer(id: &str, status: &str, created: &str, updated: &str, done: bool) -> Value {
+        let mut v = json!({"execution_id": id, "status": status, "skill_id": "echo",
+            "timestamps": {"created_at": created, "updated_at": updated}});
+        if done {
+            v["timestamps"]["completed_at"] = json!(updated);
+        }
+        match status {
+            "completed" => v["output"] = json!({"echo": "hi"}),
+            "failed" | "timeout" => {
+                v["error"] = json!({"code": "INVOCATION_TIMEOUT", "message": "m", "details": {"timeout_ms": 20, "execution_id": id}});
+            }
+            _ => {}
+        }
+        v
+    }
+
+    const T0: &str = "2026-01-01T00:00:00.000Z";
+    const T1: &str = "2026-01-01T00:00:00.100Z";
+    const T2: &str = "2026-01-01T00:00:00.200Z";
+
+    fn instant_exec() -> (World, Exec, Track) {
+        let mut w = world();
+        let n = create(&mut w, 0, 0, Timeout::Absent);
+        let e = w.execs[n].clone();
+        let t = Track::new("x1", "echo", &e);
+        (w, e, t)
+    }
+
+    #[test]
+    fn the_lifecycle_only_moves_forward_and_terminal_never_changes() {
+        let (_, e, t) = instant_exec();
+        let t = t
+            .observe(&e, &answer("x1", "accepted", T0, T0, false))
+            .map(|o| o.track)
+            .unwrap();
+        let t = t
+            .observe(&e, &answer("x1", "running", T0, T1, false))
+            .map(|o| o.track)
+            .unwrap();
+        assert_eq!(t.allowed, States::of(&[Running, Completed]));
+        let back = t.observe(&e, &answer("x1", "accepted", T0, T1, false));
+        assert!(back.is_err_and(|m| m.rules == ["SSP-INV-3"] && m.message.contains("forward")));
+        let done = t
+            .observe(&e, &answer("x1", "completed", T0, T2, true))
+            .map(|o| o.track)
+            .unwrap();
+        assert!(
+            done.observe(&e, &answer("x1", "completed", T0, T2, true))
+                .is_ok()
+        );
+        let changed = done.observe(&e, &answer("x1", "running", T0, T2, false));
+        assert!(changed.is_err_and(|m| m.message.contains("terminal state never changes")));
+        let mut other = answer("x1", "completed", T0, T2, true);
+        other["output"] = json!({"echo": "else"});
+        assert!(
+            done.observe(&e, &other)
+                .is_err_and(|m| m.rules == ["SSP-INV-3"])
+        );
+    }
+
+    #[test]
+    fn timestamps_created_constant_updated_monotone_completed_iff_terminal() {
+        let (_, e, t) = instant_exec();
+        let t = t
+            .observe(&e, &answer("x1", "running", T0, T1, false))
+            .map(|o| o.track)
+            .unwrap();
+        let moved = t.observe(&e, &answer("x1", "running", T1, T1, false));
+        assert!(moved.is_err_and(|m| m.message.contains("created_at")));
+        let back = t.observe(&e, &answer("x1", "running", T0, T0, false));
+        assert!(back.is_err_and(|m| m.message.contains("updated_at")));
+        let no_end = t.observe(&e, &answer("x1", "completed", T0, T2, false));
+        assert!(no_end.is_err_and(|m| m.message.contains("completed_at")));
+        let early_end = t.observe(&e, &answer("x1", "running", T0, T2, true));
+        assert!(early_end.is_err_and(|m| m.message.contains("completed_at")));
+        // The same instant in another spelling is the same created_at.
+        assert!(
+            t.observe(
+                &e,
+                &answer("x1", "running", "2026-01-01T00:00:00Z", T1, false)
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_final_state_follows_the_role_and_the_effective_timeout() {
+        let (_, e, t) = instant_exec();
+        let failed = t.observe(&e, &answer("x1", "failed", T0, T1, true));
+        assert!(
+            failed.is_err_and(|m| m.rules == ["SSP-INV-3"]),
+            "an instant skill completes"
+        );
+        assert_eq!(
+            effective(Some(15000.0), Timeout::Ms(20.0)),
+            (Some(20.0), true)
+        );
+        assert_eq!(
+            effective(Some(200.0), Timeout::Ms(1e9)),
+            (Some(200.0), false),
+            "min, not max"
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Slow), Some(15000.0), Timeout::Ms(20.0)),
+            States::of(&[T])
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Slow), Some(15000.0), Timeout::Ms(500.0)),
+            States::of(&[Completed, T])
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Slow), Some(15000.0), Timeout::Absent),
+            States::of(&[Completed])
+        );
+        assert_eq!(
+            finals(Some(Lifecycle::Overrun), Some(200.0), Timeout::Absent),
+            States::of(&[T])
+        );
+        assert_eq!(
+            finals(None, Some(200.0), Timeout::Absent),
+            States::of(&[Completed, Failed, T])
+        );
+        // A slow execution cut by a 20 ms context timeout: timeout, INVOCATION_TIMEOUT, 20 ms.
+        let mut w = world();
+        let n = create(&mut w, 1, 1, Timeout::Ms(20.0));
+        let e = w.execs[n].clone();
+        let t = Track::new("x1", "echo", &e);
+        assert!(
+            t.observe(&e, &answer("x1", "timeout", T0, T1, true))
+                .is_ok()
+        );
+        let done = t.observe(&e, &answer("x1", "completed", T0, T1, true));
+        assert!(done.is_err_and(|m| m.rules == ["SSP-INV-5"]));
+        let mut alias = answer("x1", "timeout", T0, T1, true);
+        alias["error"]["code"] = json!("EXECUTION_TIMEOUT");
+        assert_eq!(
+            t.observe(&e, &alias).map(|o| o.warnings.len()),
+            Ok(1),
+            "the alias is a warning"
+        );
+        let mut wrong_ms = answer("x1", "timeout", T0, T1, true);
+        wrong_ms["error"]["details"]["timeout_ms"] = json!(15000);
+        assert!(
+            t.observe(&e, &wrong_ms)
+                .is_err_and(|m| m.rules == ["SSP-INV-5"])
+        );
+    }
+
+    #[test]
+    fn a_run_is_timed_from_its_first_running_answer() {
+        // A slow unit with a 500 ms context timeout may complete or time out (SSP-INV-5).
+        let mut w = world();
+        let n = create(&mut w, 1, 1, Timeout::Ms(500.0));
+        let e = w.execs[n].clone();
+        let at = |ms: u32| format!("2026-01-01T00:00:{:02}.{:03}Z", ms / 1000, ms % 1000);
+        let t = Track::new("x1", "echo", &e);
+        let queued = t
+            .observe(&e, &answer("x1", "accepted", T0, T0, false))
+            .map(|o| o.track);
+        let queued = queued.unwrap_or_else(|m| panic!("accepted: {m:?}"));
+        // Three seconds after creation, never seen running: it may have waited in a queue.
+        let late = answer("x1", "completed", T0, &at(3000), true);
+        assert!(queued.observe(&e, &late).is_ok(), "the start is unknown");
+        // Seen running at 2.9 s, completed at 3 s: within the timeout.
+        let run = |from: u32| {
+            queued
+                .observe(&e, &answer("x1", "running", T0, &at(from), false))
+                .map(|o| o.track)
+                .unwrap_or_else(|m| panic!("running: {m:?}"))
+        };
+        assert!(run(2900).observe(&e, &late).is_ok());
+        // Seen running at 0.1 s, completed at 3 s: 2.9 s is past 500 ms (with its slack).
+        assert!(
+            run(100)
+                .observe(&e, &late)
+                .is_err_and(|m| m.rules == ["SSP-INV-5"])
+        );
+    }
+
+    #[test]
+    fn a_terminal_answer_may_spell_completed_at_differently() {
+        let (_, e, t) = instant_exec();
+        let first = t.observe(&e, &answer("x1", "completed", T0, T1, true));
+        let first = first.unwrap_or_else(|m| panic!("completed: {m:?}")).track;
+        let respelled = answer("x1", "completed", T0, "2026-01-01T00:00:00.1Z", true);
+        assert!(first.observe(&e, &respelled).is_ok(), "the same instant");
+        let moved = answer("x1", "completed", T0, T2, true);
+        assert!(
+            first
+                .observe(&e, &moved)
+                .is_err_and(|m| m.rules == ["SSP-INV-3"])
+        );
+    }
+
+    #[test]
+    fn a_protected_skill_without_auth_scheme_has_no_certain_owner() {
+        let mut w = world();
+        w.skills[0].access = AccessPolicy::Restricted;
+        assert_eq!(w.owner_of(0), None, "no caller is certain to succeed");
+    }
+
+    #[test]
+    fn another_caller_never_reads_a_non_public_execution() {
+        let mut w = world();
+        let n = create(&mut w, 1, 1, Timeout::Absent);
+        assert_eq!(read(&w, n, 1), Read::Ok);
+        let Read::Refuse(l) = read(&w, n, 2) else {
+            panic!("the limited key is another caller")
+        };
+        assert_eq!(l, vec![HIDDEN]);
+        let e = check_error(
+            200,
+            Some(&json!({"status": "completed"})),
+            &l,
+            &["SSP-INV-6"],
+            "r",
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-INV-6"]));
+        assert_eq!(read(&w, n, 0), Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]));
+        // Public executions: the notes leave another caller's read open.
+        let p = create(&mut w, 0, 0, Timeout::Absent);
+        assert!(matches!(read(&w, p, 1), Read::Either(_)));
+    }
+
+    #[test]
+    fn operations_resolve_against_the_live_model() {
+        let w = world();
+        assert_eq!(
+            w.resolve(&Op::Status { by: None, exec: 7 }),
+            None,
+            "no execution yet"
+        );
+        let op = w.resolve(&Op::Invoke {
+            by: None,
+            unit: 5,
+            timeout: Timeout::Absent,
+        });
+        assert_eq!(
+            op,
+            Some(Op::Invoke {
+                by: Some(1),
+                unit: 1,
+                timeout: Timeout::Absent
+            }),
+            "the owner of task is the api key"
+        );
+        let w2 = w.next(op.as_ref().unwrap());
+        assert_eq!(w2.execs.len(), 1);
+        let refused = Op::Invoke {
+            by: Some(0),
+            unit: 1,
+            timeout: Timeout::Absent,
+        };
+        assert_eq!(
+            w.next(&refused).execs.len(),
+            0,
+            "a refused invocation creates nothing"
+        );
+        assert_eq!(
+            w2.resolve(&Op::Result { by: None, exec: 3 }),
+            Some(Op::Result {
+                by: Some(1),
+                exec: 0
+            })
+        );
+    }
+}
