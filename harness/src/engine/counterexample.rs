@@ -101,3 +101,29 @@ pub enum ModelResult<C> {
     /// counterexample that passed when replayed).
     Error(String),
 }
+
+/// The seeded random source of a model's search: the same seed draws the same sequences.
+pub fn search_rng(seed: u64) -> proptest::test_runner::TestRng {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&(seed.wrapping_add(i as u64)).to_le_bytes());
+    }
+    proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &bytes)
+}
+
+/// A model search's settings: `cases` sequences, no persistence file, no fork or
+/// per-case timeout, shrinking bounded by a minute and by `shrink_iters` steps.
+pub fn search_config(cases: u32, shrink_iters: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: shrink_iters,
+        max_shrink_time: 60_000,
+        max_global_rejects: 100_000,
+        max_local_rejects: 100_000,
+        fork: false,
+        timeout: 0,
+        verbose: 0,
+        ..proptest::test_runner::Config::default()
+    }
+}

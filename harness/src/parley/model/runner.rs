@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest::test_runner::{TestCaseError, TestError, TestRunner};
+
+use crate::engine::counterexample::{search_config, search_rng};
 
 pub use super::driver::InboxBase;
 use super::driver::{Driver, Mismatch, StepLog, inbox_end};
@@ -138,14 +140,6 @@ pub fn actors(target: &ParleyTarget) -> (Vec<Role>, Vec<Actor>) {
             )
         })
         .unzip()
-}
-
-fn rng(seed: u64) -> TestRng {
-    let mut bytes = [0u8; 32];
-    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&(seed.wrapping_add(i as u64)).to_le_bytes());
-    }
-    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
 /// Moves every caller's inbox cursor in `base` to the inbox's current end (see
@@ -327,23 +321,6 @@ impl Tally {
     }
 }
 
-/// The search's settings: `cases` sequences, no persistence file, shrinking bounded by
-/// time (a minute) rather than by iterations.
-fn search_config(cases: u32) -> Config {
-    Config {
-        cases,
-        failure_persistence: None,
-        max_shrink_iters: 100_000,
-        max_shrink_time: 60_000,
-        max_global_rejects: 100_000,
-        max_local_rejects: 100_000,
-        fork: false,
-        timeout: 0,
-        verbose: 0,
-        ..Config::default()
-    }
-}
-
 /// Searches for a sequence on which `kind` disagrees with the model (blocking; see the
 /// module docs).
 pub fn run_model(
@@ -366,7 +343,10 @@ pub fn run_model(
         let reason = "the manifest does not enable the dialectic profile (PV-DI)";
         return tally.finish(ModelResult::Unsupported(reason.into()), None);
     }
-    let mut runner = TestRunner::new_with_rng(search_config(budget.cases), rng(budget.seed));
+    let mut runner = TestRunner::new_with_rng(
+        search_config(budget.cases, 100_000),
+        search_rng(budget.seed),
+    );
     let first_failure: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
     // The last sequence that failed: shrinking only moves to failing sequences, so this is
     // the minimal one (kept here rather than read back from the value tree).

@@ -21,10 +21,9 @@ use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
 use crate::engine::finding::{Finding, Step as Stepped};
 use crate::engine::history::{Bound, Clock, History, Linearizability, check};
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::Verdict;
+use crate::ssp::provider::check_env;
 use crate::ssp::provider::env::{Env, Fixture};
 use crate::ssp::provider::profile::FixtureRole;
-use crate::ssp::provider::profile_of;
 use spec::{Observed, SspSpec, Step};
 
 /// Check id in `conform run`.
@@ -214,26 +213,10 @@ impl Check for SspHistoryCheck {
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
-            let profile = match profile_of(ctx) {
-                Ok(Some(p)) => p,
-                Ok(None) => {
-                    return CheckOutcome::verdict(Verdict::Unsupported {
-                        reason:
-                            "the target profile has no [ssp] table (fixture roles and credentials)"
-                                .into(),
-                    });
-                }
-                Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
+            let mut env = match check_env(ctx) {
+                Ok(env) => env,
+                Err(verdict) => return CheckOutcome::verdict(*verdict),
             };
-            let client = match ctx.target.client.renewed() {
-                Ok(c) => c,
-                Err(e) => {
-                    return CheckOutcome::verdict(Verdict::HarnessError {
-                        message: e.to_string(),
-                    });
-                }
-            };
-            let mut env = Env::new(client, &ctx.target.info.base_url, profile, &ctx.run_nonce);
             let result = run(&mut env).await;
             crate::engine::finding::outcome(
                 CHECK_ID,

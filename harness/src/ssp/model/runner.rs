@@ -9,7 +9,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use proptest::test_runner::{TestCaseError, TestError, TestRunner};
+
+use crate::engine::counterexample::{search_config, search_rng};
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};
 use super::generate::sequences;
@@ -67,14 +69,6 @@ pub struct ModelRun {
     pub elapsed: Duration,
     /// Accepted readings worth reporting, with their rule (deduplicated).
     pub warnings: Vec<(&'static str, String)>,
-}
-
-fn rng(seed: u64) -> TestRng {
-    let mut bytes = [0u8; 32];
-    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&(seed.wrapping_add(i as u64)).to_le_bytes());
-    }
-    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
 }
 
 /// How each sequence reaches the target.
@@ -152,21 +146,6 @@ pub fn reach(target: &Target) -> Result<(crate::transport::Client, String, SspPr
     Ok((client, target.info.base_url.clone(), profile))
 }
 
-fn config(cases: u32) -> Config {
-    Config {
-        cases,
-        failure_persistence: None,
-        max_shrink_iters: 2_000,
-        max_shrink_time: 60_000,
-        max_global_rejects: 100_000,
-        max_local_rejects: 100_000,
-        fork: false,
-        timeout: 0,
-        verbose: 0,
-        ..Config::default()
-    }
-}
-
 /// Searches for a sequence on which `target` disagrees with the model (blocking; see the
 /// module docs). `nonce` makes the run's caller ids unique.
 pub fn run_model(
@@ -233,7 +212,8 @@ type LastFailure = Mutex<Option<(World, Vec<Op>, Mismatch, Vec<StepLog>)>>;
 /// replay, since a provider's state left by earlier sequences (ids already handed out) can
 /// be part of what broke.
 fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
-    let mut runner = TestRunner::new_with_rng(config(budget.cases), rng(budget.seed));
+    let mut runner =
+        TestRunner::new_with_rng(search_config(budget.cases, 2_000), search_rng(budget.seed));
     let last: LastFailure = Mutex::new(None);
     let strategy = sequences(world, budget.steps);
     let outcome = runner.run(

@@ -54,6 +54,33 @@ pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
     profile_of_target(&ctx.target)
 }
 
+/// The environment an SSP check runs in: the target's SSP profile and its own connection
+/// pool (with the run's limits and TLS settings); else the check's verdict — `Unsupported`
+/// without an `[ssp]` table, a harness error when the profile or the client cannot be made.
+pub fn check_env(ctx: &CheckCtx) -> Result<Env, Box<Verdict>> {
+    let profile = match profile_of(ctx) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            return Err(Box::new(Verdict::Unsupported {
+                reason: "the target profile has no [ssp] table (fixture roles and credentials)"
+                    .into(),
+            }));
+        }
+        Err(message) => return Err(Box::new(Verdict::HarnessError { message })),
+    };
+    let client = ctx.target.client.renewed().map_err(|e| {
+        Box::new(Verdict::HarnessError {
+            message: e.to_string(),
+        })
+    })?;
+    Ok(Env::new(
+        client,
+        &ctx.target.info.base_url,
+        profile,
+        &ctx.run_nonce,
+    ))
+}
+
 /// [`profile_of`] for a target outside a check (`conform fuzz`).
 pub fn profile_of_target(
     target: &crate::engine::target::Target,
@@ -95,27 +122,10 @@ impl Check for ProviderCheck {
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
-            let profile = match profile_of(ctx) {
-                Ok(Some(p)) => p,
-                Ok(None) => {
-                    return CheckOutcome::verdict(Verdict::Unsupported {
-                        reason:
-                            "the target profile has no [ssp] table (fixture roles and credentials)"
-                                .into(),
-                    });
-                }
-                Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e }),
+            let mut env = match check_env(ctx) {
+                Ok(env) => env,
+                Err(verdict) => return CheckOutcome::verdict(*verdict),
             };
-            // Its own connection pool, with the run's limits and TLS settings.
-            let client = match ctx.target.client.renewed() {
-                Ok(c) => c,
-                Err(e) => {
-                    return CheckOutcome::verdict(Verdict::HarnessError {
-                        message: e.to_string(),
-                    });
-                }
-            };
-            let mut env = Env::new(client, &ctx.target.info.base_url, profile, &ctx.run_nonce);
             let result = checks::run(self.kind, &mut env).await;
             crate::engine::finding::outcome(
                 self.id,
