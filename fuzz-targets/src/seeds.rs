@@ -83,8 +83,8 @@ fn files(dir: &Path, ext: &str) -> Vec<(String, String)> {
 pub fn from_vectors(vectors: &Path) -> Corpora {
     let mut out = Corpora::new();
     for (_, text) in files(&vectors.join("parley"), "json") {
-        push(&mut out, "harness_parsers", text.clone().into_bytes());
         if let Ok(v) = serde_json::from_str::<Value>(&text) {
+            push_vector_files(&v, &mut out);
             walk_steps(&v, &mut out);
         }
     }
@@ -123,6 +123,29 @@ pub fn from_vectors(vectors: &Path) -> Corpora {
     }
     out
 }
+
+/// The vector-file seeds of `harness_parsers`: one small file per vector (the file's own
+/// header, one vector), not the whole area file. An area file is up to 600 KB, and a target
+/// seeded with it parses that much per execution (a few hundred executions per second);
+/// the loader's paths are the same for one vector as for a thousand.
+fn push_vector_files(file: &Value, out: &mut Corpora) {
+    let Some(obj) = file.as_object() else {
+        return;
+    };
+    let vectors = obj.get("vectors").and_then(Value::as_array);
+    for v in vectors.into_iter().flatten() {
+        let mut one = obj.clone();
+        one.insert("vectors".into(), Value::Array(vec![v.clone()]));
+        let bytes = Value::Object(one).to_string().into_bytes();
+        if bytes.len() <= HARNESS_PARSERS_MAX_LEN {
+            push(out, "harness_parsers", bytes);
+        }
+    }
+}
+
+/// The longest `harness_parsers` input the smoke run lets libFuzzer build (`-max_len` in
+/// `fuzz/smoke.sh`; every single-vector file fits).
+pub const HARNESS_PARSERS_MAX_LEN: usize = 16 * 1024;
 
 /// Seeds of the differential target `parley_model`.
 pub const MODEL_SEEDS: u64 = 48;

@@ -1,7 +1,9 @@
-//! Model throughput and shrinking (issue 10): steps per second of the Parley model against
-//! the in-process reference over loopback HTTP and MCP (goal ≥ 2,000 steps/s on 2 cores),
-//! the time to shrink a failure found in 200-step sequences against a seeded fault (goal
-//! under 30 s), and the process's peak memory.
+//! Model throughput and shrinking (issues 10, 25): steps per second of the Parley model
+//! against the in-process reference over loopback HTTP and MCP (goal ≥ 2,000 steps/s on
+//! HTTP, ≥ 1,500 on MCP, release, 2 cores), the share of their wall time the claims model
+//! and the SSP model spend waiting on the target's clock (goal ≤ 20 %), the time to shrink a
+//! failure found in 200-step sequences against a seeded fault (goal under 10 s), and the
+//! process's peak memory.
 //!
 //! `cargo bench -p conform --features faults --bench model` — numbers, not pass/fail: a
 //! timing target belongs here, never in a timed test (machines are noisy; compare ratios
@@ -15,14 +17,15 @@ use std::sync::Arc;
 use conform::engine::protocol::Protocol;
 use conform::engine::target::{ConnectOptions, Target};
 use conform::parley::Parley;
-use conform::parley::model::runner::{Budget, ModelResult, ModelRun, run_model};
+use conform::parley::model::runner::{Budget, Focus, ModelResult, ModelRun, run_model};
 use conform::parley::preflight::ParleyTarget;
 use conform::transport::TransportKind;
 
 fn spawn(rt: &tokio::runtime::Runtime, faults: &[&str]) -> Target {
     let mut config = reference_impl::Config::demo_in_memory();
     config.faults = faults.iter().map(|f| (*f).to_string()).collect();
-    let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(Parley)];
+    let protocols: Vec<Arc<dyn Protocol>> =
+        vec![Arc::new(Parley), Arc::new(conform::ssp::protocol::Ssp)];
     rt.block_on(conform::reference::spawn_with(
         config,
         &ConnectOptions::default(),
@@ -81,11 +84,52 @@ fn main() {
             run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9)
         );
     }
+    for kind in [TransportKind::Http, TransportKind::Mcp] {
+        let claims = Budget {
+            focus: Focus::Claims,
+            ..Budget::CLAIMS
+        };
+        let run = model(&rt, &clean, kind, claims);
+        assert!(
+            matches!(run.result, ModelResult::Passed),
+            "{kind}: the reference must pass the claims model: {:?}",
+            run.result
+        );
+        waits(
+            &format!("claims {kind:<4}"),
+            run.steps_run,
+            run.elapsed,
+            run.waited,
+        );
+    }
+    let ssp = conform::ssp::model::runner::run_model(
+        rt.handle(),
+        &clean,
+        conform::ssp::model::runner::Budget::DEFAULT,
+        "bench",
+    );
+    assert!(
+        matches!(ssp.result, conform::ssp::model::runner::ModelResult::Passed),
+        "the reference must pass the SSP model: {:?}",
+        ssp.result
+    );
+    waits("ssp model  ", ssp.steps_run, ssp.elapsed, ssp.waited);
     shrinking(&rt);
     match peak_mib() {
         Some(m) => println!("peak memory (bench process, reference included): {m:.0} MiB"),
         None => println!("peak memory: not available on this platform"),
     }
+}
+
+/// One model run's throughput and the share of its wall time spent waiting.
+fn waits(name: &str, steps: usize, elapsed: std::time::Duration, waited: std::time::Duration) {
+    let wall = elapsed.as_secs_f64().max(1e-9);
+    println!(
+        "{name} {steps:>6} steps in {wall:>6.2} s  {:>6.0} steps/s  waiting {:.2} s ({:.0} % of its wall time)",
+        steps as f64 / wall,
+        waited.as_secs_f64(),
+        100.0 * waited.as_secs_f64() / wall
+    );
 }
 
 /// A failure found in 200-step sequences against a fault only sequences reveal, shrunk.

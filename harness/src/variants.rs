@@ -43,6 +43,19 @@ pub fn select(names: &[String]) -> Result<Vec<Variant>, PowerError> {
         .collect())
 }
 
+/// The suites whose checks `variant` can change: an SSP variant changes only the SSP routes,
+/// a Parley variant only the forum's bindings (the MCP layer included: it is the forum's MCP
+/// endpoint), a variant of both every suite. The test `variants_accepted` runs each variant
+/// on these (issue 25: a third less CI time); `conform variants` still runs every suite.
+pub fn affected(suites: &[Suite], variant: Variant) -> Vec<Suite> {
+    let keep = |s: &Suite| match variant.suite() {
+        "ssp" => s.name == "ssp",
+        "parley" => s.name != "ssp",
+        _ => true,
+    };
+    suites.iter().filter(|s| keep(s)).cloned().collect()
+}
+
 /// Runs every check of `suites` against a reference with `variant` on.
 pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) -> VariantResult {
     let started = Instant::now();

@@ -215,6 +215,7 @@ fn redact(s: &str) -> String {
         (r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[time]"),
         (r"\b(th|msg|ev|cl)_\d+\b", "[$1-id]"),
         (r"wall time[^<|\n]*", "wall time [redacted]"),
+        (r"longest checks[^<|\n]*", "longest checks [redacted]"),
         (r#"time="[0-9.]+""#, r#"time="[t]""#),
     ];
     let mut out = s.to_string();

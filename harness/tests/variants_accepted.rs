@@ -3,7 +3,8 @@
 //! failure here is a false failure of the suite, a check stricter than the text it cites.
 //!
 //! One named test per variant (`accepted/<variant>`), each against its own in-process
-//! server. Filter as usual:
+//! server, running every check of the suites the variant can change
+//! (`conform::variants::affected`; `conform variants` runs them all). Filter as usual:
 //! `cargo test -p conform --features variants --test variants_accepted -- pretty-json`.
 
 mod support;
@@ -11,7 +12,7 @@ mod support;
 #[cfg(feature = "variants")]
 mod accepted {
     use conform::engine::protocol::Suite;
-    use conform::variants::measure_variant;
+    use conform::variants::{affected, measure_variant};
     use libtest_mimic::{Arguments, Failed, Trial};
     use reference_impl::variants::Variant;
 
@@ -25,7 +26,7 @@ mod accepted {
     fn accepted(variant: Variant) -> Result<(), Failed> {
         let suites = suites()?;
         let rt = crate::support::runtime(2).map_err(Failed::from)?;
-        let r = rt.block_on(measure_variant(variant, suites, JOBS));
+        let r = rt.block_on(measure_variant(variant, &affected(suites, variant), JOBS));
         if r.is_accepted() {
             return Ok(());
         }

@@ -55,9 +55,13 @@ cp "$here/ts_interop.mjs" "$node_dir/"
 echo "interop: installs ready in $((SECONDS - started)) s; node $("$node22" --version)" >&2
 
 cd "$root"
-cargo build --quiet -p reference-impl --bin reference-server
-target_dir=$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-bin="$target_dir/debug/reference-server"
+# REFERENCE_SERVER_BIN: a binary already built (.ci/run passes its `cargo test` build's).
+bin=${REFERENCE_SERVER_BIN:-}
+if [ -z "$bin" ]; then
+    cargo build --quiet -p reference-impl --bin reference-server
+    target_dir=$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+    bin="$target_dir/debug/reference-server"
+fi
 
 tmp=$(mktemp -d)
 pid=""

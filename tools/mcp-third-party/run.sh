@@ -62,8 +62,14 @@ stdio_command = ["node", "$entry", "stdio"]
 TOML
 
 cd "$root"
+# CONFORM_BIN / REFERENCE_SERVER_BIN: binaries already built (.ci/run passes those of its
+# `cargo test` build); otherwise they are built here.
+if [ -z "${CONFORM_BIN:-}" ]; then
+    cargo build -q -p conform --all-features --bin conform
+    CONFORM_BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/conform"
+fi
 status=0
-cargo run -q -p conform --all-features -- run --target "$tmp/target.toml" --suite mcp \
+"$CONFORM_BIN" run --target "$tmp/target.toml" --suite mcp \
     --baseline "$here/server-everything.baseline.toml" --out "$tmp/report" --quiet || status=$?
 python3 - "$tmp/report/report.json" "$status" <<'PY'
 import json, sys
@@ -76,18 +82,20 @@ if status != 0 or s["unexpected_pass"] or s["harness_error"]:
 PY
 
 # The reference over stdio: every MCP-ST check must pass.
-cargo build -q -p reference-impl --bin reference-server
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+if [ -z "${REFERENCE_SERVER_BIN:-}" ]; then
+    cargo build -q -p reference-impl --bin reference-server
+    REFERENCE_SERVER_BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/reference-server"
+fi
 cat >"$tmp/stdio.toml" <<TOML
 format_version = 1
 name = "reference-server stdio"
 base_url = "http://127.0.0.1:9"
 
 [mcp]
-stdio_command = ["$target_dir/debug/reference-server", "stdio", "--demo", "--db", ":memory:"]
+stdio_command = ["$REFERENCE_SERVER_BIN", "stdio", "--demo", "--db", ":memory:"]
 stdio_env = { PARLEY_TOKEN = "demo-agent-a", RUST_LOG = "warn" }
 TOML
-cargo run -q -p conform --all-features -- run --target "$tmp/stdio.toml" --suite mcp \
+"$CONFORM_BIN" run --target "$tmp/stdio.toml" --suite mcp \
     --filter 'MCP-ST-*' --out "$tmp/stdio-report" --quiet
 python3 - "$tmp/stdio-report/report.json" <<'PY'
 import json, sys

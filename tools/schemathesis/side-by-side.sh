@@ -5,7 +5,7 @@
 #
 # Installs a pinned Schemathesis into a venv ($HOME/.cache/conform-schemathesis, override with
 # CONFORM_SCHEMATHESIS_VENV), builds `reference-server` (with the `faults` feature when a
-# --fault is given) and `conform`, starts the server on 127.0.0.1:0 with --demo on a temp
+# --fault is given) and `conform` in release, starts the server on 127.0.0.1:0 with --demo on a temp
 # database, then runs, one after the other against that same process:
 #   1. `st run <url>/openapi.json` (all checks, bearer demo-agent-a, --max-examples N per
 #      operation, fixed seed), with a HAR report to count its requests;
@@ -44,11 +44,13 @@ if [ ${#faults[@]} -gt 0 ]; then
     server_features=(--features faults)
     for f in "${faults[@]}"; do fault_args+=(--fault "$f"); done
 fi
-cargo build --quiet -p reference-impl --bin reference-server "${server_features[@]}"
-cargo build --quiet -p conform --bin conform
+# Release builds of both (issue 25: requests/s are compared, and a debug build measures the
+# compiler's optimisation level, not the tools).
+cargo build --release --quiet -p reference-impl --bin reference-server "${server_features[@]}"
+cargo build --release --quiet -p conform --bin conform
 target_dir=$(cargo metadata --format-version 1 --no-deps | "$venv/bin/python" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-server="$target_dir/debug/reference-server"
-conform="$target_dir/debug/conform"
+server="$target_dir/release/reference-server"
+conform="$target_dir/release/conform"
 
 tmp=$(mktemp -d)
 pid=""

@@ -97,6 +97,12 @@ pub trait Check: Send + Sync {
     fn exclusive(&self) -> bool {
         false
     }
+    /// Takes seconds where most checks take milliseconds (a model search, a history, a wait
+    /// on the target's clock): started before the short checks, so its time overlaps theirs
+    /// instead of trailing the run.
+    fn long_running(&self) -> bool {
+        false
+    }
     /// Where it runs.
     fn bindings(&self) -> Bindings;
     /// Whether its outcomes on the two transports must agree (its protocol judges the

@@ -1,8 +1,10 @@
 //! Execute: bounded concurrent runs of the planned jobs.
 //!
-//! Shared jobs run `jobs` at a time; exclusive ones run alone afterwards, one by one (they
-//! observe global state such as a quota window). A panicking check becomes a harness error,
-//! never a lost result.
+//! Shared jobs run `jobs` at a time, long-running ones first (their waits then overlap the
+//! short checks instead of trailing them: the run's wall time is its longest check, not
+//! that check's start plus its length); exclusive ones run alone afterwards, one by one
+//! (they observe global state such as a quota window). A panicking check becomes a harness
+//! error, never a lost result.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,15 +38,17 @@ pub async fn execute(
 ) -> Vec<Done> {
     let sem = Arc::new(Semaphore::new(concurrency.max(1)));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Done>();
-    let spawn_job = |job: &Job| {
+    // A job takes its permit before it is spawned, in the order given: tokio's scheduler
+    // would otherwise let any waiting task take a freed permit first.
+    let spawn_job = |job: &Job, permit: tokio::sync::OwnedSemaphorePermit| {
         let ctx = CheckCtx {
             target: target.clone(),
             transport: job.transport,
             run_nonce: run_nonce.to_string(),
         };
-        let (tx, sem, check, order) = (tx.clone(), sem.clone(), job.check.clone(), job.order);
+        let (tx, check, order) = (tx.clone(), job.check.clone(), job.order);
         tokio::spawn(async move {
-            let _permit = sem.acquire_owned().await;
+            let _permit = permit;
             let t0 = Instant::now();
             // `run` is called inside the caught future, so a panic in its synchronous part
             // is caught too (it would otherwise kill the task and hang the result channel).
@@ -60,23 +64,38 @@ pub async fn execute(
         })
     };
     let mut slots: Vec<Option<Done>> = (0..jobs.len()).map(|_| None).collect();
-    let (exclusive, shared): (Vec<&Job>, Vec<&Job>) =
+    let (exclusive, mut shared): (Vec<&Job>, Vec<&Job>) =
         jobs.iter().partition(|j| j.check.exclusive());
-    for job in &shared {
-        spawn_job(job);
-    }
-    for _ in 0..shared.len() {
-        let Some(d) = rx.recv().await else { break };
-        on_done(&d);
-        let i = d.order;
-        slots[i] = Some(d);
+    // Stable: long-running first, plan order within each group.
+    shared.sort_by_key(|j| !j.check.long_running());
+    let mut next = shared.iter().peekable();
+    let mut received = 0;
+    while received < shared.len() {
+        // While jobs wait, a freed permit goes to the next of them; results arrive meanwhile.
+        let got = match next.peek() {
+            Some(job) => tokio::select! {
+                biased;
+                d = rx.recv() => d,
+                permit = sem.clone().acquire_owned() => {
+                    let Ok(permit) = permit else { break };
+                    spawn_job(job, permit);
+                    next.next();
+                    continue;
+                }
+            },
+            None => rx.recv().await,
+        };
+        let Some(d) = got else { break };
+        received += 1;
+        record(d, &mut slots, &mut on_done);
     }
     for job in exclusive {
-        spawn_job(job);
+        let Ok(permit) = sem.clone().acquire_owned().await else {
+            break;
+        };
+        spawn_job(job, permit);
         if let Some(d) = rx.recv().await {
-            on_done(&d);
-            let i = d.order;
-            slots[i] = Some(d);
+            record(d, &mut slots, &mut on_done);
         }
     }
     slots
@@ -90,6 +109,15 @@ pub async fn execute(
             })
         })
         .collect()
+}
+
+/// Shows `d` to `on_done` and keeps it in its plan slot.
+fn record(d: Done, slots: &mut [Option<Done>], on_done: &mut impl FnMut(&Done)) {
+    on_done(&d);
+    let i = d.order;
+    if let Some(slot) = slots.get_mut(i) {
+        *slot = Some(d);
+    }
 }
 
 fn panicked() -> CheckOutcome {
@@ -125,6 +153,67 @@ mod tests {
         fn run<'a>(&'a self, _ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
             panic!("synchronous panic in run")
         }
+    }
+
+    /// A check that records when it started, long-running or not.
+    struct Records {
+        id: &'static str,
+        long: bool,
+        started: Arc<std::sync::Mutex<Vec<&'static str>>>,
+    }
+
+    impl Check for Records {
+        fn id(&self) -> &str {
+            self.id
+        }
+        fn title(&self) -> &str {
+            self.id
+        }
+        fn requirements(&self) -> &[String] {
+            &[]
+        }
+        fn long_running(&self) -> bool {
+            self.long
+        }
+        fn bindings(&self) -> Bindings {
+            Bindings::Once
+        }
+        fn run<'a>(&'a self, _ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
+            Box::pin(async move {
+                self.started.lock().unwrap().push(self.id);
+                CheckOutcome::verdict(Verdict::Pass)
+            })
+        }
+    }
+
+    /// Long-running checks start before the short ones planned ahead of them; the results
+    /// still come back in plan order.
+    #[tokio::test]
+    async fn long_running_checks_start_first() {
+        let target = Target::new(
+            Profile::new("http://127.0.0.1:9"),
+            &ConnectOptions::default(),
+        );
+        let target = Arc::new(target.unwrap());
+        let started = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let plan = [("short-1", false), ("long", true), ("short-2", false)];
+        let jobs: Vec<Job> = plan
+            .iter()
+            .enumerate()
+            .map(|(order, (id, long))| Job {
+                suite: 0,
+                check: Arc::new(Records {
+                    id,
+                    long: *long,
+                    started: started.clone(),
+                }),
+                transport: None,
+                order,
+            })
+            .collect();
+        let done = execute(&target, &jobs, 1, "r", |_| {}).await;
+        assert_eq!(*started.lock().unwrap(), ["long", "short-1", "short-2"]);
+        assert_eq!(done.iter().map(|d| d.order).collect::<Vec<_>>(), [0, 1, 2]);
     }
 
     /// A panic in the synchronous part of `run` is a harness error, and the run ends.

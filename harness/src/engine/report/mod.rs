@@ -403,6 +403,9 @@ impl Report {
             self.exchanges_per_second,
             self.jobs
         );
+        if let Some(line) = self.longest_checks(5) {
+            let _ = writeln!(out, "longest checks (they hold the wall time): {line}");
+        }
         let verdict = match self.exit_code() {
             0 => "PASS: every required check passed",
             1 => "FAIL: a required check failed",
@@ -410,6 +413,20 @@ impl Report {
         };
         let _ = writeln!(out, "{verdict} (exit {})", self.exit_code());
         out
+    }
+
+    /// The `n` checks that took longest, with their wall times (`None`: no check took any):
+    /// with concurrent checks, they are what a faster run must shorten.
+    pub fn longest_checks(&self, n: usize) -> Option<String> {
+        let mut by_time: Vec<&CheckResult> =
+            self.checks.iter().filter(|c| c.duration_ms > 0).collect();
+        by_time.sort_by_key(|c| std::cmp::Reverse(c.duration_ms));
+        let parts: Vec<String> = by_time
+            .iter()
+            .take(n)
+            .map(|c| format!("{} {:.2} s", c.id, c.duration_ms as f64 / 1000.0))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" · "))
     }
 
     /// Failures and warnings with their reproduction, for the terminal.

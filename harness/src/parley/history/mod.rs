@@ -126,6 +126,9 @@ impl Check for HistoryCheck {
     fn area(&self) -> &str {
         "history"
     }
+    fn long_running(&self) -> bool {
+        true
+    }
     fn bindings(&self) -> Bindings {
         Bindings::Each(vec![
             crate::transport::TransportKind::Http,

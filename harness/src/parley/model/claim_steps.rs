@@ -2,86 +2,20 @@
 //! `refute` and `read_claim`, the claim ids the target assigns, the claim read back
 //! against the model's, and `valid_until` on the target's own clock.
 //!
-//! Time: the target's clock is read off the `created_at` of its messages (the offset to the
-//! harness's clock, [`Clock`]). An assert's `valid_until` lies two seconds ahead of the
-//! target's clock, and `expired` is compared only when the read is clearly before or after
-//! that instant (the offset's uncertainty, [`Clock::tolerance`], apart): a claim read in that
-//! window may read either way. A read generated "after expiry" waits for the instant to pass
-//! — a short real wait in the driver, never in the pure model.
+//! Time: the target's clock is read off the `created_at` of its messages
+//! ([`super::clock`]). An assert's `valid_until` is the run's shared deadline, a little ahead
+//! of the target's clock, and `expired` is compared only when the whole read was handled
+//! clearly before or after that instant (the offset's uncertainty apart): a claim read in
+//! that window may read either way. A read generated "after expiry" waits for the instant to
+//! pass — a short real wait in the driver, shared by the run's claims, never in the pure model.
 
-use std::time::Duration;
-
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use super::claims::{Act, ClaimSt, Evidence, SupersededBy, Until};
 use super::driver::{Driver, Mismatch, agree, mismatch};
 use super::observe::{extension_of, str_at};
 use super::state::{EXTENSIONS, World};
-
-/// How far ahead of the target's clock a "soon" `valid_until` lies.
-const SOON: chrono::Duration = chrono::Duration::seconds(2);
-/// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
-const MAX_WAIT: Duration = Duration::from_secs(6);
-
-/// The target's clock as seen from the harness.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Clock {
-    /// Target time minus harness time, when a message was seen.
-    offset: Option<chrono::Duration>,
-    /// Round trip of the request that gave it.
-    rtt: chrono::Duration,
-}
-
-impl Clock {
-    /// Records a message's `created_at`, stamped between `sent` and `now`.
-    pub fn observe(&mut self, created_at: &str, sent: DateTime<Utc>, now: DateTime<Utc>) {
-        let Ok(t) = DateTime::parse_from_rfc3339(created_at) else {
-            return;
-        };
-        let mid = sent + (now - sent) / 2;
-        self.offset = Some(t.with_timezone(&Utc) - mid);
-        self.rtt = now - sent;
-    }
-
-    /// The target's time now (the harness's when nothing was seen yet).
-    pub fn target_now(&self) -> DateTime<Utc> {
-        Utc::now() + self.offset.unwrap_or_default()
-    }
-
-    /// How far the estimate may be off: a second for timestamps kept in whole seconds, plus
-    /// the round trip.
-    pub fn tolerance(&self) -> chrono::Duration {
-        chrono::Duration::seconds(1) + self.rtt
-    }
-
-    /// A `valid_until` [`SOON`] ahead of the target's clock, in whole seconds (rounded up).
-    pub fn soon(&self) -> DateTime<Utc> {
-        let t = self.target_now() + SOON + chrono::Duration::seconds(1);
-        DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)
-    }
-
-    /// `Some(expired)` when the target's clock is clearly on one side of `until`.
-    pub fn expired(&self, until: DateTime<Utc>) -> Option<bool> {
-        let now = self.target_now();
-        let tol = self.tolerance();
-        if now + tol < until {
-            Some(false)
-        } else if now - tol > until {
-            Some(true)
-        } else {
-            None
-        }
-    }
-
-    /// How long to wait until `until` has clearly passed (`None`: already, or too far).
-    pub fn wait_for(&self, until: DateTime<Utc>) -> Option<Duration> {
-        let left =
-            until + self.tolerance() + chrono::Duration::milliseconds(100) - self.target_now();
-        let left = left.to_std().ok()?;
-        (left <= MAX_WAIT).then_some(left)
-    }
-}
 
 /// The `evidence` member of a dialectic post (`None`: left out), PV-DI-1.
 pub fn evidence_json(e: Evidence) -> Option<Value> {
@@ -117,7 +51,8 @@ impl Driver<'_> {
             Until::Never => {}
             Until::Soon => {
                 let t = self.pending_until.unwrap_or_else(|| self.clock.soon());
-                v["valid_until"] = json!(t.to_rfc3339_opts(SecondsFormat::Secs, true));
+                // Milliseconds when the deadline has them (see `clock`).
+                v["valid_until"] = json!(t.to_rfc3339_opts(SecondsFormat::AutoSi, true));
             }
             Until::Past => {
                 let t = self.clock.target_now() - chrono::Duration::days(1);
@@ -186,10 +121,8 @@ impl Driver<'_> {
 
     /// Waits, when asked, until claim `c`'s `valid_until` has clearly passed (PV-DI-2).
     pub(super) async fn await_expiry(&self, c: usize) {
-        if let Some(Some(until)) = self.ids.until.get(c)
-            && let Some(d) = self.clock.wait_for(*until)
-        {
-            tokio::time::sleep(d).await;
+        if let Some(Some(until)) = self.ids.until.get(c) {
+            self.clock.await_past(*until).await;
         }
     }
 
@@ -287,7 +220,12 @@ impl Driver<'_> {
         }
         let expired = match self.ids.until.get(c).copied().flatten() {
             None => Some(false),
-            Some(t) => self.clock.expired(t),
+            Some(t) => {
+                if let Some(echoed) = v["valid_until"].as_str() {
+                    self.clock.observe_until(t, echoed);
+                }
+                self.clock.expired(t, self.step_sent, Utc::now())
+            }
         };
         if let Some(e) = expired {
             checks.push((&["PV-DI-2"], "expired", json!(e), v["expired"].clone()));

@@ -12,8 +12,8 @@ use super::observe::{Answer, extension_of, str_at};
 use super::quota::Quota;
 use chrono::{DateTime, Utc};
 
-use super::claim_steps::Clock;
 use super::claims::Until;
+use super::clock::SharedClock;
 use super::state::{Awaiting, Body, EXTENSIONS, Event, Kind, Op, Outcome, Party, World, predict};
 use crate::engine::check::StepSignature;
 use crate::parley::pacing::Pacer;
@@ -166,8 +166,10 @@ pub struct Driver<'a> {
     pub(super) ids: Ids,
     /// The PV-TR-1 numbering of the ids met in success bodies.
     normalised: HashMap<String, String>,
-    /// The target's clock (`valid_until`, PV-DI-2).
-    pub(super) clock: Clock,
+    /// The target's clock and the run's expiry deadline (`valid_until`, PV-DI-2).
+    pub(super) clock: &'a SharedClock,
+    /// When the current step's request was sent (harness time).
+    pub(super) step_sent: DateTime<Utc>,
     /// The `valid_until` of the assert being sent.
     pub(super) pending_until: Option<DateTime<Utc>>,
     /// The run's write budgets, shared with the other checks.
@@ -216,6 +218,7 @@ impl<'a> Driver<'a> {
         roles: &'a [Role],
         quota: &'a Quota,
         base: &'a InboxBase,
+        clock: &'a SharedClock,
     ) -> Self {
         let inbox_limit = target
             .manifest
@@ -233,7 +236,8 @@ impl<'a> Driver<'a> {
             base,
             ids: Ids::default(),
             normalised: HashMap::new(),
-            clock: Clock::default(),
+            clock,
+            step_sent: Utc::now(),
             pending_until: None,
             pacer: None,
             paced: None,
@@ -328,6 +332,7 @@ impl<'a> Driver<'a> {
             self.quota.attempt(actor);
         }
         let sent = Utc::now();
+        self.step_sent = sent;
         let (answer, exchanges) = self.call(actor, op_name, args, op.is_write()).await;
         // Every message's `created_at` tells the target's clock (`valid_until`, PV-DI-2).
         if let Answer::Success(b) = &answer

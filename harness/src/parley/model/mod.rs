@@ -15,6 +15,7 @@
 pub mod claim_steps;
 pub mod claims;
 pub mod cli;
+pub mod clock;
 pub mod driver;
 pub mod generate;
 pub mod observe;
@@ -116,6 +117,9 @@ impl Check for ModelCheck {
     }
     fn area(&self) -> &str {
         "model"
+    }
+    fn long_running(&self) -> bool {
+        true
     }
     fn bindings(&self) -> Bindings {
         Bindings::Each(vec![TransportKind::Http, TransportKind::Mcp])

@@ -14,6 +14,7 @@ use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::counterexample::{search_config, search_rng};
 
+use super::clock::SharedClock;
 pub use super::driver::InboxBase;
 use super::driver::{Driver, Mismatch, StepLog, inbox_end};
 use super::generate::sequences;
@@ -108,6 +109,8 @@ pub struct ModelRun {
     pub steps_run: usize,
     /// Wall time of the search.
     pub elapsed: Duration,
+    /// Wall time spent waiting for claims to expire (the rest is work).
+    pub waited: Duration,
     /// Wall time spent shrinking (from the first failure to the minimal one).
     pub shrink_time: Option<Duration>,
     /// Every step's outcome signature, in the order sent (the same seed sends the same
@@ -173,6 +176,7 @@ type DriverParts<'a> = (
     &'a Quota,
     &'a InboxBase,
     Option<&'a Pacer>,
+    &'a SharedClock,
 );
 
 /// Plays `ops` once: `Ok` when every step agreed, else the mismatch and the steps so far.
@@ -185,8 +189,8 @@ fn play(
     seen: Option<&AtomicUsize>,
     sink: &Signatures,
 ) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
-    let (target, kind, roles, quota, base, pacer) = drv_parts;
-    let mut drv = Driver::new(target, kind, roles, quota, base).paced_by(pacer);
+    let (target, kind, roles, quota, base, pacer, clock) = drv_parts;
+    let mut drv = Driver::new(target, kind, roles, quota, base, clock).paced_by(pacer);
     let mut world = world;
     for op in ops {
         if let Some(s) = seen {
@@ -269,6 +273,7 @@ pub fn play_once(
         &cast.quota,
         &*base,
         None,
+        &SharedClock::default(),
     );
     play(
         handle,
@@ -287,6 +292,8 @@ struct Tally {
     started: Instant,
     counter: AtomicUsize,
     sink: Signatures,
+    /// The target's clock, kept across the run's sequences (one expiry deadline per run).
+    clock: SharedClock,
 }
 
 impl Tally {
@@ -295,6 +302,7 @@ impl Tally {
             started: Instant::now(),
             counter: AtomicUsize::new(0),
             sink: std::sync::Mutex::new(Vec::new()),
+            clock: SharedClock::default(),
         }
     }
 
@@ -315,6 +323,7 @@ impl Tally {
             result,
             steps_run: self.counter.load(Ordering::Relaxed),
             elapsed: self.started.elapsed(),
+            waited: self.clock.waited(),
             shrink_time,
             signatures,
         }
@@ -353,7 +362,15 @@ pub fn run_model(
     let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
     let mut base = InboxBase::new();
     advance_inbox_base(handle, target, kind, &roles, &mut base);
-    let parts = (target, kind, roles.as_slice(), &quota, &base, pacer);
+    let parts = (
+        target,
+        kind,
+        roles.as_slice(),
+        &quota,
+        &base,
+        pacer,
+        &tally.clock,
+    );
     let strategy = sequences(world.clone(), budget.steps, budget.focus);
     let result = runner.run(
         &strategy,

@@ -208,6 +208,9 @@ impl Check for SspHistoryCheck {
     fn area(&self) -> &str {
         "history"
     }
+    fn long_running(&self) -> bool {
+        true
+    }
     fn bindings(&self) -> Bindings {
         Bindings::Once
     }

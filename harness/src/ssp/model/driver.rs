@@ -100,6 +100,8 @@ pub struct Driver<'a> {
     pub log: Vec<StepLog>,
     /// Accepted readings worth reporting, with their rule.
     pub warnings: Vec<(&'static str, String)>,
+    /// Time spent pausing between polls of running executions (the rest is work).
+    pub waited: Duration,
 }
 
 type Step<T> = Result<T, Box<Mismatch>>;
@@ -160,6 +162,7 @@ impl<'a> Driver<'a> {
             unknown: 0,
             log: Vec::new(),
             warnings: Vec::new(),
+            waited: Duration::ZERO,
         }
     }
 
@@ -747,6 +750,7 @@ impl<'a> Driver<'a> {
                     return Ok(());
                 }
                 tokio::time::sleep(THROTTLED_POLL).await;
+                self.waited += THROTTLED_POLL;
                 continue;
             }
             self.status_answer(e, exec, &r)?;
@@ -783,6 +787,7 @@ impl<'a> Driver<'a> {
                 };
             }
             tokio::time::sleep(POLL).await;
+            self.waited += POLL;
         }
     }
 

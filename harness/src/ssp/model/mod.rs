@@ -172,6 +172,9 @@ impl Check for ModelCheck {
     fn area(&self) -> &str {
         "model"
     }
+    fn long_running(&self) -> bool {
+        true
+    }
     fn bindings(&self) -> Bindings {
         Bindings::Once
     }

@@ -69,6 +69,8 @@ pub struct ModelRun {
     pub elapsed: Duration,
     /// Accepted readings worth reporting, with their rule (deduplicated).
     pub warnings: Vec<(&'static str, String)>,
+    /// Time spent pausing between polls of running executions (the rest is work).
+    pub waited: Duration,
 }
 
 /// How each sequence reaches the target.
@@ -82,6 +84,7 @@ struct Parts<'a> {
     seen_ids: SeenIds,
     counter: AtomicUsize,
     warnings: Mutex<Vec<(&'static str, String)>>,
+    waited: Mutex<Duration>,
 }
 
 type Failure = Box<(Mismatch, Vec<StepLog>)>;
@@ -115,6 +118,9 @@ impl Parts<'_> {
             };
             self.counter.fetch_add(1, Ordering::Relaxed);
             let result = self.handle.block_on(drv.step(&world, &op));
+            if let Ok(mut w) = self.waited.lock() {
+                *w += std::mem::take(&mut drv.waited);
+            }
             if let Ok(mut w) = self.warnings.lock() {
                 for x in drv.warnings.drain(..) {
                     if !w.contains(&x) {
@@ -179,15 +185,18 @@ pub fn run_model(
         seen_ids: SeenIds::default(),
         counter: AtomicUsize::new(0),
         warnings: Mutex::new(Vec::new()),
+        waited: Mutex::new(Duration::ZERO),
     };
     let result = search(&parts, world, budget);
     let warnings = parts.warnings.lock().map(|w| w.clone()).unwrap_or_default();
-    finished(
+    let mut run = finished(
         result,
         parts.counter.load(Ordering::Relaxed),
         started,
         warnings,
-    )
+    );
+    run.waited = parts.waited.lock().map(|w| *w).unwrap_or_default();
+    run
 }
 
 fn finished(
@@ -201,6 +210,7 @@ fn finished(
         steps_run,
         elapsed: started.elapsed(),
         warnings,
+        waited: Duration::ZERO,
     }
 }
 

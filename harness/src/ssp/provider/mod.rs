@@ -117,6 +117,16 @@ impl Check for ProviderCheck {
             _ => "ssp",
         })
     }
+    fn long_running(&self) -> bool {
+        // These wait for an execution to run its course on the provider's clock.
+        matches!(
+            self.kind,
+            checks::Kind::LifecycleSlow
+                | checks::Kind::Result
+                | checks::Kind::Overrun
+                | checks::Kind::ContextTimeout
+        )
+    }
     fn bindings(&self) -> Bindings {
         Bindings::Once
     }

@@ -164,7 +164,10 @@ impl SspProfile {
         let obj = |v: Value| v.as_object().cloned().unwrap_or_default();
         let inputs = [
             (Instant, obj(serde_json::json!({"message": "conform"}))),
-            (Slow, obj(serde_json::json!({"delay_ms": 1000}))),
+            // Long enough that the first result read still finds it running (SSP-INV-4)
+            // and a 20 ms context timeout cuts it (SSP-INV-5); short enough not to hold
+            // the run: the checks that wait for it take its length each (issue 25).
+            (Slow, obj(serde_json::json!({"delay_ms": 300}))),
             (Failing, obj(serde_json::json!({"reason": "conform check"}))),
             (Restricted, obj(serde_json::json!({"delay_ms": 0}))),
             (Private, obj(serde_json::json!({"thread": "th_1"}))),

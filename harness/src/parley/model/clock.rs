@@ -1,0 +1,392 @@
+//! The target's clock as the model sees it (PV-DI-2, `valid_until`): its offset to the
+//! harness's clock and the resolution of its timestamps, both read off the `created_at` of
+//! its messages, and the run's one expiry deadline.
+//!
+//! Why one deadline per run: a read "after expiry" must wait in real time for a
+//! `valid_until` to pass on the target. Every `soon` assert of a run takes the current
+//! deadline while it is still far enough ahead, so one wait serves every claim made before
+//! it instead of one wait per claim, and the deadline lies only as far ahead as the target's
+//! round trip requires.
+//!
+//! Precision: until a `read_claim` shows the target keeps `valid_until` to the millisecond
+//! (it gives back the fraction it was sent), a deadline is a whole second plus 1 ms, and the
+//! claim may expire anywhere from that whole second on — a target keeping seconds drops the
+//! millisecond. Once the target has shown it keeps milliseconds, deadlines are the lead
+//! itself, with no rounding up to the next second.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+/// The least lead of a new deadline over the target's clock: the assert that carries it
+/// must reach the target before it passes, on a loaded machine too (the lead also grows
+/// with the slowest round trip seen, see [`Clock::soon`]).
+const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(500);
+/// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
+const MAX_WAIT: Duration = Duration::from_secs(6);
+/// How far past `valid_until` + tolerance a read "after expiry" is sent.
+const PAST_MARGIN: chrono::Duration = chrono::Duration::milliseconds(50);
+
+/// The target's clock as seen from the harness.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    /// Target time minus harness time, when a message was seen.
+    offset: Option<chrono::Duration>,
+    /// Round trip of the request that gave it.
+    rtt: chrono::Duration,
+    /// The slowest round trip seen.
+    max_rtt: chrono::Duration,
+    /// The finest step of the target's timestamps seen so far: a second until a
+    /// `created_at` shows a non-zero fraction (a server may print `.000` and keep seconds).
+    resolution: chrono::Duration,
+    /// The `valid_until` of the run's `soon` asserts while it is far enough ahead.
+    deadline: Option<DateTime<Utc>>,
+    /// The target gave back a `valid_until` with the fraction it was sent.
+    keeps_millis: bool,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock {
+            offset: None,
+            rtt: chrono::Duration::zero(),
+            max_rtt: chrono::Duration::zero(),
+            resolution: chrono::Duration::seconds(1),
+            deadline: None,
+            keeps_millis: false,
+        }
+    }
+}
+
+/// The step of a timestamp's fraction when it shows one that is not zero (at least 1 ms).
+fn fraction_step(created_at: &str) -> Option<chrono::Duration> {
+    let (_, rest) = created_at.split_once('.')?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() || digits.bytes().all(|b| b == b'0') {
+        return None;
+    }
+    let nanos = 10_i64.pow(9u32.saturating_sub(digits.len().min(9) as u32));
+    Some(chrono::Duration::nanoseconds(nanos.max(1_000_000)))
+}
+
+/// `t` rounded up to a whole second.
+fn ceil_second(t: DateTime<Utc>) -> DateTime<Utc> {
+    if t.timestamp_subsec_nanos() == 0 {
+        return t;
+    }
+    DateTime::from_timestamp(t.timestamp() + 1, 0).unwrap_or(t)
+}
+
+/// `t` rounded up to a whole millisecond (`valid_until` is sent with at most three digits).
+fn ceil_milli(t: DateTime<Utc>) -> DateTime<Utc> {
+    let ms =
+        t.timestamp_millis() + i64::from(!t.timestamp_subsec_nanos().is_multiple_of(1_000_000));
+    DateTime::from_timestamp_millis(ms).unwrap_or(t)
+}
+
+/// `t` cut down to its whole second.
+fn floor_second(t: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(t.timestamp(), 0).unwrap_or(t)
+}
+
+impl Clock {
+    /// Records a message's `created_at`, stamped between `sent` and `now`.
+    pub fn observe(&mut self, created_at: &str, sent: DateTime<Utc>, now: DateTime<Utc>) {
+        let Ok(t) = DateTime::parse_from_rfc3339(created_at) else {
+            return;
+        };
+        let mid = sent + (now - sent) / 2;
+        self.offset = Some(t.with_timezone(&Utc) - mid);
+        self.rtt = now - sent;
+        self.max_rtt = self.max_rtt.max(self.rtt);
+        if let Some(step) = fraction_step(created_at) {
+            self.resolution = self.resolution.min(step);
+        }
+    }
+
+    /// The target's time at harness time `t` (the harness's when nothing was seen yet).
+    fn target_at(&self, t: DateTime<Utc>) -> DateTime<Utc> {
+        t + self.offset.unwrap_or_default()
+    }
+
+    /// The target's time now.
+    pub fn target_now(&self) -> DateTime<Utc> {
+        self.target_at(Utc::now())
+    }
+
+    /// How far the estimate may be off: the timestamps' resolution plus the round trip.
+    pub fn tolerance(&self) -> chrono::Duration {
+        self.resolution + self.rtt
+    }
+
+    /// The `valid_until` of a `soon` assert: the run's deadline while it is at least a lead
+    /// ahead of the target's clock, else a new one (see the module docs for its precision).
+    pub fn soon(&mut self) -> DateTime<Utc> {
+        // An assert is as slow as the slowest request seen, at worst several times over.
+        let lead = MIN_LEAD.max(self.tolerance() * 2 + self.max_rtt * 4);
+        let earliest = self.target_now() + lead;
+        match self.deadline {
+            Some(d) if d >= earliest => d,
+            _ => {
+                let d = if self.keeps_millis {
+                    ceil_milli(earliest)
+                } else {
+                    ceil_second(earliest) + chrono::Duration::milliseconds(1)
+                };
+                self.deadline = Some(d);
+                d
+            }
+        }
+    }
+
+    /// Records the `valid_until` a target gave back for the instant `sent`.
+    pub fn observe_until(&mut self, sent: DateTime<Utc>, echoed: &str) {
+        let Ok(t) = DateTime::parse_from_rfc3339(echoed) else {
+            return;
+        };
+        if sent.timestamp_subsec_nanos() != 0 && t.with_timezone(&Utc) == sent {
+            self.keeps_millis = true;
+        }
+    }
+
+    /// `Some(expired)` when a read sent at harness time `sent` and answered by `answered`
+    /// was certainly handled before, or certainly after, `until` on the target.
+    pub fn expired(
+        &self,
+        until: DateTime<Utc>,
+        sent: DateTime<Utc>,
+        answered: DateTime<Utc>,
+    ) -> Option<bool> {
+        let tol = self.tolerance();
+        // A target keeping seconds expires the claim at the whole second already.
+        let earliest = if self.keeps_millis {
+            until
+        } else {
+            floor_second(until)
+        };
+        if self.target_at(answered) + tol < earliest {
+            Some(false)
+        } else if self.target_at(sent) - tol > until {
+            Some(true)
+        } else {
+            None
+        }
+    }
+
+    /// How long to wait until `until` has clearly passed (`None`: already, or too far).
+    pub fn wait_for(&self, until: DateTime<Utc>) -> Option<Duration> {
+        let left = until + self.tolerance() + PAST_MARGIN - self.target_now();
+        let left = left.to_std().ok()?;
+        (left <= MAX_WAIT).then_some(left)
+    }
+}
+
+/// One run's [`Clock`], shared by the drivers of its sequences (each sequence's driver is
+/// new; the target's clock and the run's deadline are not).
+#[derive(Debug, Default)]
+pub struct SharedClock {
+    clock: Mutex<Clock>,
+    /// Time spent waiting for expiries (the rest of a run is work).
+    waited: Mutex<Duration>,
+}
+
+impl SharedClock {
+    fn with<R>(&self, f: impl FnOnce(&mut Clock) -> R) -> R {
+        // A poisoned lock only means a panicking step elsewhere: the clock itself is sound.
+        let mut c = self
+            .clock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut c)
+    }
+
+    /// [`Clock::observe`].
+    pub fn observe(&self, created_at: &str, sent: DateTime<Utc>, now: DateTime<Utc>) {
+        self.with(|c| c.observe(created_at, sent, now));
+    }
+
+    /// [`Clock::target_now`].
+    pub fn target_now(&self) -> DateTime<Utc> {
+        self.with(|c| c.target_now())
+    }
+
+    /// [`Clock::soon`].
+    pub fn soon(&self) -> DateTime<Utc> {
+        self.with(Clock::soon)
+    }
+
+    /// [`Clock::observe_until`].
+    pub fn observe_until(&self, sent: DateTime<Utc>, echoed: &str) {
+        self.with(|c| c.observe_until(sent, echoed));
+    }
+
+    /// [`Clock::expired`].
+    pub fn expired(
+        &self,
+        until: DateTime<Utc>,
+        sent: DateTime<Utc>,
+        answered: DateTime<Utc>,
+    ) -> Option<bool> {
+        self.with(|c| c.expired(until, sent, answered))
+    }
+
+    /// Waits until `until` has clearly passed on the target (no wait when it has, or when
+    /// the estimate puts it implausibly far).
+    pub async fn await_past(&self, until: DateTime<Utc>) {
+        if let Some(d) = self.with(|c| c.wait_for(until)) {
+            tokio::time::sleep(d).await;
+            let mut w = self
+                .waited
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            *w += d;
+        }
+    }
+
+    /// Time spent in [`SharedClock::await_past`] so far.
+    pub fn waited(&self) -> Duration {
+        *self
+            .waited
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_fraction_that_is_not_zero_sets_the_resolution() {
+        assert_eq!(fraction_step("2026-12-04T10:00:00Z"), None);
+        assert_eq!(fraction_step("2026-12-04T10:00:00.000Z"), None);
+        assert_eq!(
+            fraction_step("2026-12-04T10:00:00.120Z"),
+            Some(chrono::Duration::milliseconds(1))
+        );
+        assert_eq!(
+            fraction_step("2026-12-04T10:00:00.5+01:00"),
+            Some(chrono::Duration::milliseconds(100))
+        );
+        // Finer than a millisecond counts as a millisecond.
+        assert_eq!(
+            fraction_step("2026-12-04T10:00:00.123456789Z"),
+            Some(chrono::Duration::milliseconds(1))
+        );
+    }
+
+    const ONE_MS: u32 = 1_000_000;
+
+    /// In step with the harness, 2 ms round trips, millisecond timestamps.
+    fn loopback_clock(keeps_millis: bool) -> Clock {
+        Clock {
+            offset: Some(chrono::Duration::zero()),
+            rtt: chrono::Duration::milliseconds(2),
+            max_rtt: chrono::Duration::milliseconds(2),
+            resolution: chrono::Duration::milliseconds(1),
+            deadline: None,
+            keeps_millis,
+        }
+    }
+
+    /// A clock that has seen a `created_at` with milliseconds (never `.000`).
+    fn millisecond_clock() -> Clock {
+        let mut c = Clock::default();
+        let now = Utc::now();
+        let shown = now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        c.observe(&shown.replace(".000", ".001"), now, now);
+        c
+    }
+
+    #[test]
+    fn whole_second_timestamps_keep_a_second_of_tolerance() {
+        let mut c = Clock::default();
+        let sent = Utc::now();
+        c.observe(
+            &sent.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            sent,
+            sent,
+        );
+        assert_eq!(c.tolerance(), chrono::Duration::seconds(1));
+        let d = c.soon();
+        // At least two tolerances ahead, a millisecond past a whole second.
+        assert!(
+            d - c.target_now() >= chrono::Duration::seconds(2) - chrono::Duration::milliseconds(5)
+        );
+        assert_eq!(d.timestamp_subsec_nanos(), ONE_MS);
+    }
+
+    #[test]
+    fn soon_asserts_share_one_deadline_while_it_is_far_enough_ahead() {
+        let mut c = millisecond_clock();
+        let first = c.soon();
+        assert_eq!(first.timestamp_subsec_nanos(), ONE_MS);
+        // The least lead, rounded up to a whole second: never a second more.
+        assert!(first - c.target_now() < MIN_LEAD + chrono::Duration::seconds(1));
+        assert_eq!(c.soon(), first);
+        // Once it is too close, a new one follows, at least the least lead ahead.
+        let close = c.target_now() + chrono::Duration::milliseconds(100);
+        c.deadline = Some(close);
+        let next = c.soon();
+        assert!(next > close);
+        assert!(next - c.target_now() >= MIN_LEAD - chrono::Duration::milliseconds(5));
+    }
+
+    #[test]
+    fn a_target_that_gives_the_fraction_back_gets_deadlines_without_rounding() {
+        let mut c = millisecond_clock();
+        let first = c.soon();
+        // Given back in whole seconds: the fraction was dropped, nothing learnt.
+        c.observe_until(
+            first,
+            &floor_second(first).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+        assert!(!c.keeps_millis);
+        c.observe_until(
+            first,
+            &first.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+        );
+        assert!(c.keeps_millis);
+        c.deadline = None;
+        let next = c.soon();
+        assert!(next - c.target_now() < MIN_LEAD + chrono::Duration::milliseconds(50));
+        assert_eq!(next.timestamp_subsec_nanos() % ONE_MS, 0);
+    }
+
+    #[test]
+    fn a_claim_may_expire_from_the_whole_second_until_precision_is_known() {
+        let mut c = loopback_clock(false);
+        let until = at("2026-12-04T10:00:01.400Z");
+        let just_before = at("2026-12-04T10:00:01.100Z");
+        assert_eq!(c.expired(until, just_before, just_before), None);
+        c.keeps_millis = true;
+        assert_eq!(c.expired(until, just_before, just_before), Some(false));
+    }
+
+    #[test]
+    fn expiry_is_judged_only_when_the_whole_read_is_on_one_side() {
+        let c = loopback_clock(true);
+        let until = at("2026-12-04T10:00:01Z");
+        let before = at("2026-12-04T10:00:00.900Z");
+        let after = at("2026-12-04T10:00:01.100Z");
+        assert_eq!(c.expired(until, before, before), Some(false));
+        assert_eq!(c.expired(until, after, after), Some(true));
+        // Sent before, answered after: the target may have read it on either side.
+        assert_eq!(c.expired(until, before, after), None);
+        // Within the tolerance of the instant.
+        assert_eq!(
+            c.expired(
+                until,
+                at("2026-12-04T10:00:01.002Z"),
+                at("2026-12-04T10:00:01.002Z")
+            ),
+            None
+        );
+    }
+}
