@@ -46,7 +46,7 @@ pub fn select(names: &[String]) -> Result<Vec<Variant>, PowerError> {
 /// The suites whose checks `variant` can change: an SSP variant changes only the SSP routes,
 /// a Parley variant only the forum's bindings (the MCP layer included: it is the forum's MCP
 /// endpoint), a variant of both every suite. The test `variants_accepted` runs each variant
-/// on these (issue 25: a third less CI time); `conform variants` still runs every suite.
+/// on these (issue 25: CI time); `conform variants` still runs every suite.
 pub fn affected(suites: &[Suite], variant: Variant) -> Vec<Suite> {
     let keep = |s: &Suite| match variant.suite() {
         "ssp" => s.name == "ssp",

@@ -64,7 +64,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
     let run = run_model(rt.handle(), &target, budget, &nonce);
     let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
     let stats = format!(
-        "{} steps in {:.2} s ({rate:.0} steps/s; {:.2} s of it waiting on the target's clock)",
+        "{} steps in {:.2} s ({rate:.0} steps/s; {:.2} s of it pausing between polls of running executions)",
         run.steps_run,
         run.elapsed.as_secs_f64(),
         run.waited.as_secs_f64()
