@@ -10,9 +10,9 @@
 //!
 //! Precision: until a `read_claim` shows the target keeps `valid_until` to the millisecond
 //! (it gives back the fraction it was sent), a deadline is a whole second plus 1 ms, and the
-//! claim may expire anywhere from that whole second on — a target keeping seconds drops the
-//! millisecond. Once the target has shown it keeps milliseconds, deadlines are the lead
-//! itself, with no rounding up to the next second.
+//! claim may expire anywhere within that second — a target keeping seconds drops the
+//! millisecond or rounds it up to the next second. Once the target has shown it keeps
+//! milliseconds, deadlines are the lead itself, with no rounding up to the next second.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -150,6 +150,16 @@ impl Clock {
         }
     }
 
+    /// The earliest and the latest instant at which the target may expire a claim sent with
+    /// `until`: `until` itself once it keeps milliseconds, else the whole second around it.
+    fn expiry_bounds(&self, until: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
+        if self.keeps_millis {
+            (until, until)
+        } else {
+            (floor_second(until), ceil_second(until))
+        }
+    }
+
     /// `Some(expired)` when a read sent at harness time `sent` and answered by `answered`
     /// was certainly handled before, or certainly after, `until` on the target.
     pub fn expired(
@@ -159,15 +169,10 @@ impl Clock {
         answered: DateTime<Utc>,
     ) -> Option<bool> {
         let tol = self.tolerance();
-        // A target keeping seconds expires the claim at the whole second already.
-        let earliest = if self.keeps_millis {
-            until
-        } else {
-            floor_second(until)
-        };
+        let (earliest, latest) = self.expiry_bounds(until);
         if self.target_at(answered) + tol < earliest {
             Some(false)
-        } else if self.target_at(sent) - tol > until {
+        } else if self.target_at(sent) - tol > latest {
             Some(true)
         } else {
             None
@@ -176,7 +181,8 @@ impl Clock {
 
     /// How long to wait until `until` has clearly passed (`None`: already, or too far).
     pub fn wait_for(&self, until: DateTime<Utc>) -> Option<Duration> {
-        let left = until + self.tolerance() + PAST_MARGIN - self.target_now();
+        let (_, latest) = self.expiry_bounds(until);
+        let left = latest + self.tolerance() + PAST_MARGIN - self.target_now();
         let left = left.to_std().ok()?;
         (left <= MAX_WAIT).then_some(left)
     }
@@ -364,9 +370,21 @@ mod tests {
         let mut c = loopback_clock(false);
         let until = at("2026-12-04T10:00:01.400Z");
         let just_before = at("2026-12-04T10:00:01.100Z");
+        let just_after = at("2026-12-04T10:00:01.700Z");
+        // A target keeping seconds may expire it at 01 or at 02.
         assert_eq!(c.expired(until, just_before, just_before), None);
+        assert_eq!(c.expired(until, just_after, just_after), None);
+        assert_eq!(
+            c.expired(
+                until,
+                at("2026-12-04T10:00:02.100Z"),
+                at("2026-12-04T10:00:02.100Z")
+            ),
+            Some(true)
+        );
         c.keeps_millis = true;
         assert_eq!(c.expired(until, just_before, just_before), Some(false));
+        assert_eq!(c.expired(until, just_after, just_after), Some(true));
     }
 
     #[test]
