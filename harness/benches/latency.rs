@@ -136,6 +136,7 @@ async fn suite_run(delay: Option<Duration>) -> (Report, Duration) {
         command: "bench".into(),
         progress: None,
         shard: None,
+        ..RunOptions::default()
     };
     let started = Instant::now();
     let report = run(Arc::new(target), &suites, &run_opts).await.unwrap();

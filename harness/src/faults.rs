@@ -474,7 +474,7 @@ pub fn catalogue_markdown() -> String {
 /// fault-free reference fails nothing, else 1.
 pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> {
     if args.list {
-        print!("{}", catalogue_markdown());
+        crate::reference_runs::print(&catalogue_markdown())?;
         return Ok(0);
     }
     let progress: FaultProgressFn = Arc::new(|r: &FaultResult, done, total| {
@@ -551,7 +551,7 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
     }
     write_files(&args.out, &files)?;
-    print!("{md}");
+    crate::reference_runs::print(&md)?;
     Ok(if power.is_complete() { 0 } else { 1 })
 }
 

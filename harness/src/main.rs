@@ -1,8 +1,14 @@
 //! `conform` CLI: parse arguments, call the library, map outcomes to exit codes.
 //!
-//! Exit codes: 0 = every required check passed; 1 = a required (MUST) check failed;
-//! 2 = usage, profile, pre-flight or harness error.
+//! Exit codes: 0 = every required check passed; 1 = a required (MUST) check failed, a
+//! selected suite is incomplete (not `--partial`) or a baseline entry is stale (not
+//! `--allow-stale-baseline`); 2 = usage, profile, vectors, pre-flight or harness error. Standard output is written through
+//! [`out`]: a reader that goes away (`conform list | head -1`) ends it quietly, with the
+//! command's own exit code.
 
+mod term;
+
+use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -12,21 +18,27 @@ use anyhow::{Context as _, bail};
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use conform::engine::baseline::Baseline;
 use conform::engine::estimate;
-use conform::engine::protocol::{Protocol, Suite, connect, default_vectors_dir, load_profile};
+use conform::engine::protocol::{Protocol, Suite, connect, load_profile};
+use conform::engine::report::write::Format;
 use conform::engine::report::{self, Report};
+use conform::engine::requirements::Requirement;
 use conform::engine::run::{RunOptions, run};
 use conform::engine::shard::Shard;
 use conform::engine::target::{ConnectOptions, Profile, Target};
+use conform::engine::vectors_dir;
 use conform::engine::{diff, merge};
 use conform::registry;
 use conform::transport::{McpRevision, TransportKind};
 
-const EXIT_HELP: &str = "EXIT CODES:\n  0  every required (MUST) check passed (warnings, expected failures allowed)\n  1  a required check failed\n  2  usage, profile, pre-flight or harness error";
+const EXIT_HELP: &str = "EXIT CODES:\n  0  every required (MUST, REC) check passed and every selected suite is complete (warnings,\n     expected failures allowed)\n  1  a required check failed; or a selected suite is incomplete (nothing executed, or a\n     MUST/REC rule untested for want of a token or credential) without --partial; or a\n     baseline entry is stale (an expected failure passed) without --allow-stale-baseline\n  2  usage, profile, pre-flight or harness error\n  130  interrupted (Ctrl-C): the reports hold the results so far, the rest skipped";
 
 #[derive(Parser, Debug)]
 #[command(name = "conform", version, about = "Conformance suite for Parley v1 and SSP 1.0", after_help = EXIT_HELP)]
 struct Cli {
-    /// Directory holding requirements/, schemas/ and the vectors (default: ./vectors or the source tree's).
+    /// Directory holding requirements/, schemas/ and the vectors. Default, the first found:
+    /// $CONFORM_VECTORS, ./vectors, vectors/ beside the executable,
+    /// <exe dir>/../share/conform/vectors, the source tree of a binary still in cargo's
+    /// target directory.
     #[arg(long, global = true, value_name = "DIR")]
     vectors: Option<PathBuf>,
     #[command(subcommand)]
@@ -40,16 +52,17 @@ enum Command {
     Run(RunArgs),
     /// List the requirement catalogue(s) with coverage.
     List {
-        /// Suite to list (a registered protocol, or `all`).
-        #[arg(long, default_value = "all", value_parser = parse_suite)]
+        #[arg(long, default_value = "all", value_parser = parse_suite, help = suite_help("Suite to list"))]
         suite: String,
     },
     /// Write a commented target profile for a server (roles from `whoami`, SSP fixture
     /// roles from its descriptors, what is missing and which checks it leaves unsupported).
     Init(conform::engine::init::InitArgs),
-    /// Explain a requirement ID (rule, seed text, the vectors that test it) or a vector id.
+    /// Explain a requirement ID (rule, seed text, the checks that test it) or a check: any id
+    /// the output prints.
     Explain {
-        /// Requirement ID (PV-ST-4) or vector id.
+        /// A requirement ID (`PV-ST-4`, any case), a check or vector id, a result id
+        /// (`<check>@http`) or a derived check (`PV-TR-1/<vector>`).
         id: String,
     },
     /// Fuzz a server with hostile requests (each protocol's black-box campaign); the
@@ -81,18 +94,6 @@ enum TransportSel {
     Both,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Json,
-    Junit,
-    Md,
-    Html,
-    /// SARIF 2.1.0 (`report.sarif`) for code-scanning UIs.
-    Sarif,
-    /// Status badge (`badge.svg`).
-    Badge,
-}
-
 #[derive(clap::Args, Debug)]
 struct RunArgs {
     /// Target profile (TOML).
@@ -106,8 +107,7 @@ struct RunArgs {
     /// Start the bundled reference server in process (ephemeral port, demo tokens).
     #[arg(long)]
     spawn_reference: bool,
-    /// Suite to run: a registered protocol (parley, ssp) or `all`.
-    #[arg(long, default_value = "all", value_parser = parse_suite)]
+    #[arg(long, default_value = "all", value_parser = parse_suite, help = suite_help("Suite to run"))]
     suite: String,
     /// Glob over check ids and requirement IDs (e.g. 'envelope/*', 'PV-ST-4').
     #[arg(long, value_name = "GLOB")]
@@ -123,6 +123,10 @@ struct RunArgs {
     /// Output directory.
     #[arg(long, value_name = "DIR", default_value = "reports/latest")]
     out: PathBuf,
+    /// One `[n/total] verdict id` line per result on stderr (off a terminal nothing is shown
+    /// per check otherwise; on a terminal, a progress bar).
+    #[arg(long, conflicts_with = "quiet")]
+    verbose: bool,
     /// Concurrent checks (default: the profile's concurrency, else 8).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: Option<u16>,
@@ -132,6 +136,14 @@ struct RunArgs {
     /// Run only shard K of N (stable assignment by check id; `conform merge` joins them).
     #[arg(long, value_name = "K/N")]
     shard: Option<Shard>,
+    /// Accept a partial run: a selected suite left incomplete (nothing executed, or a
+    /// MUST/REC rule untested for want of a token or credential) does not fail the run; the
+    /// report records the choice. `--filter`, `--shard` and a single `--transport` imply it.
+    #[arg(long)]
+    partial: bool,
+    /// A baseline entry whose check now passes is a warning instead of a failure (exit 1).
+    #[arg(long, requires = "baseline")]
+    allow_stale_baseline: bool,
     #[command(flatten)]
     tls: conform::transport::tls::TlsOptions,
 }
@@ -149,6 +161,14 @@ fn parse_revision(s: &str) -> Result<McpRevision, String> {
         .ok_or_else(|| format!("unknown MCP revision {s:?} (2025-11-25 or 2026-07-28)"))
 }
 
+/// The help of a `--suite` option: the registered protocols, from the registry.
+fn suite_help(what: &str) -> String {
+    format!(
+        "{what}: a registered protocol ({}) or `all`",
+        registry::names().join(", ")
+    )
+}
+
 /// `--suite`: a registered protocol or `all`, checked by the registry that knows them.
 fn parse_suite(s: &str) -> Result<String, String> {
     registry::select(&[s.to_string()])
@@ -161,13 +181,13 @@ fn load_suites(sel: &str, dir: &std::path::Path) -> anyhow::Result<Vec<Suite>> {
     Ok(registry::load(&protocols, dir)?)
 }
 
+/// Writes `text` to stdout ([`term::out`]: quietly nothing once the reader went away).
+fn out(text: &str) -> anyhow::Result<()> {
+    term::out(text).context("writing to standard output")
+}
+
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    term::init_tracing();
     let protocols = registry::protocols();
     let mut command = Cli::command();
     for p in &protocols {
@@ -186,10 +206,35 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            term::note(&format!("error: {}", error_text(&e)));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: a library error that already
+/// shows its source (`{path}: {source}`) does not get it appended a second time.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text = format!("{text}: {c}");
+        }
+    }
+    text
+}
+
+#[test]
+fn each_cause_is_printed_once() {
+    let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+    let shown = anyhow::Error::new(report::json::ReadError::Io {
+        path: "/x".into(),
+        source: io,
+    });
+    assert_eq!(error_text(&shown), "/x: no such file");
+    let hidden = anyhow::anyhow!("inner").context("outer");
+    assert_eq!(error_text(&hidden), "outer: inner");
 }
 
 /// A subcommand a protocol added (SSP's `validate`), run by that protocol.
@@ -208,22 +253,24 @@ fn protocol_command(
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<u8> {
-    let dir = cli.vectors.clone().unwrap_or_else(default_vectors_dir);
+    // Only the commands that read the catalogues look for them (`diff` and `merge` run
+    // anywhere); not found is exit 2 with where it looked.
+    let dir = || vectors_dir::locate(cli.vectors.as_deref());
     match cli.command {
-        Command::Run(args) => cmd_run(args, &dir),
-        Command::List { suite } => cmd_list(&suite, &dir).map(|()| 0),
+        Command::Run(args) => cmd_run(args, &dir()?),
+        Command::List { suite } => cmd_list(&suite, &dir()?).map(|()| 0),
         Command::Init(args) => Ok(conform::engine::init::execute(
             &args,
             &registry::protocols(),
-            &dir,
+            &dir()?,
         )?),
-        Command::Explain { id } => cmd_explain(&id, &dir).map(|()| 0),
+        Command::Explain { id } => cmd_explain(&id, &dir()?).map(|()| 0),
         Command::Fuzz(args) => {
             let protocols = registry::select(std::slice::from_ref(&args.suite))?;
             Ok(conform::engine::fuzz::cli::execute(
                 &args,
                 &protocols,
-                &dir,
+                &dir()?,
                 &conform::launcher::Registered,
             )?)
         }
@@ -233,10 +280,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             &conform::launcher::Registered,
         )?),
         #[cfg(feature = "faults")]
-        Command::Faults(args) => conform::faults::execute(&args, &dir).map_err(anyhow::Error::from),
+        Command::Faults(args) => {
+            conform::faults::execute(&args, &dir()?).map_err(anyhow::Error::from)
+        }
         #[cfg(feature = "variants")]
         Command::Variants(args) => {
-            conform::variants::execute(&args, &dir).map_err(anyhow::Error::from)
+            conform::variants::execute(&args, &dir()?).map_err(anyhow::Error::from)
         }
         Command::Diff(args) => cmd_diff(&args),
         Command::Merge(args) => cmd_merge(&args),
@@ -273,43 +322,106 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         transports: transports.clone(),
         tls: args.tls.clone(),
     };
+    // Before the first request: a run whose reports cannot be written is not started.
+    prepare_out(&args.out)?;
+    if args.spawn_reference {
+        term::log_reference_to(args.out.join(REFERENCE_LOG));
+    }
+    let feedback = term::Feedback::choose(
+        args.reports.quiet,
+        args.verbose,
+        std::io::stderr().is_terminal(),
+    );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let report: Report = rt.block_on(async {
         let target = connect_target(profile, &connect, &protocols).await?;
-        print_estimate(&target, &suites, &args, &transports);
-        let progress = progress_reporter();
+        if !args.reports.quiet {
+            print_estimate(&target, &suites, &args, &transports);
+        }
+        let (progress, bar) = feedback.reporter();
         let opts = RunOptions {
             filter: args.filter.clone(),
             transports,
             jobs,
             baseline,
             command,
-            progress: Some(progress.0),
+            progress,
             shard: args.shard,
+            partial: (args.partial.then(|| "--partial".to_string()))
+                .into_iter()
+                .collect(),
+            allow_stale_baseline: args.allow_stale_baseline,
+            stop: Some(stop_on_ctrl_c()),
         };
         let r = run(Arc::new(target), &suites, &opts).await;
-        if let Some(bar) = progress.1 {
+        if let Some(bar) = bar {
             bar.finish_and_clear();
         }
         anyhow::Ok(r?)
     })?;
     write_reports(&report, &args.out, &args.reports)?;
+    let log = term::reference_log().map(|p| format!("reference server log: {}\n", p.display()));
+    print_summary(&report, &args.out, &args.reports, log.as_deref())?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
-/// Prints, before the run, the least time the target's budgets (write quotas) impose.
+/// A stop set by the first Ctrl-C (SIGINT): the run then ends early with a partial report
+/// marked interrupted (exit 130). A second Ctrl-C ends the process at once (exit 130), as a
+/// user pressing it again expects.
+fn stop_on_ctrl_c() -> conform::engine::execute::Stop {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            term::note(
+                "\ninterrupted: stopping the checks, writing a partial report (Ctrl-C again quits)",
+            );
+            let _ = tx.send(true);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+    rx
+}
+
+/// The spawned reference server's log in `--out` (only when it logged something).
+const REFERENCE_LOG: &str = "reference.log";
+
+/// Creates `--out` and proves it writable (a probe file created and removed), and removes a
+/// reference log a previous run left there: a run whose reports could not be written stops
+/// here, before any request (exit 2).
+fn prepare_out(out: &Path) -> anyhow::Result<()> {
+    let shown = out.display();
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("--out {shown}: cannot create the output directory"))?;
+    let probe = out.join(format!(".conform-write-probe-{}", std::process::id()));
+    std::fs::File::create_new(&probe)
+        .with_context(|| format!("--out {shown}: the output directory is not writable"))?;
+    std::fs::remove_file(&probe)
+        .with_context(|| format!("--out {shown}: removing {}", probe.display()))?;
+    match std::fs::remove_file(out.join(REFERENCE_LOG)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("--out {shown}: removing the old {REFERENCE_LOG}"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Prints, before the run, the least time the target's budgets (write quotas) impose (not
+/// an estimate under a second: such budgets do not hold the run back).
 fn print_estimate(target: &Target, suites: &[Suite], args: &RunArgs, t: &[TransportKind]) {
     let filter = args.filter.as_deref();
-    for (suite, e) in estimate::estimate(target, suites, filter, t, args.shard) {
-        eprintln!(
+    let estimates = estimate::estimate(target, suites, filter, t, args.shard);
+    for (suite, e) in estimates.iter().filter(|(_, e)| e.at_least.as_secs() >= 1) {
+        term::note(&format!(
             "estimate ({suite}): at least {} under the target's quotas",
             estimate::human(e.at_least)
-        );
+        ));
         for line in &e.detail {
-            eprintln!("  {line}");
+            term::note(&format!("  {line}"));
         }
     }
 }
@@ -341,80 +453,64 @@ struct ReportArgs {
     /// Absolute URL report.html will be published at: SARIF rules link their requirement row there.
     #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]
     report_url: Option<String>,
-    /// Print only the summary (no failure details).
+    /// Print only the summary table and where the reports went: no failure details and, for
+    /// `run`, no estimate, progress bar or per-check lines.
     #[arg(long)]
     quiet: bool,
+    /// Colour the summary's verdict line: `auto` = on a terminal when `NO_COLOR` is not set.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = term::ColorChoice::Auto)]
+    color: term::ColorChoice,
 }
 
+/// Writes the report files (before anything is printed: a closed stdout loses none of them).
 fn write_reports(report: &Report, out: &Path, o: &ReportArgs) -> anyhow::Result<()> {
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let report_url = (o.report_url.as_deref())
         .map(url::Url::parse)
         .transpose()
         .context("--report-url")?;
-    for f in &o.format {
-        let (name, text) = match f {
-            Format::Json => ("report.json", report::json::render(report)?),
-            Format::Junit => ("junit.xml", report::junit::render(report)),
-            Format::Md => ("report.md", report::markdown::render(report)),
-            Format::Html => ("report.html", report::html::render(report)),
-            Format::Sarif => (
-                "report.sarif",
-                report::sarif::render(report, report_url.as_ref()),
-            ),
-            Format::Badge => ("badge.svg", report::badge::render(report)),
-        };
-        let path = out.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    if !o.quiet {
-        print!("{}", report.failure_details());
-    }
-    println!();
-    print!("{}", report.summary_table());
-    println!("reports written to {}", out.display());
+    report::write::write_all(report, out, &o.format, report_url.as_ref())?;
     Ok(())
 }
 
-type Progress = (
-    conform::engine::run::ProgressFn,
-    Option<indicatif::ProgressBar>,
-);
-
-fn progress_reporter() -> Progress {
-    if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(0);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {msg}",
-        ) {
-            bar.set_style(style);
+/// Prints the failure details (unless `--quiet`), the summary table (its verdict line in
+/// colour per `--color`), where the reports went, and `footer`.
+fn print_summary(
+    report: &Report,
+    out_dir: &Path,
+    o: &ReportArgs,
+    footer: Option<&str>,
+) -> anyhow::Result<()> {
+    let mut text = String::new();
+    if !o.quiet {
+        let details = report.failure_details();
+        if !details.is_empty() {
+            text.push_str(&details);
+            text.push('\n');
         }
-        let b = bar.clone();
-        let f: conform::engine::run::ProgressFn = Arc::new(move |r, done, total| {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-            if !r.verdict.is_pass() {
-                b.set_message(format!("last problem: {} {}", r.verdict.name(), r.id));
-            }
-        });
-        (f, Some(bar))
-    } else {
-        let f: conform::engine::run::ProgressFn = Arc::new(|r, done, total| {
-            eprintln!("[{done}/{total}] {} {}", r.verdict.name(), r.id);
-        });
-        (f, None)
     }
+    let summary = report.summary_table();
+    if o.color.for_stdout() {
+        text.push_str(&term::paint_verdict(&summary));
+    } else {
+        text.push_str(&summary);
+    }
+    let _ = writeln!(text, "reports written to {}", out_dir.display());
+    text.push_str(footer.unwrap_or_default());
+    out(&text)
 }
 
 fn cmd_list(sel: &str, dir: &std::path::Path) -> anyhow::Result<()> {
+    let mut text = String::new();
     for s in load_suites(sel, dir)? {
-        println!(
+        let _ = writeln!(
+            text,
             "suite {} — {} requirements, {} checks",
             s.name,
             s.catalogue.requirements.len(),
             s.checks.len()
         );
-        println!(
+        let _ = writeln!(
+            text,
             "{:<14} {:<6} {:<12} {:>7}  rule",
             "id", "level", "area", "checks"
         );
@@ -424,7 +520,8 @@ fn cmd_list(sel: &str, dir: &std::path::Path) -> anyhow::Result<()> {
                 .iter()
                 .filter(|c| c.requirements().iter().any(|x| x == &r.id))
                 .count();
-            println!(
+            let _ = writeln!(
+                text,
                 "{:<14} {:<6} {:<12} {:>7}  {}",
                 r.id,
                 r.level.to_string(),
@@ -433,59 +530,155 @@ fn cmd_list(sel: &str, dir: &std::path::Path) -> anyhow::Result<()> {
                 r.rule
             );
         }
-        println!();
+        text.push('\n');
     }
-    Ok(())
+    out(&text)
+}
+
+/// What an id `conform` prints names: a requirement, a check, or a derived check
+/// (`PV-TR-1/<vector>`: a requirement judged from a check's outcomes).
+enum Explained<'a> {
+    Requirement(&'a Suite, &'a Requirement),
+    Check(&'a Suite, &'a dyn conform::engine::check::Check),
+    Derived(
+        &'a Suite,
+        &'a Requirement,
+        &'a dyn conform::engine::check::Check,
+    ),
+}
+
+/// The requirement of `suites` whose ID is `id` in any case (`pv-st-4`).
+fn requirement<'a>(suites: &'a [Suite], id: &str) -> Option<(&'a Suite, &'a Requirement)> {
+    suites.iter().find_map(|s| {
+        (s.catalogue.requirements.iter())
+            .find(|r| r.id.eq_ignore_ascii_case(id))
+            .map(|r| (s, r))
+    })
+}
+
+/// The check of `suites` whose id is `id`, exactly, else in any case.
+fn check<'a>(
+    suites: &'a [Suite],
+    id: &str,
+) -> Option<(&'a Suite, &'a dyn conform::engine::check::Check)> {
+    let find = |same: &dyn Fn(&str) -> bool| {
+        suites.iter().find_map(|s| {
+            (s.checks.iter())
+                .find(|c| same(c.id()))
+                .map(|c| (s, c.as_ref()))
+        })
+    };
+    find(&|c| c == id).or_else(|| find(&|c| c.eq_ignore_ascii_case(id)))
+}
+
+/// Resolves `id` among `suites` (no binding suffix).
+fn resolve<'a>(suites: &'a [Suite], id: &str) -> Option<Explained<'a>> {
+    if let Some((s, r)) = requirement(suites, id) {
+        return Some(Explained::Requirement(s, r));
+    }
+    if let Some((s, c)) = check(suites, id) {
+        return Some(Explained::Check(s, c));
+    }
+    let (req, rest) = id.split_once('/')?;
+    let (s, r) = requirement(suites, req)?;
+    let (_, c) = check(std::slice::from_ref(s), rest)?;
+    Some(Explained::Derived(s, r, c))
+}
+
+/// The requirement's header, rule, seed text and method.
+fn write_requirement(text: &mut String, s: &Suite, r: &Requirement) {
+    let _ = writeln!(
+        text,
+        "{} ({}, {}) — suite {}, area {}",
+        r.id, r.level, r.source, s.name, r.area
+    );
+    let _ = writeln!(text, "\n  {}\n", r.rule);
+    if let Some(t) = &r.seed_text {
+        let _ = writeln!(text, "seed text:\n  \"{}\"\n", t.trim());
+    }
+    if let Some(m) = r.method {
+        let _ = writeln!(text, "method: {m}");
+    }
+}
+
+/// The check's description and the rules it cites.
+fn write_check(text: &mut String, s: &Suite, c: &dyn conform::engine::check::Check) {
+    match c.describe() {
+        Some(d) => {
+            let _ = writeln!(text, "{d}");
+        }
+        None => {
+            let _ = writeln!(
+                text,
+                "check {} (suite {}, area {})\n  {}",
+                c.id(),
+                s.name,
+                c.area(),
+                c.title()
+            );
+        }
+    }
+    for r in c.requirements() {
+        let rule = s.catalogue.get(r).map(|x| x.rule.as_str()).unwrap_or("?");
+        let _ = writeln!(text, "  {r}: {rule}");
+    }
 }
 
 fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
     let suites = load_suites("all", dir)?;
-    for s in &suites {
-        if let Some(r) = s.catalogue.get(id) {
-            println!(
-                "{} ({}, {}) — suite {}, area {}",
-                r.id, r.level, r.source, s.name, r.area
-            );
-            println!("\n  {}\n", r.rule);
-            if let Some(t) = &r.seed_text {
-                println!("seed text:\n  \"{}\"\n", t.trim());
-            }
-            if let Some(m) = r.method {
-                println!("method: {m:?}");
-            }
-            let checks: Vec<_> = s
-                .checks
-                .iter()
-                .filter(|c| c.requirements().iter().any(|x| x == id))
-                .collect();
-            println!("checks citing it ({}):", checks.len());
-            for c in checks {
-                println!("  {:<48} {}", c.id(), c.title());
-            }
-            for extra in &r.checks {
-                println!("  {extra:<48} (non-vector check)");
-            }
-            return Ok(());
-        }
-        if let Some(c) = s.checks.iter().find(|c| c.id() == id) {
-            match c.describe() {
-                Some(text) => println!("{text}"),
-                None => println!(
-                    "check {} (suite {}, area {})\n  {}",
-                    c.id(),
-                    s.name,
-                    c.area(),
-                    c.title()
+    let asked = id.trim();
+    // A result id names its binding (`<check>@http`): the check is the same on each.
+    let (found, binding) = match resolve(&suites, asked) {
+        Some(f) => (f, None),
+        None => {
+            let resolved = (asked.rsplit_once('@'))
+                .filter(|(bare, b)| !bare.is_empty() && !b.is_empty())
+                .and_then(|(bare, b)| resolve(&suites, bare).map(|f| (f, Some(b))));
+            match resolved {
+                Some(r) => r,
+                None => bail!(
+                    "{id} is neither a requirement ID (PV-ST-4), a check id, a result id \
+                     (<check>@http) nor a derived check (PV-TR-1/<vector>): `conform list` \
+                     shows the requirement IDs"
                 ),
             }
-            for r in c.requirements() {
-                let rule = s.catalogue.get(r).map(|x| x.rule.as_str()).unwrap_or("?");
-                println!("  {r}: {rule}");
+        }
+    };
+    let mut text = String::new();
+    if let Some(b) = binding {
+        let _ = writeln!(text, "{asked}: a result on the {b} binding of\n");
+    }
+    match found {
+        Explained::Requirement(s, r) => {
+            write_requirement(&mut text, s, r);
+            let checks: Vec<_> = (s.checks.iter())
+                .filter(|c| c.requirements().iter().any(|x| x == &r.id))
+                .collect();
+            let _ = writeln!(text, "checks citing it ({}):", checks.len());
+            for c in checks {
+                let _ = writeln!(text, "  {:<48} {}", c.id(), c.title());
             }
-            return Ok(());
+            for extra in &r.checks {
+                let _ = writeln!(text, "  {extra:<48} (non-vector check)");
+            }
+        }
+        Explained::Check(s, c) => write_check(&mut text, s, c),
+        Explained::Derived(s, r, c) => {
+            let _ = writeln!(
+                text,
+                "{}/{}: a derived check — {} judged by comparing the outcomes of {} on \
+                 its bindings\n",
+                r.id,
+                c.id(),
+                r.id,
+                c.id()
+            );
+            write_requirement(&mut text, s, r);
+            text.push('\n');
+            write_check(&mut text, s, c);
         }
     }
-    bail!("{id} is neither a requirement ID nor a check id")
+    out(&text)
 }
 
 #[derive(clap::Args, Debug)]
@@ -545,7 +738,7 @@ fn cmd_diff(args: &DiffArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.out {
         std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
     }
-    print!("{text}");
+    out(&text)?;
     Ok(u8::try_from(d.exit_code()).unwrap_or(2))
 }
 
@@ -561,5 +754,6 @@ fn cmd_merge(args: &MergeArgs) -> anyhow::Result<u8> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let report = merge::merge(shards)?;
     write_reports(&report, &args.out, &args.reports)?;
+    print_summary(&report, &args.out, &args.reports, None)?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }

@@ -131,3 +131,12 @@ pub fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<(), PowerErro
     }
     Ok(())
 }
+
+/// Prints a command's Markdown on standard output: a reader that went away ends it quietly
+/// (`engine::stdout`), another write error is the command's error.
+pub fn print(text: &str) -> Result<(), PowerError> {
+    crate::engine::stdout::out(text).map_err(|source| PowerError::Io {
+        path: "standard output".into(),
+        source,
+    })
+}

@@ -182,7 +182,7 @@ pub fn print_progress(r: &VariantResult, done: usize, total: usize) {
 /// prints the Markdown. Exit code 0 when every variant is accepted, else 1.
 pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError> {
     if args.list {
-        print!("{}", catalogue_markdown());
+        crate::reference_runs::print(&catalogue_markdown())?;
         return Ok(0);
     }
     let selected = select(&args.variants)?;
@@ -208,7 +208,7 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         &args.out,
         &[("variants.json", json), ("variants.md", md.clone())],
     )?;
-    print!("{md}");
+    crate::reference_runs::print(&md)?;
     Ok(if accepted.is_complete() { 0 } else { 1 })
 }
 

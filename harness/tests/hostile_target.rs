@@ -196,6 +196,7 @@ async fn verdict_in_process(base: &str) -> Verdict {
         command: "hostile".into(),
         progress: None,
         shard: None,
+        ..RunOptions::default()
     };
     let report = run(Arc::new(target), &suites, &run_opts).await.unwrap();
     assert_eq!(report.checks.len(), 1, "one check ran");

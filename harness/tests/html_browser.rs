@@ -156,12 +156,46 @@ fn report_with_failures_reads_in_a_real_browser() {
         .unwrap();
     assert_eq!(shown, json!(true), "the hostile text is displayed as text");
 
+    not_run_and_groups(&mut b);
     filter_box_filters(&mut b);
     assert_eq!(
         b.errors(),
         Vec::<String>::new(),
         "console errors while filtering"
     );
+}
+
+/// Issue 26: "unsupported" in the summary leads to the results that judged nothing, with
+/// their reasons; failures are grouped by what they expected; a multi-line message (a
+/// model's numbered counterexample) keeps its lines.
+fn not_run_and_groups(b: &mut cdp::Browser) {
+    let link = b
+        .eval("(() => { const a = document.querySelector('#verdict a[href=\"#not-run\"], a[href=\"#not-run\"]'); return a && a.textContent })()")
+        .unwrap();
+    assert!(
+        link.as_str().is_some_and(|t| t.contains("unsupported")),
+        "the unsupported count links to the list: {link}"
+    );
+    let listed = b
+        .eval("document.getElementById('not-run').textContent")
+        .unwrap();
+    let listed = listed.as_str().unwrap_or_default();
+    assert!(
+        listed.contains("state/optional-part@http")
+            && listed.contains("the target does not enable the optional part"),
+        "{listed}"
+    );
+    let groups = b
+        .eval("document.querySelectorAll('table.groups tbody tr').length")
+        .unwrap();
+    assert!(
+        groups.as_u64().is_some_and(|n| n >= 1),
+        "failure groups: {groups}"
+    );
+    let wrap = b
+        .eval("getComputedStyle(document.querySelector('article.failure .msg')).whiteSpace")
+        .unwrap();
+    assert_eq!(wrap, json!("pre-wrap"), "numbered steps keep their lines");
 }
 
 /// Failures are shown first and passing checks start collapsed; the filter narrows to what
@@ -188,6 +222,11 @@ fn filter_box_filters(b: &mut cdp::Browser) {
     type_filter(b, &format!("{} http", fixture::FAILING));
     let (failures, failing) = rendered(b, "article.failure", fixture::FAILING);
     assert_eq!((failures, failing), (1, true), "terms are ANDed");
+
+    // Issue 26: a verdict word finds that verdict, not a reason that contains it.
+    type_filter(b, "unsupported");
+    let (rows, optional) = rendered(b, "#checks tbody tr", "state/optional-part");
+    assert_eq!((rows, optional), (1, true), "only the unsupported result");
 
     type_filter(b, "");
     let (failures, _) = rendered(b, "article.failure", "");

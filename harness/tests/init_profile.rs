@@ -180,15 +180,40 @@ async fn init_with_missing_tokens_says_what_is_unsupported() {
     assert!(text.contains("needs --token api_key="), "{text}");
 }
 
+/// A server speaking neither protocol (404 to everything) gets no profile: exit 2 and one
+/// message giving each protocol's reason (issue 26).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn init_against_neither_protocol_omits_both_sections() {
+async fn init_against_neither_protocol_exits_2() {
     let base = support::http::serve(axum::Router::new()).await;
+    let (code, text, err) = conform(&["init", "--url", &base]).await;
+    assert_eq!(code, 2, "{text}{err}");
+    assert_eq!(text, "", "no profile");
+    assert!(err.contains("speaks none of the protocols"), "{err}");
+    assert!(
+        err.contains("parley: no manifest") && err.contains("ssp: no Skill Index"),
+        "{err}"
+    );
+    assert_eq!(err.matches("error:").count(), 1, "one message: {err}");
+}
+
+/// A server speaking one protocol still gets its profile, the other section omitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn init_against_one_protocol_writes_its_section() {
+    let manifest = serde_json::json!({"version": "1.0.0", "profiles": []});
+    let router = axum::Router::new().route(
+        "/v1/manifest",
+        axum::routing::get(move || {
+            let m = manifest.clone();
+            async move { axum::Json(m) }
+        }),
+    );
+    let base = support::http::serve(router).await;
     let (code, text, err) = conform(&["init", "--url", &base]).await;
     assert_eq!(code, 0, "{err}");
     let profile = parse_profile(&text, &conform::registry::protocols()).expect(&text);
-    assert!(profile.section("tokens").is_none() && profile.section("ssp").is_none());
-    assert!(text.contains("No Parley manifest"), "{text}");
+    assert!(profile.section("ssp").is_none());
     assert!(text.contains("No SSP Skill Index"), "{text}");
+    assert!(!text.contains("No Parley manifest"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 //! server (times, ports, durations, exchange counts: `Report::volatile_redacted`), and its
 //! Markdown, JUnit and HTML must be exactly what today's renderers make of its JSON.
 //!
-//! On failure it prints the command that rewrites the committed report (README, "The committed reference report").
+//! On failure it prints the command that rewrites the committed report (CONTRIBUTING.md, "The committed reference report").
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::path::{Path, PathBuf};

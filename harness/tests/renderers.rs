@@ -57,6 +57,7 @@ fn result(
         baseline: None,
         duration_ms: 3,
         exchanges: 1,
+        self_test: false,
         reproduction,
     }
 }
@@ -99,9 +100,7 @@ fn report() -> Report {
             "dialectic/assert@mcp",
             Some(TransportKind::Mcp),
             &["PV-DI-2"],
-            Verdict::Unsupported {
-                reason: "the target's manifest does not enable `dialectic`".into(),
-            },
+            Verdict::not_offered("the target's manifest does not enable `dialectic`"),
         ),
         result(
             "state/x@mcp",
@@ -138,6 +137,7 @@ fn report() -> Report {
         area: "envelope".into(),
         rule: format!("rule of {id} | with a pipe"),
         source: "parley-v1.md §3".into(),
+        library: false,
         status,
         checks: cs.iter().map(|s| s.to_string()).collect(),
         passed: 0,
@@ -170,6 +170,7 @@ fn report() -> Report {
         filter: None,
         jobs: 8,
         summary: Summary::default(),
+        completeness: Default::default(),
         requirements: vec![
             row(
                 "PV-EN-2",
@@ -201,9 +202,11 @@ fn report() -> Report {
         baseline: Some(BaselineInfo {
             path: "baseline.toml".into(),
             entries: 1,
+            allow_stale: false,
         }),
         suite_power: None,
         shard: None,
+        interrupted: false,
     };
     r.recount();
     r
@@ -709,8 +712,15 @@ fn badge_of_a_partial_run_is_yellow() {
     let mut r = reference_report();
     // A --filter run: one requirement was not tested.
     r.requirements[0].status = MatrixStatus::Untested;
+    r.completeness.partial = vec!["--filter 'envelope/*'".into()];
     r.recount();
     let (msg, colour) = badge::message(&r);
     assert!(msg.starts_with("parley MUST ?1 SHOULD ✓"), "{msg}");
     assert_eq!(colour, "#dfb317");
+    // The same run not chosen partial is incomplete: it fails, and the badge says why.
+    r.completeness.partial.clear();
+    r.recount();
+    let (msg, colour) = badge::message(&r);
+    assert!(msg.starts_with("incomplete · parley MUST ?1"), "{msg}");
+    assert_eq!(colour, "#e05d44");
 }

@@ -243,3 +243,110 @@ async fn unreachable_provider_fails_preflight() {
         .expect_err("an unreachable provider must fail pre-flight");
     assert!(err.to_string().contains("pre-flight"), "{err}");
 }
+
+/// The SSP pre-flight of a target whose `[ssp]` table is empty (no roles, no credentials).
+async fn ssp_preflight(base: &str) -> Result<Target, conform::engine::target::TargetError> {
+    let mut profile = demo_profile(base);
+    profile.sections.remove("tokens");
+    profile
+        .sections
+        .insert("ssp".into(), toml::Value::Table(toml::Table::new()));
+    conform::registry::connect(profile, &ConnectOptions::default(), &["ssp"]).await
+}
+
+/// A server that is no SSP provider — its well-known URI answers 404, or 200 with a page
+/// that is not JSON — stops in the pre-flight with one message (issue 26), like Parley's.
+#[tokio::test]
+async fn a_server_that_is_no_provider_stops_the_preflight() {
+    let not_found = support::http::serve(Router::new()).await;
+    let html = support::http::serve(
+        Router::new()
+            .fallback(|| async { axum::response::Html("<!doctype html><title>app</title>") }),
+    )
+    .await;
+    for (base, why) in [(not_found, "404"), (html, "not JSON")] {
+        let err = ssp_preflight(&base)
+            .await
+            .expect_err("no provider: the pre-flight stops")
+            .to_string();
+        assert!(err.contains("pre-flight"), "{err}");
+        assert!(
+            err.contains(&format!("not an SSP provider at {base}")) && err.contains(why),
+            "{err}"
+        );
+    }
+}
+
+/// A provider whose well-known document is JSON but no valid Skill Index is a provider with
+/// a bug: the pre-flight lets it through and SSP-DISC-1 fails (a conformance failure, not a
+/// pre-flight error) — whatever its status or content type.
+#[tokio::test]
+async fn a_broken_skill_index_is_tested_not_stopped() {
+    let router = Router::new().route(
+        "/.well-known/skill-sharing",
+        get(|| async {
+            (
+                [("content-type", "text/plain")],
+                json!({"skills": "none"}).to_string(),
+            )
+        }),
+    );
+    let target = Arc::new(
+        ssp_preflight(&support::http::serve(router).await)
+            .await
+            .expect("a JSON answer passes the pre-flight"),
+    );
+    let suite = support::vectors::suite("ssp").expect("ssp checks load");
+    let check = (suite.checks.iter())
+        .find(|c| c.id() == "SSP-DISC-1/well-known")
+        .expect("the check");
+    let verdict = check
+        .run(&CheckCtx {
+            target,
+            transport: None,
+            run_nonce: "t1".into(),
+        })
+        .await
+        .verdict;
+    assert_eq!(verdict.name(), "fail", "{}", describe(&verdict));
+}
+
+/// `conform run --suite ssp` against a server answering 404 to everything: exit 2 and one
+/// message, no checks and no report (it ran 43 checks into ~40 identical failures, exit 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_against_a_server_that_is_no_provider_exits_2() {
+    let base = support::http::serve(Router::new()).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = dir.path().join("target.toml");
+    std::fs::write(
+        &profile,
+        format!("format_version = 1\nbase_url = \"{base}\"\n"),
+    )
+    .expect("profile");
+    let out_dir = dir.path().join("out");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_conform"))
+        .arg("--vectors")
+        .arg(support::vectors::dir())
+        .args(["run", "--suite", "ssp", "--target"])
+        .arg(&profile)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .await
+        .expect("conform runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("not an SSP provider at {base}")),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("not an SSP provider"))
+            .count(),
+        1,
+        "one message: {stderr}"
+    );
+    assert!(!out_dir.join("report.json").exists(), "no report");
+}

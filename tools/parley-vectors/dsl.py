@@ -70,6 +70,11 @@ def vector(area, vid, reqs, title, steps, needs=None, exclusive=False, advisory=
         r = st["as"]
         if r not in roles:
             roles.append(r)
+    # A role whose identity or lock label a step names is used too: its token and whoami
+    # are needed to resolve the placeholder (the loader refuses an unlisted one).
+    for r in re.findall(r"\$\{?(?:identity|lock_label)\.([a-z_]+)", json.dumps(steps)):
+        if r not in roles:
+            roles.append(r)
     roles.sort(key=ROLES.index)
     v = {"id": vid, "requirements": reqs, "title": title, "roles": roles}
     if needs:
@@ -157,6 +162,13 @@ def step(as_, op=None, args=None, expect=None, capture=None, note=None, token=No
         st["capture"] = capture
     if note:
         st["note"] = note
+    return st
+
+
+def on(st, *reqs):
+    """The step with the requirement IDs an unexpected answer to it violates (default: the
+    vector's primary one; the report blames only these)."""
+    st["requirements"] = list(reqs)
     return st
 
 

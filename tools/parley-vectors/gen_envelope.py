@@ -43,13 +43,14 @@ BOUNDARY = [
 for slug, good, bad, bug in BOUNDARY:
     V(f"envelope/body-500-{slug}-accepted", ["PV-EN-2", "PV-MF-2"],
       f"A body of exactly the declared body_max_chars code points (500 on the reference; {slug}) is accepted and stored intact (catches {bug})",
-      lambda good=good: [post("agent_a", env("ask", b=good),
-                              created({"message": {"body": good, "kind": "ask"}}),
-                              capture={"t": "/thread/id"}),
+      # The boundary is the declared limit: missing it breaks PV-EN-2 and PV-MF-2 alike.
+      lambda good=good: [on(post("agent_a", env("ask", b=good),
+                                 created({"message": {"body": good, "kind": "ask"}}),
+                                 capture={"t": "/thread/id"}), "PV-EN-2", "PV-MF-2"),
                          read("agent_a", "$t", {"messages": [{"body": good}]})])
     V(f"envelope/body-501-{slug}-refused", ["PV-EN-2", "PV-MF-2"],
       f"A body of body_max_chars + 1 code points (501 on the reference; {slug}) is refused body_too_long (catches {bug})",
-      lambda bad=bad: [post("agent_a", env("ask", b=bad), TOO_LONG)])
+      lambda bad=bad: [on(post("agent_a", env("ask", b=bad), TOO_LONG), "PV-EN-2", "PV-MF-2")])
 
 V("envelope/body-251-emoji-accepted", ["PV-EN-2"],
   "body_max_chars − 1 emoji (almost twice as many UTF-16 units as the limit) are accepted: the limit counts code points, not UTF-16 units",

@@ -197,12 +197,14 @@ V("shapes/415-on-mark", ["PV-RS-4"],
            read("agent_a", "$t", {"thread": {"state": "open"}})])
 V("shapes/json-with-charset-accepted", ["PV-RS-4", "PV-RS-1"],
   "Content-Type application/json; charset=utf-8 is JSON: the post is accepted (201)",
-  lambda: [raw("agent_a", "POST", "/v1/messages", '{"kind": "ask", "body": "charset probe"}',
-               {"content-type": "application/json; charset=utf-8"}, created())])
+  lambda: [on(raw("agent_a", "POST", "/v1/messages", '{"kind": "ask", "body": "charset probe"}',
+                  {"content-type": "application/json; charset=utf-8"}, created()),
+              "PV-RS-4", "PV-RS-1")])
 V("shapes/bodiless-reopen-needs-no-content-type", ["PV-RS-4", "PV-ST-6"],
   "A bodiless POST /v1/threads/{thread}/reopen without Content-Type is accepted (200)",
   lambda: [open_thread(), mark("agent_a", "$t", "closed"),
-           raw("agent_a", "POST", "/v1/threads/${t}/reopen", None, {}, ok(200, {"thread": {"state": "open"}}))])
+           on(raw("agent_a", "POST", "/v1/threads/${t}/reopen", None, {}, ok(200, {"thread": {"state": "open"}})),
+              "PV-RS-4", "PV-ST-6")])
 V("shapes/order-401-before-415", ["PV-AU-6", "PV-TR-4"],
   "No token and a text/plain body: 401 comes before 415",
   lambda: [raw("anonymous", "POST", "/v1/messages", ASK_TEXT, {"content-type": "text/plain"}, TOKEN_MISSING)])

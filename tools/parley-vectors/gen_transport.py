@@ -157,9 +157,12 @@ V("transport/mcp-wrong-jsonrpc-version", ["PV-TR-2"],
 V("transport/mcp-null-id", ["PV-TR-2"],
   "A request with id null is an invalid request: -32600",
   lambda: [rpc("agent_a", rpc_err(-32600), body_json={"jsonrpc": "2.0", "id": None, "method": "tools/list", "params": {}})])
+# JSON has no integer range: a server may refuse the id (-32600) or answer it; answering with
+# the id rounded is the defect, judged on the raw text by MCP-RPC-3 (issue 28: both pass here).
 V("transport/mcp-id-above-u64", ["PV-TR-2"],
-  "A request whose integer id is above the 64-bit range is an invalid request: -32600 (issue 11 regression)",
-  lambda: [rpc("agent_a", rpc_err(-32600), body='{"jsonrpc": "2.0", "id": 18446744073709551616, "method": "tools/list", "params": {}}')])
+  "A request whose integer id is above the 64-bit range is refused -32600 or answered (issue 11 regression; the exact echo is MCP-RPC-3's)",
+  lambda: [rpc("agent_a", one_of(rpc_err(-32600), ok(200, {"result": {"$type": "object"}})),
+               body='{"jsonrpc": "2.0", "id": 18446744073709551616, "method": "tools/list", "params": {}}')])
 V("transport/mcp-batch-rejected", ["PV-TR-2"],
   "A JSON-RPC batch array (removed from MCP) is an invalid request: -32600",
   lambda: [rpc("agent_a", rpc_err(-32600), body='[{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}]')])

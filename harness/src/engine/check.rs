@@ -63,6 +63,10 @@ pub struct CheckOutcome {
     pub exchanges: Vec<Exchange>,
     /// Per-step outcome signatures (vectors; compared across transports for PV-TR-1).
     pub steps: Vec<StepSignature>,
+    /// Exchanges made but not kept in `exchanges` (a model or a history keeps only its
+    /// counterexample's transcript): counted, so no check that talked to the target reports
+    /// zero exchanges (issue 26).
+    pub unkept: u64,
 }
 
 impl CheckOutcome {
@@ -72,7 +76,13 @@ impl CheckOutcome {
             verdict,
             exchanges: Vec::new(),
             steps: Vec::new(),
+            unkept: 0,
         }
+    }
+
+    /// Every exchange the check made, kept or not.
+    pub fn exchange_count(&self) -> u64 {
+        self.exchanges.len() as u64 + self.unkept
     }
 }
 
@@ -92,6 +102,12 @@ pub trait Check: Send + Sync {
     /// worth having: its violations are warnings whatever the cited levels (issue 14).
     fn advisory(&self) -> Option<&str> {
         None
+    }
+    /// True for a check that tests conform itself (its validator, its consumer) rather than
+    /// the target: its verdict is reported but is no evidence about the target, so it stays
+    /// out of the requirement matrix (issue 26: no pass without evidence).
+    fn self_test(&self) -> bool {
+        false
     }
     /// Run alone (no concurrent checks).
     fn exclusive(&self) -> bool {

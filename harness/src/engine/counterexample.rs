@@ -95,8 +95,9 @@ pub enum ModelResult<C> {
     Passed,
     /// A sequence disagreed; here it is, shrunk.
     Failed(Box<C>),
-    /// The target lacks what the model needs (`unsupported`, never a pass).
-    Unsupported(String),
+    /// The target or the profile lacks what the model needs (`unsupported`, never a pass;
+    /// the cause decides between `n/a` and `untested`).
+    Unsupported(crate::engine::verdict::Cause, String),
     /// The search itself could not run (no answer, too many rejected sequences, a
     /// counterexample that passed when replayed).
     Error(String),

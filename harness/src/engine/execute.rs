@@ -27,13 +27,22 @@ pub struct Done {
     pub duration_ms: u64,
 }
 
+/// A request to stop a run early (Ctrl-C): set once, seen by every waiter.
+pub type Stop = tokio::sync::watch::Receiver<bool>;
+
+/// Why a job has no outcome of its own after a stop.
+pub const INTERRUPTED: &str = "interrupted: the run was stopped before this check finished";
+
 /// Runs `jobs` against `target`; `on_done` sees each result as it arrives. Returns the
-/// outcomes in plan order (a job whose task vanished is a harness error).
+/// outcomes in plan order (a job whose task vanished is a harness error). When `stop` is
+/// set, no job starts any more, the running ones are aborted, and every job without an
+/// outcome is `skipped` as [`INTERRUPTED`]: the results so far are kept, none is lost.
 pub async fn execute(
     target: &Arc<Target>,
     jobs: &[Job],
     concurrency: usize,
     run_nonce: &str,
+    stop: Option<Stop>,
     mut on_done: impl FnMut(&Done),
 ) -> Vec<Done> {
     let sem = Arc::new(Semaphore::new(concurrency.max(1)));
@@ -47,7 +56,7 @@ pub async fn execute(
             run_nonce: run_nonce.to_string(),
         };
         let (tx, check, order) = (tx.clone(), job.check.clone(), job.order);
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             let _permit = permit;
             let t0 = Instant::now();
             // `run` is called inside the caught future, so a panic in its synchronous part
@@ -61,8 +70,13 @@ pub async fn execute(
                 outcome,
                 duration_ms: t0.elapsed().as_millis() as u64,
             });
-        })
+        });
+        task.abort_handle()
     };
+    let mut running: Vec<tokio::task::AbortHandle> = Vec::new();
+    // Without a stop, one that never fires (its sender lives as long as this call).
+    let (_never, idle) = tokio::sync::watch::channel(false);
+    let mut stop = stop.unwrap_or(idle);
     let mut slots: Vec<Option<Done>> = (0..jobs.len()).map(|_| None).collect();
     let (exclusive, mut shared): (Vec<&Job>, Vec<&Job>) =
         jobs.iter().partition(|j| j.check.exclusive());
@@ -70,45 +84,70 @@ pub async fn execute(
     shared.sort_by_key(|j| !j.check.long_running());
     let mut next = shared.iter().peekable();
     let mut received = 0;
-    while received < shared.len() {
+    let mut stopped = *stop.borrow();
+    while received < shared.len() && !stopped {
         // While jobs wait, a freed permit goes to the next of them; results arrive meanwhile.
         let got = match next.peek() {
             Some(job) => tokio::select! {
                 biased;
+                Ok(()) = stop.changed() => { stopped = *stop.borrow(); continue; }
                 d = rx.recv() => d,
                 permit = sem.clone().acquire_owned() => {
                     let Ok(permit) = permit else { break };
-                    spawn_job(job, permit);
+                    running.push(spawn_job(job, permit));
                     next.next();
                     continue;
                 }
             },
-            None => rx.recv().await,
+            None => tokio::select! {
+                biased;
+                Ok(()) = stop.changed() => { stopped = *stop.borrow(); continue; }
+                d = rx.recv() => d,
+            },
         };
         let Some(d) = got else { break };
         received += 1;
         record(d, &mut slots, &mut on_done);
     }
     for job in exclusive {
+        if stopped {
+            break;
+        }
         let Ok(permit) = sem.clone().acquire_owned().await else {
             break;
         };
-        spawn_job(job, permit);
-        if let Some(d) = rx.recv().await {
+        running.push(spawn_job(job, permit));
+        tokio::select! {
+            biased;
+            Ok(()) = stop.changed() => stopped = *stop.borrow(),
+            d = rx.recv() => if let Some(d) = d { record(d, &mut slots, &mut on_done) },
+        }
+    }
+    if stopped {
+        running.iter().for_each(tokio::task::AbortHandle::abort);
+        // Results that arrived between the stop and the aborts are kept.
+        while let Ok(d) = rx.try_recv() {
             record(d, &mut slots, &mut on_done);
         }
     }
+    let missing = if stopped { interrupted } else { panicked };
     slots
         .into_iter()
         .enumerate()
         .map(|(order, d)| {
-            d.unwrap_or(Done {
+            d.unwrap_or_else(|| Done {
                 order,
-                outcome: panicked(),
+                outcome: missing(),
                 duration_ms: 0,
             })
         })
         .collect()
+}
+
+fn interrupted() -> CheckOutcome {
+    CheckOutcome::verdict(Verdict::Skipped {
+        reason: INTERRUPTED.into(),
+    })
 }
 
 /// Shows `d` to `on_done` and keeps it in its plan slot.
@@ -211,7 +250,7 @@ mod tests {
                 order,
             })
             .collect();
-        let done = execute(&target, &jobs, 1, "r", |_| {}).await;
+        let done = execute(&target, &jobs, 1, "r", None, |_| {}).await;
         assert_eq!(*started.lock().unwrap(), ["long", "short-1", "short-2"]);
         assert_eq!(done.iter().map(|d| d.order).collect::<Vec<_>>(), [0, 1, 2]);
     }
@@ -230,7 +269,7 @@ mod tests {
             transport: None,
             order: 0,
         }];
-        let run = execute(&target, &jobs, 2, "r", |_| {});
+        let run = execute(&target, &jobs, 2, "r", None, |_| {});
         let done = tokio::time::timeout(std::time::Duration::from_secs(10), run)
             .await
             .unwrap();

@@ -18,8 +18,10 @@ pub enum Severity {
     Fail,
     /// Reported, never fails the run (aliases, MAY-level behaviour).
     Warn,
-    /// The profile lacks what the check needs.
+    /// The target does not offer what the check needs (`n/a`).
     Unsupported,
+    /// The profile lacks what the check needs (a role, a credential): `untested`.
+    Untested,
     /// The harness itself failed.
     HarnessError,
 }
@@ -37,6 +39,9 @@ pub struct Finding {
     pub observed: Value,
     /// One sentence.
     pub message: String,
+    /// The requirement IDs this finding violates, when the step that found it knows
+    /// (empty: the check's primary requirement).
+    pub rules: Vec<String>,
 }
 
 impl Finding {
@@ -53,7 +58,13 @@ impl Finding {
             expected,
             observed,
             message,
+            rules: Vec::new(),
         })
+    }
+    /// The same finding, naming the requirement IDs it violates.
+    pub fn on(mut self: Box<Self>, rules: &[&str]) -> Box<Self> {
+        self.rules = rules.iter().map(|r| (*r).to_string()).collect();
+        self
     }
     /// A violation.
     pub fn fail(
@@ -73,10 +84,21 @@ impl Finding {
     ) -> Box<Self> {
         Self::boxed(Severity::Warn, pointer, expected, observed, message.into())
     }
-    /// The profile lacks a role or credential.
+    /// The target does not offer what the check needs (it declares no such feature, skill
+    /// or session): the rule does not apply to it.
     pub fn unsupported(reason: impl Into<String>) -> Box<Self> {
         Self::boxed(
             Severity::Unsupported,
+            "",
+            Value::Null,
+            Value::Null,
+            reason.into(),
+        )
+    }
+    /// The profile lacks a role, credential or table the check needs: the rule stays untested.
+    pub fn untested(reason: impl Into<String>) -> Box<Self> {
+        Self::boxed(
+            Severity::Untested,
             "",
             Value::Null,
             Value::Null,
@@ -112,6 +134,7 @@ pub fn outcome(
         verdict,
         exchanges,
         steps: Vec::new(),
+        unkept: 0,
     }
 }
 
@@ -125,9 +148,15 @@ pub fn verdict(
     warnings: &[Box<Finding>],
     exchanges: &[Exchange],
 ) -> Verdict {
+    // A finding names what it violated; one that cannot tell blames the check's primary
+    // requirement, never every cited one (issue 26).
     let violation = |f: &Finding| Violation {
         check: check.to_owned(),
-        requirements: requirements.to_vec(),
+        requirements: if f.rules.is_empty() {
+            requirements.iter().take(1).cloned().collect()
+        } else {
+            f.rules.clone()
+        },
         step: None,
         pointer: f.pointer.clone(),
         expected: f.expected.clone(),
@@ -143,7 +172,8 @@ pub fn verdict(
         Err(f) => match f.severity {
             Severity::Fail if must => Verdict::Fail(violation(&f)),
             Severity::Fail | Severity::Warn => Verdict::Warn(violation(&f)),
-            Severity::Unsupported => Verdict::Unsupported { reason: f.message },
+            Severity::Unsupported => Verdict::not_offered(f.message),
+            Severity::Untested => Verdict::untested(f.message),
             Severity::HarnessError => Verdict::HarnessError { message: f.message },
         },
     }

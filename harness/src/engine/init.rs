@@ -49,6 +49,20 @@ pub struct InitPart {
     pub text: String,
     /// Indices (into the given tokens) of the tokens this protocol used or reported on.
     pub used: Vec<usize>,
+    /// Whether the server speaks this protocol, as far as `init` could tell.
+    pub speaks: Speaks,
+}
+
+/// What a protocol's `init` found out about the server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Speaks {
+    /// The protocol writes no section and asked nothing (it has no `init`).
+    #[default]
+    NotAsked,
+    /// The server answered as this protocol's servers do.
+    Yes,
+    /// It did not: why, in one line.
+    No(String),
 }
 
 /// Why `conform init` could not write a profile (exit code 2).
@@ -65,6 +79,18 @@ pub enum InitError {
     /// The URL or the TLS settings are unusable.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// The server speaks none of the protocols `init` asked about: no profile is written.
+    #[error(
+        "{url} speaks none of the protocols conform init writes a profile for:{}\n\
+         Check --url: the origin the server answers on (scheme, host, port, no path).",
+        .reasons.iter().map(|(p, why)| format!("\n  - {p}: {why}")).collect::<String>()
+    )]
+    NoProtocol {
+        /// The URL given.
+        url: String,
+        /// `(protocol, why not)` for each protocol asked.
+        reasons: Vec<(String, String)>,
+    },
     /// The profile could not be written.
     #[error("writing {path}: {message}")]
     Write {
@@ -135,8 +161,18 @@ pub async fn generate(
     let target = Target::new(profile, &opts)?;
     let mut out = header(args, &target);
     let mut used = vec![false; tokens.len()];
+    let mut asked = 0;
+    let mut reasons = Vec::new();
     for p in protocols {
         let part = p.init(&target, &tokens, vectors_dir).await;
+        match &part.speaks {
+            Speaks::NotAsked => {}
+            Speaks::Yes => asked += 1,
+            Speaks::No(why) => {
+                asked += 1;
+                reasons.push((p.name().to_string(), why.clone()));
+            }
+        }
         for i in part.used {
             if let Some(u) = used.get_mut(i) {
                 *u = true;
@@ -144,6 +180,12 @@ pub async fn generate(
         }
         out.push('\n');
         out.push_str(&part.text);
+    }
+    if asked > 0 && reasons.len() == asked {
+        return Err(InitError::NoProtocol {
+            url: target.info.base_url.clone(),
+            reasons,
+        });
     }
     for (i, t) in tokens.iter().enumerate() {
         if !used[i] {
@@ -214,7 +256,7 @@ fn header(args: &InitArgs, target: &Target) -> String {
 }
 
 /// `conform init` for the registered `protocols`: writes the profile to `--out` (mode 0600)
-/// or stdout; exit code 0.
+/// or stdout; exit code 0 (an error, exit 2, when the server speaks none of them).
 pub fn execute(
     args: &InitArgs,
     protocols: &[Arc<dyn Protocol>],
@@ -226,7 +268,10 @@ pub fn execute(
         .map_err(|e| InitError::Target(TargetError::Transport(e.to_string())))?;
     let text = rt.block_on(generate(args, protocols, vectors_dir))?;
     match &args.out {
-        None => print!("{text}"),
+        None => crate::engine::stdout::out(&text).map_err(|e| InitError::Write {
+            path: "standard output".into(),
+            message: e.to_string(),
+        })?,
         Some(path) => {
             write_private(path, &text).map_err(|e| InitError::Write {
                 path: path.display().to_string(),

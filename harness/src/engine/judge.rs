@@ -11,8 +11,9 @@ use super::report::{
     BaselineMark, CheckResult, MatrixStatus, Reproduction, RequirementRow, curl_command,
     shell_quote,
 };
+use super::requirements::Method;
 use super::target::Target;
-use super::verdict::{Verdict, Violation};
+use super::verdict::{Cause, Verdict, Violation};
 use crate::transport::TransportKind;
 
 /// How reproductions are written for this run.
@@ -49,7 +50,8 @@ pub fn result(suite: &Suite, job: &Job, d: &Done, repro: &ReproContext<'_>) -> C
         verdict: d.outcome.verdict.clone(),
         baseline: None,
         duration_ms: d.duration_ms,
-        exchanges: d.outcome.exchanges.len() as u64,
+        exchanges: d.outcome.exchange_count(),
+        self_test: check.self_test(),
         reproduction,
     }
 }
@@ -123,6 +125,7 @@ pub fn matrix(suites: &[Suite], checks: &[CheckResult]) -> Vec<RequirementRow> {
                 area: r.area.clone(),
                 rule: r.rule.clone(),
                 source: r.source.clone(),
+                library: matches!(r.method, Some(Method::Val | Method::Cons)),
                 status: MatrixStatus::Untested,
                 checks: Vec::new(),
                 passed: 0,
@@ -138,31 +141,66 @@ pub fn matrix(suites: &[Suite], checks: &[CheckResult]) -> Vec<RequirementRow> {
 /// Judges each row of a requirement matrix (its catalogue fields kept) from the results
 /// citing it: its status, counts and citing result ids. `conform merge` re-judges the
 /// shards' matrix with it.
+///
+/// Issue 26's accounting: a failing result fails only the IDs it violated
+/// ([`CheckResult::violated`]); a pass counts only with exchanges behind it; a self-test
+/// (conform's own validator) is no evidence at all; a requirement is `n/a` only when every
+/// check citing it could not apply for the target's reasons, and `untested` whenever a check
+/// was left unjudged (the profile's gap, a harness error, a failure on another ID).
 pub fn judge_matrix(rows: &mut [RequirementRow], checks: &[CheckResult]) {
-    let mut by_req: HashMap<&str, Vec<&CheckResult>> = HashMap::new();
-    for c in checks {
-        for r in &c.requirements {
-            by_req.entry(r.as_str()).or_default().push(c);
+    let mut by_req: HashMap<&str, Evidence<'_>> = HashMap::new();
+    for c in checks.iter().filter(|c| !c.self_test) {
+        let violated = c.violated().unwrap_or_default();
+        let ids = c.requirements.iter().chain(violated.iter());
+        let mut met: Vec<&str> = Vec::new();
+        for id in ids.map(String::as_str) {
+            if met.contains(&id) {
+                continue;
+            }
+            met.push(id);
+            let e = by_req.entry(id).or_default();
+            e.checks.push(&c.id);
+            let blamed = violated.iter().any(|v| v == id);
+            match &c.verdict {
+                Verdict::Pass if c.exchanges > 0 => e.passed += 1,
+                Verdict::Fail(_) if blamed => e.failed += 1,
+                Verdict::Warn(_) if blamed => e.warned += 1,
+                Verdict::Unsupported {
+                    cause: Cause::Target,
+                    ..
+                } => e.not_applicable += 1,
+                _ => e.unjudged += 1,
+            }
         }
     }
     for row in rows {
-        let cs = by_req.get(row.id.as_str()).cloned().unwrap_or_default();
-        let count = |f: fn(&Verdict) -> bool| cs.iter().filter(|c| f(&c.verdict)).count();
-        let passed = count(Verdict::is_pass);
-        let failed = count(|v| matches!(v, Verdict::Fail(_) | Verdict::HarnessError { .. }));
-        let warned = count(|v| matches!(v, Verdict::Warn(_)));
-        row.status = if cs.is_empty() {
-            MatrixStatus::Untested
-        } else if failed > 0 {
+        let e = by_req.remove(row.id.as_str()).unwrap_or_default();
+        row.status = if e.failed > 0 {
             MatrixStatus::Fail
-        } else if warned > 0 {
+        } else if e.warned > 0 {
             MatrixStatus::Warn
-        } else if passed > 0 {
+        } else if e.passed > 0 {
             MatrixStatus::Pass
-        } else {
+        } else if e.not_applicable > 0 && e.unjudged == 0 {
             MatrixStatus::NotApplicable
+        } else if row.library && e.checks.is_empty() {
+            // Only conform's self-tests cite it: a library rule says nothing of a server.
+            MatrixStatus::NotApplicable
+        } else {
+            MatrixStatus::Untested
         };
-        row.checks = cs.iter().map(|c| c.id.clone()).collect();
-        (row.passed, row.failed, row.warned) = (passed, failed, warned);
+        row.checks = e.checks.iter().map(|c| (*c).to_string()).collect();
+        (row.passed, row.failed, row.warned) = (e.passed, e.failed, e.warned);
     }
+}
+
+/// What the results citing one requirement say about it.
+#[derive(Default)]
+struct Evidence<'a> {
+    checks: Vec<&'a str>,
+    passed: usize,
+    failed: usize,
+    warned: usize,
+    not_applicable: usize,
+    unjudged: usize,
 }

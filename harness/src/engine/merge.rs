@@ -113,6 +113,8 @@ pub fn merge(shards: Vec<ShardReport>) -> Result<Report, MergeError> {
     let reports: Vec<&Report> = shards.iter().map(|s| &s.report).collect();
     combine_run_figures(&mut base, &reports);
     base.shard = None;
+    // Each shard was partial by its `--shard`; the merged run is not.
+    (base.completeness.partial).retain(|r| !r.starts_with("--shard "));
     judge::judge_matrix(&mut base.requirements, &base.checks);
     base.recount();
     Ok(base)

@@ -24,5 +24,7 @@ pub mod report;
 pub mod requirements;
 pub mod run;
 pub mod shard;
+pub mod stdout;
 pub mod target;
+pub mod vectors_dir;
 pub mod verdict;

@@ -6,7 +6,7 @@
 //! profile sections, secrets in reproductions and extra CLI commands to it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -228,16 +228,7 @@ pub trait Launcher: Send + Sync {
 #[error("{0}")]
 pub struct CommandError(pub String);
 
-/// Default `vectors/` directory: `./vectors` when present, else the source tree's.
-pub fn default_vectors_dir() -> PathBuf {
-    let local = PathBuf::from("vectors");
-    if local.join("requirements").is_dir() {
-        return local;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("vectors")
-}
+pub use super::vectors_dir::default_vectors_dir;
 
 /// Reads a profile file; the engine checks its own keys, every other top-level key must be
 /// claimed by one of `protocols`, which validates it.

@@ -63,6 +63,18 @@ pub enum Method {
     Mcp,
 }
 
+impl fmt::Display for Method {
+    /// The catalogue's own spelling (`HTTP`, `VAL`, `CONS`, `MCP`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Http => "HTTP",
+            Method::Val => "VAL",
+            Method::Cons => "CONS",
+            Method::Mcp => "MCP",
+        })
+    }
+}
+
 /// One row of a catalogue.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -4,16 +4,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::baseline::{Baseline, BaselineError};
-use super::execute::execute;
+use super::check::CheckOutcome;
+use super::execute::{Stop, execute};
 use super::judge::{self, ReproContext};
-use super::plan::{Filter, offered, plan};
+use super::plan::{Filter, Job, offered, plan};
 use super::protocol::{CheckRun, Suite};
+use super::report::completeness::Completeness;
 use super::report::{BaselineInfo, CheckResult, REPORT_FORMAT_VERSION, Report, ToolInfo};
 use super::shard::{self, Shard};
 use super::target::{Target, TargetError};
+use super::verdict::Verdict;
 use crate::transport::TransportKind;
 
-/// Progress callback: (finished result, done, total).
+/// Progress callback: (finished result, done, total). `total` is the number of results the
+/// report will hold: one per job and the derived ones ([`Protocol::judge_across`], e.g.
+/// PV-TR-1 comparing two bindings), reported once every job has finished.
+///
+/// [`Protocol::judge_across`]: super::protocol::Protocol::judge_across
 pub type ProgressFn = Arc<dyn Fn(&CheckResult, usize, usize) + Send + Sync>;
 
 /// Options of one run.
@@ -33,6 +40,15 @@ pub struct RunOptions {
     pub progress: Option<ProgressFn>,
     /// Run only this shard of the plan (`--shard k/n`).
     pub shard: Option<Shard>,
+    /// Why the caller chose a partial run (`--partial`; a command that runs a subset by
+    /// design): recorded in the report, where an incomplete run then does not fail. The
+    /// selection flags (`filter`, `shard`, a single transport) are added by [`run`] itself.
+    pub partial: Vec<String>,
+    /// `--allow-stale-baseline`: an expected failure that passed does not fail the run.
+    pub allow_stale_baseline: bool,
+    /// Set to stop the run early (Ctrl-C): the report then holds the results so far, the
+    /// rest `skipped`, and says it was interrupted.
+    pub stop: Option<Stop>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -56,8 +72,27 @@ impl Default for RunOptions {
             command: "conform run --spawn-reference".into(),
             progress: None,
             shard: None,
+            partial: Vec::new(),
+            allow_stale_baseline: false,
+            stop: None,
         }
     }
+}
+
+/// Every reason the run is partial by the user's choice: the caller's, then the selection
+/// flags that leave checks out.
+fn partial_reasons(opts: &RunOptions) -> Vec<String> {
+    let mut out = opts.partial.clone();
+    if let Some(f) = &opts.filter {
+        out.push(format!("--filter {f}"));
+    }
+    if let Some(s) = opts.shard {
+        out.push(format!("--shard {s}"));
+    }
+    if let [only] = opts.transports.as_slice() {
+        out.push(format!("--transport {only}"));
+    }
+    out
 }
 
 /// Why a run could not produce a report (exit code 2).
@@ -90,6 +125,27 @@ fn check_baseline(b: &Baseline, suites: &[Suite]) -> Result<(), RunError> {
     } else {
         Err(BaselineError::Stale(stale).into())
     }
+}
+
+/// How many derived results the protocols will judge from the runs of `jobs`: which derived
+/// checks there are depends on which runs exist (a vector run on both bindings), so a dry
+/// [`Protocol::judge_across`] over blank outcomes counts them before anything runs.
+///
+/// [`Protocol::judge_across`]: super::protocol::Protocol::judge_across
+fn derived_count(suites: &[Suite], jobs: &[Job]) -> usize {
+    let blank = CheckOutcome::verdict(Verdict::Pass);
+    let runs = |si: usize| -> Vec<CheckRun<'_>> {
+        (jobs.iter().filter(|j| j.suite == si))
+            .map(|j| CheckRun {
+                check: &j.check,
+                transport: j.transport,
+                outcome: &blank,
+            })
+            .collect()
+    };
+    (suites.iter().enumerate())
+        .map(|(si, s)| s.protocol.judge_across(s, &runs(si)).len())
+        .sum()
 }
 
 /// Runs the selected checks of `suites` against `target`.
@@ -130,25 +186,48 @@ pub async fn run(
     let started = Instant::now();
     // Each result is judged once, as its job finishes (the progress callback shows it);
     // a job whose task vanished is judged from `execute`'s harness-error outcome below.
-    let (total, mut done_count) = (jobs.len(), 0usize);
-    let mut judged: Vec<Option<CheckResult>> = vec![None; total];
-    let done = execute(&target, &jobs, opts.jobs, &run_nonce, |d| {
-        done_count += 1;
-        let j = &jobs[d.order];
-        let r = judge::result(&suites[j.suite], j, d, &repro);
-        if let Some(p) = &opts.progress {
-            p(&r, done_count, total);
-        }
-        judged[d.order] = Some(r);
-    })
+    let total = jobs.len()
+        + match opts.progress {
+            Some(_) => derived_count(suites, &jobs),
+            None => 0,
+        };
+    let mut done_count = 0usize;
+    let mut judged: Vec<Option<CheckResult>> = vec![None; jobs.len()];
+    let done = execute(
+        &target,
+        &jobs,
+        opts.jobs,
+        &run_nonce,
+        opts.stop.clone(),
+        |d| {
+            done_count += 1;
+            let j = &jobs[d.order];
+            let r = judge::result(&suites[j.suite], j, d, &repro);
+            if let Some(p) = &opts.progress {
+                p(&r, done_count, total);
+            }
+            judged[d.order] = Some(r);
+        },
+    )
     .await;
     let wall = started.elapsed();
+    let interrupted = opts.stop.as_ref().is_some_and(|s| *s.borrow());
 
     let mut checks: Vec<CheckResult> = judged
         .into_iter()
         .zip(jobs.iter().zip(&done))
-        .map(|(r, (j, d))| r.unwrap_or_else(|| judge::result(&suites[j.suite], j, d, &repro)))
+        .map(|(r, (j, d))| {
+            r.unwrap_or_else(|| {
+                let r = judge::result(&suites[j.suite], j, d, &repro);
+                done_count += 1;
+                if let Some(p) = &opts.progress {
+                    p(&r, done_count, total);
+                }
+                r
+            })
+        })
         .collect();
+    let mut derived = Vec::new();
     for (si, s) in suites.iter().enumerate() {
         let runs: Vec<CheckRun<'_>> = jobs
             .iter()
@@ -160,8 +239,18 @@ pub async fn run(
                 outcome: &d.outcome,
             })
             .collect();
-        checks.extend(s.protocol.judge_across(s, &runs));
+        derived.extend(s.protocol.judge_across(s, &runs));
     }
+    if let Some(p) = &opts.progress {
+        // The count made before the run, unless a protocol's derived checks depend on what
+        // the runs produced: then the last lines carry the report's own total.
+        let total = checks.len() + derived.len();
+        for r in &derived {
+            done_count += 1;
+            p(r, done_count, total);
+        }
+    }
+    checks.extend(derived);
     if let Some(b) = &opts.baseline {
         judge::apply_baseline(b, &mut checks);
     }
@@ -171,11 +260,7 @@ pub async fn run(
     } else {
         0
     };
-    let exchanges: u64 = done
-        .iter()
-        .map(|d| d.outcome.exchanges.len() as u64)
-        .sum::<u64>()
-        + handshake;
+    let exchanges: u64 = done.iter().map(|d| d.outcome.exchange_count()).sum::<u64>() + handshake;
     let secs = wall.as_secs_f64().max(1e-9);
     let shard_info = (opts.shard).map(|s| shard::info(s, planned, &positions, &checks, suites));
     let mut report = Report {
@@ -191,14 +276,20 @@ pub async fn run(
         filter: opts.filter.clone(),
         jobs: opts.jobs.max(1),
         summary: Default::default(),
+        completeness: Completeness {
+            partial: partial_reasons(opts),
+            ..Completeness::default()
+        },
         requirements: Vec::new(),
         checks,
         baseline: opts.baseline.as_ref().map(|b| BaselineInfo {
             path: b.path.clone(),
             entries: b.entries.len(),
+            allow_stale: opts.allow_stale_baseline,
         }),
         suite_power: None,
         shard: shard_info,
+        interrupted,
     };
     report.requirements = judge::matrix(suites, &report.checks);
     report.recount();

@@ -19,10 +19,14 @@ pub enum Verdict {
     Fail(Violation),
     /// Only SHOULD/MAY/REC-level rules were violated: reported, never fails the run.
     Warn(Violation),
-    /// The target does not offer what the check needs (a role, a profile, a binding).
+    /// The check could not apply: the target does not offer what it needs, or the run
+    /// lacked what the user's profile supplies ([`Cause`] says which).
     Unsupported {
         /// Why the check could not apply.
         reason: String,
+        /// Whose side the gap is on: it decides between `n/a` and `untested` in the matrix.
+        #[serde(default, skip_serializing_if = "Cause::is_target")]
+        cause: Cause,
     },
     /// The check was deliberately not run.
     Skipped {
@@ -37,7 +41,45 @@ pub enum Verdict {
     },
 }
 
+/// Why an `unsupported` check could not apply (issue 26: no pass without evidence).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The target declares it does not offer what the check needs (an optional profile,
+    /// sessions, a stdio server, a declared limit other than the vector's): the rule does not
+    /// apply to it, and the matrix shows `n/a`.
+    #[default]
+    Target,
+    /// The run lacked what the user's profile supplies (a role's token or identity, a
+    /// credential, the `[ssp]` table): the rule stays `untested`, never passed.
+    Profile,
+}
+
+impl Cause {
+    // serde's `skip_serializing_if` hands the field by reference.
+    #[allow(clippy::trivially_copy_pass_by_ref)]
+    fn is_target(&self) -> bool {
+        *self == Cause::Target
+    }
+}
+
 impl Verdict {
+    /// `unsupported` because the target does not offer what the check needs (`n/a`).
+    pub fn not_offered(reason: impl Into<String>) -> Self {
+        Verdict::Unsupported {
+            reason: reason.into(),
+            cause: Cause::Target,
+        }
+    }
+
+    /// `unsupported` because the profile lacks what the check needs (`untested`).
+    pub fn untested(reason: impl Into<String>) -> Self {
+        Verdict::Unsupported {
+            reason: reason.into(),
+            cause: Cause::Profile,
+        }
+    }
+
     /// Short lowercase name used in tables and JUnit.
     pub fn name(&self) -> &'static str {
         match self {

@@ -36,7 +36,8 @@ impl StdioServer {
     pub fn spawn(profile: &McpProfile, timeout: Duration) -> Step<Self> {
         let Some(argv) = profile.stdio_command.as_ref().filter(|a| !a.is_empty()) else {
             return Err(Finding::unsupported(
-                "the profile names no [mcp] stdio_command (the server over stdio)",
+                "n/a: the profile names no [mcp] stdio_command: the server offers no stdio \
+                 transport (an MCP server may offer Streamable HTTP only)",
             ));
         };
         let mut cmd = Command::new(&argv[0]);

@@ -6,10 +6,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::json;
 
-use crate::engine::check::StepSignature;
+use crate::engine::check::{CheckOutcome, StepSignature};
 use crate::engine::protocol::{CheckRun, Suite};
 use crate::engine::report::CheckResult;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::{Cause, Verdict, Violation};
 use crate::transport::TransportKind;
 
 /// The requirement the comparison checks.
@@ -20,15 +20,17 @@ pub fn derived_id(check: &str) -> String {
     format!("{PV_TR_1}/{check}")
 }
 
-/// One derived result per check that ran on both bindings, in plan order.
+/// One derived result per check planned on both bindings, in plan order. A comparison
+/// needs both runs to have judged the target: when either did not (unsupported, skipped,
+/// a harness error, no step sent) it is `unsupported`, never a pass (issue 26).
 pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
     if suite.catalogue.get(PV_TR_1).is_none() {
         return Vec::new();
     }
-    let mut sigs: HashMap<(&str, TransportKind), &[StepSignature]> = HashMap::new();
+    let mut outcomes: HashMap<(&str, TransportKind), &CheckOutcome> = HashMap::new();
     for r in runs.iter().filter(|r| r.check.compare_transports()) {
         if let Some(t) = r.transport {
-            sigs.insert((r.check.id(), t), &r.outcome.steps);
+            outcomes.insert((r.check.id(), t), r.outcome);
         }
     }
     let mut seen = BTreeSet::new();
@@ -39,11 +41,12 @@ pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
             continue;
         }
         let (Some(h), Some(m)) = (
-            sigs.get(&(id, TransportKind::Http)),
-            sigs.get(&(id, TransportKind::Mcp)),
+            outcomes.get(&(id, TransportKind::Http)),
+            outcomes.get(&(id, TransportKind::Mcp)),
         ) else {
             continue;
         };
+        let verdict = not_compared(h, m).unwrap_or_else(|| compare(id, &h.steps, &m.steps));
         out.push(CheckResult {
             id: derived_id(id),
             check: derived_id(id),
@@ -53,14 +56,40 @@ pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
             transport: None,
             requirements: vec![PV_TR_1.into()],
             required: suite.catalogue.any_required(&[PV_TR_1]),
-            verdict: compare(id, h, m),
+            verdict,
             baseline: None,
             duration_ms: 0,
-            exchanges: 0,
+            // The evidence judged: the exchanges of the two runs compared.
+            exchanges: h.exchange_count() + m.exchange_count(),
+            self_test: false,
             reproduction: None,
         });
     }
     out
+}
+
+/// Why the two runs of a check cannot be compared, if they cannot: one of them judged
+/// nothing. The comparison inherits that run's cause (a profile gap stays `untested`).
+fn not_compared(http: &CheckOutcome, mcp: &CheckOutcome) -> Option<Verdict> {
+    for (name, o) in [("HTTP", http), ("MCP", mcp)] {
+        let why = match &o.verdict {
+            Verdict::Unsupported { cause, .. } => Some(*cause),
+            Verdict::Skipped { .. } | Verdict::HarnessError { .. } => Some(Cause::Target),
+            _ if o.steps.is_empty() => Some(Cause::Target),
+            _ => None,
+        };
+        if let Some(cause) = why {
+            return Some(Verdict::Unsupported {
+                reason: format!(
+                    "nothing to compare: the {name} run was {} with {} step outcome(s)",
+                    o.verdict.name(),
+                    o.steps.len()
+                ),
+                cause,
+            });
+        }
+    }
+    None
 }
 
 /// Compares the step signatures of one vector on HTTP and MCP (PV-TR-1).

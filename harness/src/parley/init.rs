@@ -17,9 +17,9 @@ use super::role::Role;
 use super::vectors::loader::load_dir;
 use super::vectors::runner::{VectorCheck, unsupported_reason};
 use crate::engine::check::{Bindings, Check as _};
-use crate::engine::init::{GivenToken, InitPart, toml_str};
+use crate::engine::init::{GivenToken, InitPart, Speaks, toml_str};
 use crate::engine::requirements::Catalogue;
-use crate::engine::target::Target;
+use crate::engine::target::{Target, TargetError};
 use crate::transport::http::HttpTransport;
 use crate::transport::mcp::McpTransport;
 use crate::transport::{Auth, Transport, TransportKind};
@@ -55,15 +55,20 @@ pub async fn init(target: &Target, given: &[GivenToken], vectors_dir: &Path) -> 
     let manifest = match fetch_manifest(target).await {
         Ok(m) => m,
         Err(e) => {
+            // The pre-flight's own problems, without its "pre-flight failed against" frame.
+            let why = match &e {
+                TargetError::Preflight { problems, .. } => one_line(&problems.join("; ")),
+                other => one_line(&other.to_string()),
+            };
             let _ = writeln!(
                 o,
-                "# No Parley manifest: {}\n# The [tokens] section is omitted; run only the SSP suite \
-                 (`conform run --suite ssp`).",
-                one_line(&e.to_string())
+                "# No Parley manifest: {why}\n# The [tokens] section is omitted; run only the SSP suite \
+                 (`conform run --suite ssp`)."
             );
             return InitPart {
                 text: o,
                 used: Vec::new(),
+                speaks: Speaks::No(format!("no manifest: {why}")),
             };
         }
     };
@@ -78,6 +83,7 @@ pub async fn init(target: &Target, given: &[GivenToken], vectors_dir: &Path) -> 
     InitPart {
         text: o,
         used: a.used,
+        speaks: Speaks::Yes,
     }
 }
 
@@ -284,7 +290,7 @@ fn write_unsupported(o: &mut String, part: &ParleyTarget, vectors_dir: &Path) {
         };
         for kind in kinds.into_iter().filter(|k| part.manifest.offers(*k)) {
             total += 1;
-            if let Ok(Some(reason)) = unsupported_reason(&check.loaded().vector, part, kind) {
+            if let Ok(Some((_, reason))) = unsupported_reason(&check.loaded().vector, part, kind) {
                 by_reason
                     .entry(reason)
                     .or_default()

@@ -15,7 +15,7 @@ use super::provider::checks::catalogue;
 use super::provider::env::{Cred, Env};
 use super::provider::profile::{FixtureRole, SspCredentials, SspProfile};
 use super::types::{AccessPolicy, AuthType, ParameterDefinition, SkillDescriptor};
-use crate::engine::init::{GivenToken, InitPart, toml_str};
+use crate::engine::init::{GivenToken, InitPart, Speaks, toml_str};
 use crate::engine::target::Target;
 use crate::ssp::validator::DocType;
 
@@ -44,13 +44,32 @@ pub async fn init(target: &Target, given: &[GivenToken]) -> InitPart {
     );
     let url = env.url(env.profile.well_known_path());
     if let Err(f) = env.index("", &Cred::None).await {
+        let why = one_line(&f.message);
         let _ = writeln!(
             o,
-            "# No SSP Skill Index at {url}: {}\n# The [ssp] section is omitted; run only the Parley \
-             suite (`conform run --suite parley`).",
-            one_line(&f.message)
+            "# No SSP Skill Index at {url}: {why}\n# The [ssp] section is omitted; run only the Parley \
+             suite (`conform run --suite parley`)."
         );
-        return InitPart { text: o, used };
+        // A JSON answer other than 404 is a provider with a broken index (the run's pre-flight
+        // lets its checks judge it); anything else is no provider.
+        let last = env.exchanges.last();
+        let status = last.and_then(|ex| ex.status);
+        let json = (last.and_then(|ex| ex.response_body.as_deref()))
+            .is_some_and(|b| serde_json::from_str::<Value>(b).is_ok());
+        let error = last.and_then(|ex| ex.error.as_deref());
+        let speaks = match (status, error) {
+            (Some(s), _) if s != 404 && json => Speaks::Yes,
+            (Some(s), _) if s != 200 => {
+                Speaks::No(format!("no Skill Index: GET {url} answered HTTP {s}"))
+            }
+            (None, Some(e)) => Speaks::No(format!("no Skill Index: GET {url}: {e}")),
+            _ => Speaks::No(format!("no Skill Index: {why}")),
+        };
+        return InitPart {
+            text: o,
+            used,
+            speaks,
+        };
     }
     let descriptors = descriptors(&mut env, &mut o).await;
     let mut p = env.profile.clone();
@@ -58,7 +77,11 @@ pub async fn init(target: &Target, given: &[GivenToken]) -> InitPart {
     map_roles(&descriptors, &mut p, &mut notes);
     write_section(&mut o, &p, &descriptors, &notes);
     write_unsupported(&mut o, &p);
-    InitPart { text: o, used }
+    InitPart {
+        text: o,
+        used,
+        speaks: Speaks::Yes,
+    }
 }
 
 /// The SSP credentials among the given tokens, and their indices.

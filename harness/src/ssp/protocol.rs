@@ -1,5 +1,6 @@
 //! SSP's registration with the engine: catalogue, checks, the `[ssp]` profile section and a
-//! pre-flight that only requires the provider to answer its well-known URI.
+//! pre-flight that requires the target to answer its well-known URI with JSON (a server
+//! that is no SSP provider stops there, exit 2).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,8 +11,9 @@ use futures::future::BoxFuture;
 use clap::{Args as _, FromArgMatches as _};
 
 use super::cli::ValidateArgs;
+use super::provider::env::{Cred, Env};
 use crate::engine::protocol::{CommandError, Protocol, Suite, SuiteError};
-use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
+use crate::engine::target::{ConnectOptions, Profile, Target, TargetError, truncate};
 
 /// The Skill Sharing Protocol 1.0 wing.
 #[derive(Debug, Default)]
@@ -43,21 +45,19 @@ impl Protocol for Ssp {
         Ok(Suite::new(self, catalogue, checks))
     }
 
-    /// The provider must at least answer its well-known URI (any HTTP status: judging the
-    /// answer is the checks' job); an unreachable provider is one clear message.
+    /// The provider must answer its well-known URI with a JSON document, in any shape and
+    /// with any status but 404 (judging the document is the checks' job: a broken Skill
+    /// Index fails them). No answer, a 404 or a body that is not JSON means the target is
+    /// no SSP provider: one clear message (exit 2) instead of a run of identical failures.
     fn preflight<'a>(
         &'a self,
         target: &'a mut Target,
         _opts: &'a ConnectOptions,
     ) -> BoxFuture<'a, Result<(), TargetError>> {
         async move {
-            let url = format!("{}/.well-known/skill-sharing", target.info.base_url);
-            match target.client.http().get(&url).send().await {
-                Ok(_) => Ok(()),
-                Err(e) => Err(target.preflight_error(vec![format!(
-                    "provider unreachable: GET {url}: {}",
-                    crate::transport::tls::error_chain(&e)
-                )])),
+            match discovery_problem(target).await {
+                None => Ok(()),
+                Some(problem) => Err(target.preflight_error(vec![problem])),
             }
         }
         .boxed()
@@ -121,5 +121,45 @@ impl Protocol for Ssp {
             .map_err(|e| CommandError(e.to_string()))?;
         // `run` returns EXIT_VALID (0) or EXIT_INVALID (1).
         Ok(u8::try_from(code).unwrap_or(2))
+    }
+}
+
+/// Why `target` is no SSP provider, if it is not: its well-known URI (the profile's
+/// `[ssp] well_known`, else `/.well-known/skill-sharing`) does not answer, answers 404, or
+/// answers something that is not JSON.
+async fn discovery_problem(target: &Target) -> Option<String> {
+    let path = match super::provider::profile_of_target(target) {
+        Ok(Some(p)) => p.well_known_path().to_owned(),
+        Ok(None) => super::consumer::WELL_KNOWN_PATH.to_owned(),
+        Err(message) => return Some(message),
+    };
+    let base = &target.info.base_url;
+    let url = if path.starts_with("http://") || path.starts_with("https://") {
+        path
+    } else {
+        format!("{base}{path}")
+    };
+    let (ex, resp) = Env::send_raw(&target.client, "GET", &url, &[], None, &Cred::None).await;
+    let not_provider = |why: String| {
+        Some(format!(
+            "not an SSP provider at {base}: GET {url} {why} (no Skill Index; to certify \
+             the other protocols only, name them with --suite)"
+        ))
+    };
+    match resp {
+        None => {
+            let error = ex.error.as_deref().unwrap_or("no response");
+            Some(match ex.status {
+                Some(status) => format!("GET {url} answered HTTP {status}, unusable: {error}"),
+                None => format!("provider unreachable: GET {url}: {error}"),
+            })
+        }
+        Some(r) if r.status == 404 => not_provider("answered 404 Not Found".into()),
+        Some(r) if r.json.is_none() => not_provider(format!(
+            "answered HTTP {} with a body that is not JSON: {:?}",
+            r.status,
+            truncate(&r.text, 120)
+        )),
+        Some(_) => None,
     }
 }

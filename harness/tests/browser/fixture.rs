@@ -60,6 +60,7 @@ fn result(id: &str, transport: Option<TransportKind>, req: &str, verdict: Verdic
         baseline: None,
         duration_ms: 2 + (id.len() as u64 % 7),
         exchanges: 1 + (id.len() as u64 % 3),
+        self_test: false,
         reproduction,
     }
 }
@@ -121,13 +122,18 @@ fn checks() -> Vec<CheckResult> {
             "charset missing",
         )),
     ));
+    // A passing check whose text holds a verdict word inside a longer one.
+    out.push(result(
+        "shapes/text-plain-is-unsupported_media_type@http",
+        http,
+        "DM-SH-1",
+        Verdict::Pass,
+    ));
     out.push(result(
         "state/optional-part@http",
         http,
         "DM-ST-1",
-        Verdict::Unsupported {
-            reason: "the target does not enable the optional part".into(),
-        },
+        Verdict::not_offered("the target does not enable the optional part"),
     ));
     out
 }
@@ -154,6 +160,7 @@ fn row(r: &Report, id: &str, level: Level, area: &str) -> RequirementRow {
         area: area.into(),
         rule: format!("rule of {id}: the target does what {id} says"),
         source: "demo.md §1".into(),
+        library: false,
         status,
         checks: cites.iter().map(|c| c.id.clone()).collect(),
         passed,
@@ -187,11 +194,13 @@ pub fn report() -> Report {
         filter: None,
         jobs: 4,
         summary: Summary::default(),
+        completeness: Default::default(),
         checks: checks(),
         requirements: vec![],
         baseline: None,
         suite_power: None,
         shard: None,
+        interrupted: false,
     };
     let ids = [
         ("DM-EN-1", Level::Must, "envelope"),

@@ -17,7 +17,7 @@ pub fn describe(v: &Verdict) -> String {
             x.expected,
             x.observed
         ),
-        Verdict::Unsupported { reason } | Verdict::Skipped { reason } => {
+        Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {
             format!("{}: {reason}", v.name())
         }
         Verdict::HarnessError { message } => format!("harness_error: {message}"),
@@ -32,7 +32,7 @@ pub fn describe(v: &Verdict) -> String {
 pub fn must_pass(outcome: &CheckOutcome) -> Result<(), Failed> {
     match &outcome.verdict {
         Verdict::Pass => Ok(()),
-        Verdict::Unsupported { reason } | Verdict::Skipped { reason } => {
+        Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {
             Err(format!("not run against the reference: {reason}").into())
         }
         Verdict::HarnessError { message } => Err(format!("harness error: {message}").into()),

@@ -53,6 +53,7 @@ pub fn render(d: &Diff<'_>) -> String {
         ),
         (Kind::Other, "Other verdict changes".into()),
     ];
+    new_failure_groups(&mut o, d);
     for (kind, title) in &sections[..1] {
         change_table(&mut o, d, title, d.of(*kind));
     }
@@ -129,6 +130,40 @@ fn capped<'a, T>(d: &Diff<'_>, rows: &'a [T]) -> (&'a [T], usize) {
 fn more(o: &mut String, hidden: usize) {
     if hidden > 0 {
         let _ = writeln!(o, "\n… and {hidden} more (`--max-rows 0` lists all).");
+    }
+    let _ = writeln!(o);
+}
+
+/// The new failures grouped by their first violated fact (issue 26): one bug, one row.
+fn new_failure_groups(o: &mut String, d: &Diff<'_>) {
+    let new: std::collections::BTreeSet<&str> = d
+        .of(Kind::NewFailure)
+        .iter()
+        .map(|c| c.id.as_str())
+        .collect();
+    let groups: Vec<(String, Vec<String>)> = (d.new.1.failure_groups().into_iter())
+        .map(|g| {
+            let ids = g.checks.into_iter().filter(|id| new.contains(id.as_str()));
+            (g.fact, ids.collect::<Vec<_>>())
+        })
+        .filter(|(_, ids)| !ids.is_empty())
+        .collect();
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "### New failures by cause ({})\n", groups.len());
+    let _ = writeln!(
+        o,
+        "| results | rules: expected, got | which |\n|---:|---|---|"
+    );
+    for (fact, ids) in &groups {
+        let _ = writeln!(
+            o,
+            "| {} | `{}` | {} |",
+            ids.len(),
+            cell(fact).replace('`', "'"),
+            cell(&crate::engine::report::groups::named(ids, 8))
+        );
     }
     let _ = writeln!(o);
 }

@@ -303,7 +303,11 @@ pub fn diff<'a>(
         let (was_r, now_r) = (o.get(c.id.as_str()).copied(), n.get(c.id.as_str()).copied());
         let change = Change {
             id: c.id.clone(),
-            requirements: c.requirements.clone(),
+            // What a failure violated (issue 26), else what the result cites.
+            requirements: now_r
+                .and_then(CheckResult::violated)
+                .unwrap_or(&c.requirements)
+                .to_vec(),
             was: State::of(was_r),
             now: State::of(now_r),
             message: now_r.and_then(|r| detail(&r.verdict)),
@@ -328,8 +332,19 @@ pub fn diff<'a>(
 fn detail(v: &Verdict) -> Option<String> {
     match v {
         Verdict::Pass => None,
-        Verdict::Fail(x) | Verdict::Warn(x) => Some(x.message.clone()),
-        Verdict::Unsupported { reason } | Verdict::Skipped { reason } => Some(reason.clone()),
+        // The fact, not only the sentence: "value differs" alone says nothing.
+        Verdict::Fail(x) | Verdict::Warn(x) => Some(format!(
+            "{} — {}: expected {}, got {}",
+            x.message,
+            if x.pointer.is_empty() {
+                "status"
+            } else {
+                x.pointer.as_str()
+            },
+            crate::engine::report::compact(&x.expected, 120),
+            crate::engine::report::compact(&x.observed, 120)
+        )),
+        Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => Some(reason.clone()),
         Verdict::HarnessError { message } => Some(message.clone()),
     }
 }

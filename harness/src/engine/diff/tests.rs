@@ -5,9 +5,8 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::judge::judge_matrix;
-use crate::engine::report::{Summary, TargetInfo, ToolInfo};
 use crate::engine::verdict::Violation;
-use crate::transport::{McpRevision, TransportKind};
+use crate::transport::TransportKind;
 
 /// The catalogue of the synthetic reports: (ID, level).
 const CATALOGUE: [(&str, Level); 4] = [
@@ -51,6 +50,7 @@ pub(crate) fn result(id: &str, verdict: Verdict, reqs: &[&str], ms: u64) -> Chec
         baseline: None,
         duration_ms: ms,
         exchanges: 1,
+        self_test: false,
         reproduction: None,
     }
 }
@@ -66,6 +66,7 @@ pub(crate) fn report(checks: Vec<CheckResult>) -> Report {
             area: "a".into(),
             rule: format!("rule {id}"),
             source: "notes".into(),
+            library: false,
             status: MatrixStatus::Untested,
             checks: Vec::new(),
             passed: 0,
@@ -74,38 +75,16 @@ pub(crate) fn report(checks: Vec<CheckResult>) -> Report {
         })
         .collect();
     judge_matrix(&mut requirements, &checks);
-    let mut r = Report {
-        format_version: 1,
-        tool: ToolInfo {
-            name: "conform".into(),
-            version: "0.1.0".into(),
-        },
-        target: TargetInfo {
-            name: "t".into(),
-            base_url: "http://127.0.0.1:1".into(),
-            mcp_url: "http://127.0.0.1:1/mcp".into(),
-            mcp_revision: McpRevision::V2025_11_25,
-            server_version: None,
-            profiles: Vec::new(),
-            spawned_reference: true,
-            profile_path: None,
-            tls: None,
-        },
-        started_at: "2026-12-01T00:00:00Z".into(),
-        wall_time_ms: 1000,
-        exchanges: checks.len() as u64,
-        exchanges_per_second: 1.0,
-        suites: vec!["alpha".into()],
-        transports: vec![TransportKind::Http, TransportKind::Mcp],
-        filter: None,
-        jobs: 8,
-        summary: Summary::default(),
-        checks,
-        requirements,
-        baseline: None,
-        suite_power: None,
-        shard: None,
-    };
+    let mut r = crate::engine::report::tests::empty_report();
+    r.tool.version = "0.1.0".into();
+    r.wall_time_ms = 1000;
+    r.exchanges = checks.len() as u64;
+    r.exchanges_per_second = 1.0;
+    r.suites = vec!["alpha".into()];
+    r.transports = vec![TransportKind::Http, TransportKind::Mcp];
+    r.jobs = 8;
+    r.checks = checks;
+    r.requirements = requirements;
     r.recount();
     r
 }
@@ -158,7 +137,14 @@ fn a_new_failure_is_a_regression_and_degrades_its_requirement() {
     let md = d.to_markdown();
     assert!(md.contains("**regression** (exit 1)"), "{md}");
     assert!(
-        md.contains("| `env/b@http` | R-A-2 | pass | fail | status 500, expected 200 |"),
+        md.contains("### New failures by cause (1)")
+            && md.contains("| 1 | `R-A-2: expected status = 200, got 500` | env/b@http |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| `env/b@http` | R-A-2 | pass | fail | status 500, expected 200 — status: expected 200, got 500 |"
+        ),
         "{md}"
     );
     assert!(
@@ -207,9 +193,7 @@ fn a_failure_the_baseline_now_expects_is_listed_not_a_regression() {
 fn unsupported_is_coverage_lost_not_a_regression() {
     let mut new = old().checks;
     for c in &mut new[..2] {
-        c.verdict = Verdict::Unsupported {
-            reason: "no moderator token".into(),
-        };
+        c.verdict = Verdict::untested("no moderator token");
     }
     let new = report(new);
     let was = old();
@@ -227,7 +211,8 @@ fn unsupported_is_coverage_lost_not_a_regression() {
         (
             "R-A-1",
             Some(MatrixStatus::Pass),
-            Some(MatrixStatus::NotApplicable)
+            // A missing token is the profile's gap: the rule is untested, not n/a (issue 26).
+            Some(MatrixStatus::Untested)
         )
     );
 }

@@ -104,7 +104,12 @@ pub async fn fuzz(
     // checks to start them, the first protocol's checks would hold every job slot and the
     // campaigns would run one after the other).
     let target = Arc::new(target);
-    futures::future::join_all(shared.iter().map(|s| s.outcomes(&target))).await;
+    let started = std::time::Instant::now();
+    let campaigns = futures::future::join_all(shared.iter().map(|s| s.outcomes(&target))).await;
+    let requests: u64 = (campaigns.iter())
+        .filter_map(|o| o.as_ref().ok())
+        .map(|o| o.requests)
+        .sum();
     let opts = RunOptions {
         filter: None,
         transports: settings.transports.clone(),
@@ -113,10 +118,21 @@ pub async fn fuzz(
         command,
         progress: None,
         shard: None,
+        // The oracle checks only: every other check of the suites is left out by design.
+        partial: vec!["conform fuzz (its oracle checks only)".into()],
+        allow_stale_baseline: false,
+        stop: None,
     };
-    let report = run(target, &suites, &opts)
+    let mut report = run(target, &suites, &opts)
         .await
         .map_err(|e| CommandError(e.to_string()))?;
+    // The run itself only reads the campaigns' outcomes: the report states the campaigns'
+    // time and requests (each oracle check counts the requests it judged, all of them).
+    let wall = started.elapsed();
+    report.wall_time_ms = wall.as_millis() as u64;
+    report.exchanges = requests;
+    report.exchanges_per_second =
+        (requests as f64 / wall.as_secs_f64().max(1e-9) * 10.0).round() / 10.0;
     Ok((report, shared))
 }
 
@@ -165,17 +181,20 @@ pub fn execute(
         ..ConnectOptions::default()
     };
     let command = command_line(args, settings.seed);
-    println!(
-        "conform fuzz: seed {} for {:?} per protocol ({}) on {}",
-        settings.seed,
-        settings.duration,
-        fuzzed
-            .iter()
-            .map(|p| p.name())
-            .collect::<Vec<_>>()
-            .join(", "),
-        args.transport
-    );
+    say(
+        &format!(
+            "conform fuzz: seed {} for {:?} per protocol ({}) on {}",
+            settings.seed,
+            settings.duration,
+            fuzzed
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+            args.transport
+        ),
+        true,
+    )?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -199,9 +218,9 @@ pub fn execute(
     for s in &shared {
         summarize(s, args.promote.as_deref())?;
     }
-    print!("{}", report.failure_details());
-    print!("{}", report.summary_table());
-    println!("reports written to {}", args.out.display());
+    say(&report.failure_details(), false)?;
+    say(&report.summary_table(), false)?;
+    say(&format!("reports written to {}", args.out.display()), true)?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
@@ -219,12 +238,11 @@ fn command_line(args: &FuzzArgs, seed: u64) -> String {
     }
 }
 
+/// The same report set as `conform run` (issue 26).
 fn write_reports(report: &Report, out: &Path) -> Result<(), CommandError> {
-    let err = |e: &dyn std::fmt::Display| CommandError(format!("{}: {e}", out.display()));
-    std::fs::create_dir_all(out).map_err(|e| err(&e))?;
-    let json = report::json::render(report).map_err(|e| err(&e))?;
-    std::fs::write(out.join("report.json"), json).map_err(|e| err(&e))?;
-    std::fs::write(out.join("report.md"), report::markdown::render(report)).map_err(|e| err(&e))
+    report::write::write_all(report, out, &report::write::Format::ALL, None)
+        .map(|_| ())
+        .map_err(|e| CommandError(e.to_string()))
 }
 
 /// Prints one campaign's numbers and promotes its findings when asked.
@@ -232,30 +250,48 @@ fn summarize(s: &Shared, promote: Option<&Path>) -> Result<(), CommandError> {
     let Some(Ok(o)) = s.finished() else {
         return Ok(());
     };
-    println!(
-        "{}: {} cases, {} requests in {:.1} s ({:.0} requests/s), {} distinct finding(s)",
-        s.campaign().prefix(),
-        o.cases,
-        o.requests,
-        o.elapsed.as_secs_f64(),
-        o.rate(),
-        o.findings.len()
-    );
+    say(
+        &format!(
+            "{}: {} cases, {} requests in {:.1} s ({:.0} requests/s), {} distinct finding(s)",
+            s.campaign().prefix(),
+            o.cases,
+            o.requests,
+            o.elapsed.as_secs_f64(),
+            o.rate(),
+            o.findings.len()
+        ),
+        true,
+    )?;
     if let Some(dir) = promote {
         let written = s
             .campaign()
             .promote(dir)
             .map_err(|e| CommandError(format!("--promote {}: {e}", dir.display())))?;
         match written {
-            Some(what) => println!("{what}"),
+            Some(what) => say(&what, true)?,
             None if o.findings.is_empty() => {}
-            None => println!(
-                "{}: its findings have no vector format; the report holds their reproductions",
-                s.campaign().prefix()
-            ),
+            None => say(
+                &format!(
+                    "{}: its findings have no vector format; the report holds their reproductions",
+                    s.campaign().prefix()
+                ),
+                true,
+            )?,
         }
     }
     Ok(())
+}
+
+/// Prints `text` (and a newline) on standard output; a reader that went away ends the output
+/// quietly (`engine::stdout`), another write error ends the command.
+fn say(text: &str, newline: bool) -> Result<(), CommandError> {
+    let line = if newline {
+        format!("{text}\n")
+    } else {
+        text.to_string()
+    };
+    crate::engine::stdout::out(&line)
+        .map_err(|e| CommandError(format!("writing to standard output: {e}")))
 }
 
 #[cfg(test)]

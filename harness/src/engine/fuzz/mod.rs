@@ -219,15 +219,16 @@ impl Check for OracleCheck {
             if let Some((_, reason)) =
                 (outcomes.unsupported.iter()).find(|(o, _)| *o == self.oracle.name)
             {
-                return CheckOutcome::verdict(Verdict::Unsupported {
-                    reason: reason.clone(),
-                });
+                return CheckOutcome::verdict(Verdict::not_offered(reason.clone()));
             }
             let mine: Vec<&Finding> = (outcomes.findings.iter())
                 .filter(|f| f.oracle == self.oracle.name)
                 .collect();
             let Some(first) = mine.first() else {
-                return CheckOutcome::verdict(Verdict::Pass);
+                // Every request of the campaign was judged by this oracle: its evidence.
+                let mut pass = CheckOutcome::verdict(Verdict::Pass);
+                pass.unkept = outcomes.requests;
+                return pass;
             };
             self.failure(&mine, first, outcomes.seed)
         }
@@ -264,6 +265,7 @@ impl OracleCheck {
             verdict: Verdict::Fail(violation),
             exchanges: mine.iter().flat_map(|f| f.exchanges.clone()).collect(),
             steps: Vec::new(),
+            unkept: 0,
         }
     }
 }

@@ -87,7 +87,11 @@ pub fn message(report: &Report) -> (String, &'static str) {
     let (prefix, colour) = match report.exit_code() {
         0 if doubtful => (None, YELLOW),
         0 => (None, GREEN),
-        1 => (Some(format!("{} failing", s.required_failures)), RED),
+        1 if s.required_failures > 0 => (Some(format!("{} failing", s.required_failures)), RED),
+        // Exit 1 without a failing check: a full run left a suite incomplete, or a baseline
+        // entry went stale (issue 26).
+        1 if report.completeness.fails_run() => (Some("incomplete".into()), RED),
+        1 => (Some("stale baseline".into()), RED),
         _ => (Some(format!("{} harness errors", s.harness_error)), ORANGE),
     };
     let mut msg = prefix.into_iter().collect::<Vec<_>>();

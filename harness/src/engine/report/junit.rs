@@ -81,7 +81,7 @@ fn case(out: &mut String, c: &CheckResult) {
                 escape(&format!("warning: {} at {:?}", v.message, v.pointer))
             )
         }
-        (Verdict::Unsupported { reason }, _) => format!(
+        (Verdict::Unsupported { reason, .. }, _) => format!(
             "      <skipped message=\"{}\"/>\n",
             escape(&format!("unsupported: {reason}"))
         ),

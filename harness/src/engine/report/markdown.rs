@@ -9,6 +9,60 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Declared / executed / complete per suite.
+fn completeness(o: &mut String, report: &Report) {
+    let c = &report.completeness;
+    let _ = writeln!(o, "## Completeness\n");
+    let _ = writeln!(
+        o,
+        "| suite | declared | executed | untested MUST/REC | complete |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---|");
+    for s in &c.suites {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |",
+            s.suite,
+            s.declared,
+            s.executed,
+            s.untested_required,
+            if s.complete { "yes" } else { "**no**" }
+        );
+    }
+    if !c.partial.is_empty() {
+        let _ = writeln!(o, "\nPartial run chosen: {}.", cell(&c.partial.join(", ")));
+    }
+    let _ = writeln!(o);
+}
+
+/// Failures grouped by their first violated fact: one bug, one row.
+fn groups(o: &mut String, report: &Report) {
+    let groups = report.failure_groups();
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "## Failure groups ({})\n", groups.len());
+    let _ = writeln!(
+        o,
+        "| checks | fails the run | rules: expected, got | results |"
+    );
+    let _ = writeln!(o, "|---:|---|---|---|");
+    for g in &groups {
+        let links: Vec<String> = (g.checks.iter())
+            .map(|id| format!("`{}`", cell(id)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "| {} | {} | `{}` | {} |",
+            g.checks.len(),
+            if g.fails_run { "yes" } else { "no" },
+            cell(&g.fact).replace('`', "'"),
+            links.join(" ")
+        );
+    }
+    let _ = writeln!(o);
+}
+
 /// Renders the report as Markdown.
 pub fn render(report: &Report) -> String {
     let mut o = String::new();
@@ -67,6 +121,8 @@ pub fn render(report: &Report) -> String {
         s.unexpected_pass,
         s.total
     );
+    completeness(&mut o, report);
+    groups(&mut o, report);
     let _ = writeln!(o, "## Requirement matrix\n");
     let _ = writeln!(
         o,
@@ -121,7 +177,7 @@ pub fn render(report: &Report) -> String {
                     compact(&v.observed, 500).replace('`', "'")
                 );
             }
-            Verdict::Unsupported { reason } | Verdict::Skipped { reason } => {
+            Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {
                 let _ = writeln!(o, "- {}\n", cell(reason));
             }
             Verdict::HarnessError { message } => {

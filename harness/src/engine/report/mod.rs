@@ -4,12 +4,15 @@
 //! never disagree.
 
 pub mod badge;
+pub mod completeness;
+pub mod groups;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod power;
 pub mod sarif;
+pub mod write;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -56,6 +59,9 @@ pub struct Report {
     pub jobs: usize,
     /// Counts.
     pub summary: Summary,
+    /// Declared / executed / complete per suite, and whether the user chose a partial run.
+    #[serde(default = "completeness::Completeness::unrecorded")]
+    pub completeness: completeness::Completeness,
     /// One entry per check × transport (plus PV-TR-1 comparisons), in plan order.
     pub checks: Vec<CheckResult>,
     /// Per-requirement matrix.
@@ -70,6 +76,10 @@ pub struct Report {
     /// needs to put the shards back together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::engine::shard::ShardInfo>,
+    /// The run was stopped early (Ctrl-C): a partial report, its unfinished checks
+    /// `skipped`; exit code 130.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// Tool identity.
@@ -175,8 +185,12 @@ pub struct CheckResult {
     pub baseline: Option<BaselineMark>,
     /// Duration in milliseconds.
     pub duration_ms: u64,
-    /// Exchanges made.
+    /// Exchanges made (for a derived comparison, the exchanges of the runs it compared).
     pub exchanges: u64,
+    /// The check tests conform itself (its validator, its consumer), not the target: kept
+    /// out of the requirement matrix.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub self_test: bool,
     /// For failures and warnings.
     #[serde(default)]
     pub reproduction: Option<Reproduction>,
@@ -187,6 +201,19 @@ impl CheckResult {
     pub fn fails_run(&self) -> bool {
         matches!(self.verdict, Verdict::Fail(_))
             && !matches!(self.baseline, Some(BaselineMark::ExpectedFailure { .. }))
+    }
+
+    /// The requirement IDs this result fails or warns on: those its violation names (a
+    /// vector's failing step, a model's counterexample, a fuzz oracle), else the cited ones;
+    /// `None` when it is not a violation. Every format and the matrix blame this set
+    /// (issue 26), so they cannot disagree.
+    pub fn violated(&self) -> Option<&[String]> {
+        let v = self.verdict.violation()?;
+        Some(if v.requirements.is_empty() {
+            &self.requirements
+        } else {
+            &v.requirements
+        })
     }
 
     /// HTML/Markdown anchor of this result.
@@ -212,16 +239,19 @@ pub fn anchor(id: &str) -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatrixStatus {
-    /// Every applicable check passed.
+    /// A check that exchanged with the target passed it, and none failed or warned on it.
     Pass,
-    /// A check citing it failed.
+    /// A check failed on it (its violation names it).
     Fail,
-    /// A check citing it warned (and none failed).
+    /// A check warned on it (and none failed).
     Warn,
-    /// Checks exist but none applied to this target.
+    /// Every check citing it could not apply for the target's own reasons (a profile or
+    /// feature the target declares it does not offer).
     #[serde(rename = "n/a")]
     NotApplicable,
-    /// No check cites it (in this run).
+    /// No evidence: no check cites it in this run, or those that do were left unjudged (a
+    /// role or credential missing from the profile, a harness error, a failure on another
+    /// rule first).
     Untested,
 }
 
@@ -254,6 +284,11 @@ pub struct RequirementRow {
     pub rule: String,
     /// Source section.
     pub source: String,
+    /// A rule of a library the protocol defines (a validator, a consumer: catalogue method
+    /// `VAL`/`CONS`), not of a server: with no check against the target citing it, it is
+    /// `n/a` for the target (conform's own implementation is held to it by its self-tests).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub library: bool,
     /// Status.
     pub status: MatrixStatus,
     /// Result ids citing it.
@@ -274,6 +309,10 @@ pub struct BaselineInfo {
     pub path: String,
     /// Entries.
     pub entries: usize,
+    /// `--allow-stale-baseline`: an expected failure that passed is a warning, not a
+    /// failure of the run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_stale: bool,
 }
 
 impl Report {
@@ -297,15 +336,37 @@ impl Report {
         r
     }
 
-    /// Exit code: 2 on harness errors, 1 on a required failure, else 0.
+    /// Exit code: 2 on harness errors; 1 on a required failure, an incomplete run the user
+    /// did not choose, or a stale baseline entry (an expected failure that passed, unless
+    /// allowed); else 0.
     pub fn exit_code(&self) -> i32 {
-        if self.summary.harness_error > 0 {
+        if self.interrupted {
+            // The shell's code for a run ended by SIGINT: the report is partial.
+            130
+        } else if self.summary.harness_error > 0 {
             2
-        } else if self.summary.required_failures > 0 {
+        } else if self.summary.required_failures > 0
+            || self.completeness.fails_run()
+            || self.stale_baseline_fails()
+        {
             1
         } else {
             0
         }
+    }
+
+    /// Whether baseline entries that now pass fail the run (issue 26: a stale entry would
+    /// otherwise hide the next regression of that check).
+    fn stale_baseline_fails(&self) -> bool {
+        self.summary.unexpected_pass > 0 && !self.baseline.as_ref().is_some_and(|b| b.allow_stale)
+    }
+
+    /// The results a stale baseline entry names (expected to fail, passed).
+    pub fn stale_entries(&self) -> Vec<&str> {
+        (self.checks.iter())
+            .filter(|c| matches!(c.baseline, Some(BaselineMark::UnexpectedPass { .. })))
+            .map(|c| c.id.as_str())
+            .collect()
     }
 
     /// Recomputes summary counts from `checks` and `requirements`.
@@ -340,6 +401,12 @@ impl Report {
             .filter(|r| r.level.is_required() && r.status == MatrixStatus::Untested)
             .count();
         self.summary = s;
+        self.completeness = completeness::Completeness::judge(
+            &self.suites,
+            &self.checks,
+            &self.requirements,
+            std::mem::take(&mut self.completeness.partial),
+        );
     }
 
     /// Results by id.
@@ -406,13 +473,41 @@ impl Report {
         if let Some(line) = self.longest_checks(5) {
             let _ = writeln!(out, "longest checks (they hold the wall time): {line}");
         }
-        let verdict = match self.exit_code() {
-            0 => "PASS: every required check passed",
-            1 => "FAIL: a required check failed",
-            _ => "ERROR: the harness could not judge some checks",
-        };
-        let _ = writeln!(out, "{verdict} (exit {})", self.exit_code());
+        out.push_str(&self.group_lines(6));
+        out.push_str(&self.completeness.lines());
+        let stale = self.stale_entries();
+        if !stale.is_empty() {
+            let allowed = self.baseline.as_ref().is_some_and(|b| b.allow_stale);
+            let _ = writeln!(
+                out,
+                "stale baseline entries (listed as failing, now passing{}): {}",
+                if allowed {
+                    "; allowed by --allow-stale-baseline"
+                } else {
+                    "; remove them, or pass --allow-stale-baseline"
+                },
+                stale.join(", ")
+            );
+        }
+        let _ = writeln!(out, "{} (exit {})", self.verdict_line(), self.exit_code());
         out
+    }
+
+    /// The one-line verdict of the run, naming why it is not a pass.
+    pub fn verdict_line(&self) -> &'static str {
+        match self.exit_code() {
+            0 if !self.completeness.complete => {
+                "PASS (partial run): every required check run passed"
+            }
+            0 => "PASS: every required check passed",
+            1 if self.summary.required_failures > 0 => "FAIL: a required check failed",
+            1 if self.completeness.fails_run() => {
+                "INCOMPLETE: a selected suite was not fully judged"
+            }
+            1 => "FAIL: a baseline entry is stale",
+            130 => "INTERRUPTED: the run was stopped; this report is partial",
+            _ => "ERROR: the harness could not judge some checks",
+        }
     }
 
     /// The `n` checks that took longest, with their wall times (`None`: no check took any):
@@ -427,45 +522,6 @@ impl Report {
             .map(|c| format!("{} {:.2} s", c.id, c.duration_ms as f64 / 1000.0))
             .collect();
         (!parts.is_empty()).then(|| parts.join(" · "))
-    }
-
-    /// Failures and warnings with their reproduction, for the terminal.
-    pub fn failure_details(&self) -> String {
-        let mut out = String::new();
-        for c in &self.checks {
-            let (Some(v), true) = (c.verdict.violation(), !c.verdict.is_pass()) else {
-                if let Verdict::HarnessError { message } = &c.verdict {
-                    let _ = writeln!(out, "HARNESS ERROR {}: {message}", c.id);
-                }
-                continue;
-            };
-            let tag = match (&c.verdict, &c.baseline) {
-                (_, Some(BaselineMark::ExpectedFailure { .. })) => "XFAIL",
-                (Verdict::Fail(_), _) => "FAIL",
-                _ => "WARN",
-            };
-            let _ = writeln!(
-                out,
-                "{tag} {} [{}] {}",
-                c.id,
-                c.requirements.join(", "),
-                c.title
-            );
-            let step = v.step.map(|s| format!("step {s}: ")).unwrap_or_default();
-            let _ = writeln!(out, "  {step}{} (at {:?})", v.message, v.pointer);
-            let _ = writeln!(out, "  expected: {}", compact(&v.expected, 300));
-            let _ = writeln!(out, "  observed: {}", compact(&v.observed, 300));
-            if let Some(r) = &c.reproduction {
-                let _ = writeln!(out, "  re-run:   {}", r.command);
-                for (k, val) in &r.env {
-                    let _ = writeln!(out, "  export {k}={val}");
-                }
-                for cmd in &r.curl {
-                    let _ = writeln!(out, "  {cmd}");
-                }
-            }
-        }
-        out
     }
 }
 
@@ -598,8 +654,43 @@ impl TlsInfo {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A report of no check against a fixed target (unit tests fill in what they need).
+    pub(crate) fn empty_report() -> Report {
+        Report {
+            format_version: REPORT_FORMAT_VERSION,
+            tool: ToolInfo::default(),
+            target: TargetInfo {
+                name: "t".into(),
+                base_url: "http://127.0.0.1:1".into(),
+                mcp_url: "http://127.0.0.1:1/mcp".into(),
+                mcp_revision: McpRevision::V2025_11_25,
+                server_version: None,
+                profiles: Vec::new(),
+                spawned_reference: true,
+                profile_path: None,
+                tls: None,
+            },
+            started_at: "2026-12-01T00:00:00Z".into(),
+            wall_time_ms: 0,
+            exchanges: 0,
+            exchanges_per_second: 0.0,
+            suites: vec!["parley".into()],
+            transports: vec![TransportKind::Http],
+            filter: None,
+            jobs: 1,
+            summary: Summary::default(),
+            completeness: Default::default(),
+            checks: Vec::new(),
+            requirements: Vec::new(),
+            baseline: None,
+            suite_power: None,
+            shard: None,
+            interrupted: false,
+        }
+    }
 
     #[test]
     fn secrets_expand_and_everything_else_stays_literal() {

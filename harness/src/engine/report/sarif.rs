@@ -146,11 +146,7 @@ fn result(report: &Report, c: &CheckResult) -> Option<Value> {
         | Verdict::Skipped { .. }
         | Verdict::HarnessError { .. } => return None,
     };
-    let cited = if v.requirements.is_empty() {
-        &c.requirements
-    } else {
-        &v.requirements
-    };
+    let cited = c.violated().unwrap_or(&c.requirements);
     let rule_id = cited.first().cloned().unwrap_or_else(|| c.check.clone());
     let mut out = json!({
         "ruleId": rule_id,
@@ -184,7 +180,7 @@ fn message(c: &CheckResult, v: &Violation) -> String {
     format!(
         "{} — {} ({step}at {pointer}; expected {}, observed {}). Check {}: {}.",
         v.message.trim_end_matches('.'),
-        c.requirements.join(", "),
+        c.violated().unwrap_or(&c.requirements).join(", "),
         compact(&v.expected, 200),
         compact(&v.observed, 200),
         c.id,
@@ -199,7 +195,10 @@ fn location(report: &Report, c: &CheckResult) -> Value {
         logical["properties"] = json!({ "suite": c.suite, "area": c.area });
     }
     let mut loc = json!({ "logicalLocations": [logical] });
-    if let Some(uri) = report.target.profile_path.as_deref().and_then(path_uri) {
+    let workspace = workspace();
+    let uri =
+        (report.target.profile_path.as_deref()).and_then(|p| path_uri(p, workspace.as_deref()));
+    if let Some(uri) = uri {
         loc["physicalLocation"] = json!({
             "artifactLocation": { "uri": uri },
             "region": { "startLine": 1 },
@@ -208,12 +207,26 @@ fn location(report: &Report, c: &CheckResult) -> Value {
     loc
 }
 
+/// The directory code scanning resolves relative URIs from: `$GITHUB_WORKSPACE` in a GitHub
+/// Actions job, else the working directory.
+fn workspace() -> Option<std::path::PathBuf> {
+    std::env::var_os("GITHUB_WORKSPACE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+}
+
 /// A path as a URI reference: relative paths stay relative (code scanning resolves them from
-/// the repository root), absolute ones become `file:` URLs.
-fn path_uri(path: &str) -> Option<String> {
+/// the repository root); an absolute one inside `workspace` is made relative to it (issue
+/// 26: `--target /abs/path` must still name a file of the repository); other absolute paths
+/// become `file:` URLs.
+fn path_uri(path: &str, workspace: Option<&std::path::Path>) -> Option<String> {
     let p = std::path::Path::new(path);
     if p.is_absolute() {
-        return url::Url::from_file_path(p).ok().map(String::from);
+        let inside = workspace.and_then(|w| p.strip_prefix(w).ok());
+        return match inside.and_then(|r| r.to_str()) {
+            Some(rel) if !rel.is_empty() => path_uri(rel, None),
+            _ => url::Url::from_file_path(p).ok().map(String::from),
+        };
     }
     let mut out = String::new();
     for b in path.replace('\\', "/").bytes() {
@@ -349,19 +362,23 @@ mod tests {
 
     #[test]
     fn profile_paths_become_uri_references() {
+        let ws = std::path::Path::new("/home/u/repo");
+        let uri = |p: &str| path_uri(p, Some(ws));
+        assert_eq!(uri("ci/target.toml").as_deref(), Some("ci/target.toml"));
         assert_eq!(
-            path_uri("ci/target.toml").as_deref(),
-            Some("ci/target.toml")
-        );
-        assert_eq!(
-            path_uri("my dir/a#b%.toml").as_deref(),
+            uri("my dir/a#b%.toml").as_deref(),
             Some("my%20dir/a%23b%25.toml")
         );
         assert_eq!(
-            path_uri("/srv/x y.toml").as_deref(),
+            uri("/srv/x y.toml").as_deref(),
             Some("file:///srv/x%20y.toml")
         );
-        assert_eq!(path_uri(""), None);
+        // Issue 26: an absolute `--target` inside the workspace is a file of the repository.
+        assert_eq!(
+            uri("/home/u/repo/ci/target.toml").as_deref(),
+            Some("ci/target.toml")
+        );
+        assert_eq!(uri(""), None);
     }
 
     #[test]

@@ -409,9 +409,9 @@ impl Check for McpCheck {
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
             let Some(part) = ctx.target.part::<McpPart>() else {
-                return CheckOutcome::verdict(Verdict::Unsupported {
-                    reason: "the MCP pre-flight did not run".into(),
-                });
+                return CheckOutcome::verdict(Verdict::not_offered(
+                    "the MCP pre-flight did not run",
+                ));
             };
             // Its own pool: a DELETE or a refused Host must not poison another check's connections.
             let client = match ctx.target.client.renewed() {

@@ -158,7 +158,7 @@ pub async fn unknown_tool(w: &mut Wire, part: &McpPart) -> Step<()> {
 pub async fn call_result(w: &mut Wire, part: &McpPart) -> Step<()> {
     tools_offered(part)?;
     let Some((name, args)) = part.profile.safe_call() else {
-        return Err(Finding::unsupported(
+        return Err(Finding::untested(
             "the profile names no [mcp] safe_tool (a tool the harness may call without side effects)",
         ));
     };
@@ -169,7 +169,7 @@ pub async fn call_result(w: &mut Wire, part: &McpPart) -> Step<()> {
         .find(|t| t.get("name").and_then(Value::as_str) == Some(&name))
     else {
         // A profile naming a tool the server does not have is the profile's mistake.
-        return Err(Finding::unsupported(format!(
+        return Err(Finding::untested(format!(
             "the profile's [mcp] safe_tool {name:?} is not among the {} tools tools/list lists",
             tools.len()
         )));

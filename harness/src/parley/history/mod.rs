@@ -69,8 +69,16 @@ impl HistoryCheck {
     }
 
     fn verdict(&self, run: HistoryRun) -> CheckOutcome {
+        let made = run.exchanges;
+        let mut outcome = self.judge(run);
+        outcome.unkept = made.saturating_sub(outcome.exchanges.len() as u64);
+        outcome
+    }
+
+    fn judge(&self, run: HistoryRun) -> CheckOutcome {
         if let Some(reason) = run.unsupported {
-            return CheckOutcome::verdict(Verdict::Unsupported { reason });
+            // No party to run a group with: the profile's gap (issue 26).
+            return CheckOutcome::verdict(Verdict::untested(reason));
         }
         if let Some(f) = run.failure {
             let observed = f
@@ -96,18 +104,17 @@ impl HistoryCheck {
                 verdict: Verdict::Fail(violation),
                 exchanges: f.run.exchanges,
                 steps: Vec::new(),
+                unkept: 0,
             };
         }
         if !run.undecided.is_empty() {
-            return CheckOutcome::verdict(Verdict::Unsupported {
-                reason: format!(
-                    "{} of {} groups could not be decided ({}); the {} decided were linearizable",
-                    run.undecided.len(),
-                    run.groups_run,
-                    run.undecided.join("; "),
-                    run.decided
-                ),
-            });
+            return CheckOutcome::verdict(Verdict::not_offered(format!(
+                "{} of {} groups could not be decided ({}); the {} decided were linearizable",
+                run.undecided.len(),
+                run.groups_run,
+                run.undecided.join("; "),
+                run.decided
+            )));
         }
         CheckOutcome::verdict(Verdict::Pass)
     }

@@ -73,6 +73,8 @@ pub struct Failure {
 pub struct HistoryRun {
     /// Groups sent.
     pub groups_run: usize,
+    /// Exchanges the groups made.
+    pub exchanges: u64,
     /// Histories the checker decided.
     pub decided: usize,
     /// Groups not decided (checker bound, or a quota refusal), with why.
@@ -285,6 +287,7 @@ pub async fn run_histories(
     for group in groups {
         let run = run_group(&ctx, group).await;
         out.groups_run += 1;
+        out.exchanges += run.exchanges.len() as u64;
         if let Some(why) = &run.inconclusive {
             out.undecided.push(format!(
                 "group {} ({}): {why}",

@@ -12,7 +12,7 @@
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use super::claims::{Act, ClaimSt, Evidence, SupersededBy, Until};
+use super::claims::{Act, ClaimSt, Evidence, Until};
 use super::driver::{Driver, Mismatch, agree, mismatch};
 use super::observe::{extension_of, str_at};
 use super::state::{EXTENSIONS, World};
@@ -205,12 +205,11 @@ impl Driver<'_> {
                 json!(!v["valid_until"].is_null()),
             ),
         ];
-        let by = match claim.superseded_by {
-            SupersededBy::Either => None,
-            SupersededBy::Nobody => Some(Value::Null),
-            SupersededBy::Claim(x) => Some(json!(self.claim_id(x))),
-        };
-        if let Some(by) = by {
+        let observed_by = &v["superseded_by"];
+        if let Some(by) = claim
+            .superseded_by
+            .expected(observed_by, |x| self.claim_id(x))
+        {
             checks.push((
                 &["PV-DI-6", "PV-DI-7"],
                 "superseded_by",

@@ -96,6 +96,28 @@ pub enum SupersededBy {
     /// Superseded more than once: the notes do not say whether `superseded_by` names the
     /// first or the latest claim, so it is not compared.
     Either,
+    /// A refuted claim another claim lists in `supersedes`: PV-DI-6 fixes only that its
+    /// status stays `refuted`, so `superseded_by` may stay `null` or name that claim
+    /// (issue 28: both readings pass).
+    NullOr(usize),
+}
+
+impl SupersededBy {
+    /// What `superseded_by` must equal given what the target answered (`None`: any value,
+    /// not compared); `id` renders a claim index as the target's claim id.
+    pub fn expected(
+        self,
+        observed: &serde_json::Value,
+        id: impl Fn(usize) -> String,
+    ) -> Option<serde_json::Value> {
+        match self {
+            SupersededBy::Either => None,
+            SupersededBy::Nobody => Some(serde_json::Value::Null),
+            SupersededBy::Claim(x) => Some(serde_json::Value::String(id(x))),
+            SupersededBy::NullOr(_) if observed.is_null() => None,
+            SupersededBy::NullOr(x) => Some(serde_json::Value::String(id(x))),
+        }
+    }
 }
 
 /// One claim.
@@ -241,7 +263,12 @@ fn opened(confirms: bool, human: bool, by: Party) -> Thread {
 /// PV-DI-6: the listed claim becomes superseded; a refuted claim stays refuted.
 fn supersede(c: &mut Claim, by: usize) {
     match c.status {
-        ClaimSt::Refuted => {}
+        ClaimSt::Refuted => {
+            c.superseded_by = match c.superseded_by {
+                SupersededBy::Nobody => SupersededBy::NullOr(by),
+                _ => SupersededBy::Either,
+            };
+        }
         ClaimSt::Superseded => c.superseded_by = SupersededBy::Either,
         _ => {
             c.status = ClaimSt::Superseded;
@@ -571,6 +598,26 @@ mod tests {
             assert_op(A, None, Some(0)),
         ]);
         assert_eq!(w.claims[0].status, ClaimSt::Refuted);
+        // Issue 28: what `superseded_by` then holds is open — null or the superseding claim.
+        let by = w.claims[0].superseded_by;
+        assert_eq!(by, SupersededBy::NullOr(1));
+        let id = |i: usize| format!("cl_{i}");
+        assert_eq!(
+            by.expected(&serde_json::Value::Null, id),
+            None,
+            "null passes"
+        );
+        let named = serde_json::json!("cl_1");
+        assert_eq!(
+            by.expected(&named, id),
+            Some(named.clone()),
+            "the superseder passes"
+        );
+        assert_ne!(
+            by.expected(&serde_json::json!("cl_7"), id),
+            Some(serde_json::json!("cl_7")),
+            "another claim fails"
+        );
     }
 
     #[test]

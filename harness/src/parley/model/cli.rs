@@ -110,7 +110,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             ModelResult::Passed => {
                 let _ = writeln!(out, "{kind}: pass — {stats}");
             }
-            ModelResult::Unsupported(r) => {
+            ModelResult::Unsupported(_, r) => {
                 let _ = writeln!(out, "{kind}: unsupported — {r}");
                 code = code.max(2);
             }
@@ -144,7 +144,8 @@ fn promote(
     seed: u64,
     kind: TransportKind,
 ) -> Result<PathBuf, CommandError> {
-    let vectors = crate::engine::protocol::default_vectors_dir();
+    let vectors =
+        crate::engine::vectors_dir::locate(None).map_err(|e| CommandError(e.to_string()))?;
     let catalogue =
         crate::engine::requirements::Catalogue::load(&vectors.join("requirements/parley.toml"))
             .map_err(|e| CommandError(e.to_string()))?;

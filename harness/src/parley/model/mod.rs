@@ -173,14 +173,16 @@ impl Check for ModelCheck {
             };
             let replay = transcript::replay_command(&ctx.target, kind, budget);
             let steps = run.signatures;
-            match run.result {
+            let made = run.exchanges;
+            let mut outcome = match run.result {
                 ModelResult::Passed => CheckOutcome {
                     verdict: Verdict::Pass,
                     exchanges: Vec::new(),
                     steps,
+                    unkept: 0,
                 },
-                ModelResult::Unsupported(reason) => {
-                    CheckOutcome::verdict(Verdict::Unsupported { reason })
+                ModelResult::Unsupported(cause, reason) => {
+                    CheckOutcome::verdict(Verdict::Unsupported { reason, cause })
                 }
                 ModelResult::Error(message) => {
                     CheckOutcome::verdict(Verdict::HarnessError { message })
@@ -202,9 +204,12 @@ impl Check for ModelCheck {
                         verdict: Verdict::Fail(violation),
                         exchanges,
                         steps,
+                        unkept: 0,
                     }
                 }
-            }
+            };
+            outcome.unkept = made.saturating_sub(outcome.exchanges.len() as u64);
+            outcome
         }
         .boxed()
     }

@@ -7,12 +7,13 @@
 //! from a blocking thread (`spawn_blocking`), never from inside an async task.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::counterexample::{search_config, search_rng};
+use crate::engine::verdict::Cause;
 
 use super::clock::SharedClock;
 pub use super::driver::InboxBase;
@@ -107,6 +108,8 @@ pub struct ModelRun {
     pub result: ModelResult,
     /// Operations sent (all cases, shrinking included).
     pub steps_run: usize,
+    /// Exchanges those operations made.
+    pub exchanges: u64,
     /// Wall time of the search.
     pub elapsed: Duration,
     /// Wall time spent waiting for claims to expire (the rest is work).
@@ -185,7 +188,7 @@ fn play(
     drv_parts: DriverParts<'_>,
     world: World,
     ops: &[Op],
-    counter: &AtomicUsize,
+    counter: &Counts,
     seen: Option<&AtomicUsize>,
     sink: &Signatures,
 ) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
@@ -199,8 +202,10 @@ fn play(
         let Some(op) = world.resolve(op) else {
             continue;
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        counter.steps.fetch_add(1, Ordering::Relaxed);
         let result = handle.block_on(drv.step(&world, &op));
+        let sent = drv.log.last().map_or(0, |l| l.exchanges.len());
+        counter.exchanges.fetch_add(sent as u64, Ordering::Relaxed);
         if let Ok(mut all) = sink.lock() {
             all.append(&mut drv.signatures);
         }
@@ -280,17 +285,25 @@ pub fn play_once(
         parts,
         cast.world.clone(),
         ops,
-        &AtomicUsize::new(0),
+        &Counts::default(),
         None,
         &Signatures::default(),
     )
+}
+
+/// What the plays of one run sent: steps, and the exchanges they made (the report counts
+/// a model's exchanges though it keeps only its counterexample's transcript).
+#[derive(Debug, Default)]
+struct Counts {
+    steps: AtomicUsize,
+    exchanges: AtomicU64,
 }
 
 /// What a run counts while it searches: its start, the steps sent and the signatures of
 /// every step (for PV-TR-1's comparison across bindings).
 struct Tally {
     started: Instant,
-    counter: AtomicUsize,
+    counter: Counts,
     sink: Signatures,
     /// The target's clock, kept across the run's sequences (one expiry deadline per run).
     clock: SharedClock,
@@ -300,7 +313,7 @@ impl Tally {
     fn new() -> Tally {
         Tally {
             started: Instant::now(),
-            counter: AtomicUsize::new(0),
+            counter: Counts::default(),
             sink: std::sync::Mutex::new(Vec::new()),
             clock: SharedClock::default(),
         }
@@ -321,7 +334,8 @@ impl Tally {
             .unwrap_or_default();
         ModelRun {
             result,
-            steps_run: self.counter.load(Ordering::Relaxed),
+            steps_run: self.counter.steps.load(Ordering::Relaxed),
+            exchanges: self.counter.exchanges.load(Ordering::Relaxed),
             elapsed: self.started.elapsed(),
             waited: self.clock.waited(),
             shrink_time,
@@ -346,11 +360,13 @@ pub fn run_model(
         quota,
     } = match cast(target) {
         Ok(c) => c,
-        Err(reason) => return tally.finish(ModelResult::Unsupported(reason), None),
+        Err(reason) => {
+            return tally.finish(ModelResult::Unsupported(Cause::Profile, reason), None);
+        }
     };
     if budget.focus == Focus::Claims && !world.dialectic {
         let reason = "the manifest does not enable the dialectic profile (PV-DI)";
-        return tally.finish(ModelResult::Unsupported(reason.into()), None);
+        return tally.finish(ModelResult::Unsupported(Cause::Target, reason.into()), None);
     }
     let mut runner = TestRunner::new_with_rng(
         search_config(budget.cases, 100_000),

@@ -192,8 +192,37 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
                 ));
             }
         }
+        // A failure blames the primary ID unless its step names others: a primary below the
+        // required level beside a required ID would fail the run on a rule that cannot.
+        let primary_required = v.requirements.first().is_some_and(|p| c.any_required(&[p]));
+        if v.advisory.is_none()
+            && !primary_required
+            && c.any_required(&v.requirements)
+            && v.steps.iter().all(|s| s.requirements.is_empty())
+        {
+            report(
+                "its primary requirement is not required but another cited one is: name the \
+                 violated IDs on the steps (`requirements`) or cite the required one first"
+                    .into(),
+            );
+        }
     }
     let roles: HashSet<Role> = v.roles.iter().copied().collect();
+    // A named identity needs its role's token and whoami, so it is a role the vector uses:
+    // listed, a profile without it makes the vector `unsupported` instead of a harness error.
+    match super::runner::identity_roles(v) {
+        Ok(named) => {
+            for name in named
+                .iter()
+                .filter(|n| !roles.iter().any(|r| r.as_str() == n.as_str()))
+            {
+                report(format!(
+                    "names the identity of role {name}, which is not listed in roles"
+                ));
+            }
+        }
+        Err(e) => report(e),
+    }
     let mut defined: HashSet<String> = HashSet::from(["run".to_string()]);
     for r in Role::ALL {
         defined.insert(format!("identity.{r}"));
@@ -208,6 +237,11 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
         let mut step = |m: String| report(format!("step {n}: {m}"));
         if !roles.contains(&s.role) {
             step(format!("role {} is not listed in roles", s.role));
+        }
+        for id in &s.requirements {
+            if !v.requirements.contains(id) {
+                step(format!("names {id}, which the vector does not cite"));
+            }
         }
         match s.action() {
             None => step("needs exactly one of op, http, mcp".into()),

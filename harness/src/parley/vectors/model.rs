@@ -92,6 +92,10 @@ pub struct Step {
     /// Values captured from the response body (name → JSON pointer).
     #[serde(default)]
     pub capture: BTreeMap<String, String>,
+    /// The requirement IDs an unexpected answer to this step violates, when they are not
+    /// the vector's primary one (a set-up step, a step checking a second cited rule).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
     /// Free text.
     #[serde(default)]
     pub note: Option<String>,
@@ -106,6 +110,18 @@ pub enum StepAction<'a> {
     Http(&'a RawHttp),
     /// Raw MCP.
     Mcp(&'a RawMcp),
+}
+
+impl Vector {
+    /// The requirement IDs a failure at 1-based `step` violates: the step's own, else the
+    /// vector's primary one (the first cited). The other cited IDs are not blamed: the
+    /// vector did not get to judge them (issue 26).
+    pub fn violated_by(&self, step: usize) -> Vec<String> {
+        match step.checked_sub(1).and_then(|i| self.steps.get(i)) {
+            Some(s) if !s.requirements.is_empty() => s.requirements.clone(),
+            _ => self.requirements.iter().take(1).cloned().collect(),
+        }
+    }
 }
 
 impl Step {

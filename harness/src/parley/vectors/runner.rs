@@ -21,7 +21,7 @@ use super::loader::LoadedVector;
 use super::model::{Expect, Need, Role, Step, StepAction, Vector};
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome, StepSignature};
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::{Cause, Verdict, Violation};
 use crate::json::matcher::{Mismatch, match_value};
 use crate::json::placeholders::Env;
 use crate::json::pointer_token;
@@ -111,14 +111,19 @@ impl Check for VectorCheck {
     }
     fn describe(&self) -> Option<String> {
         let v = &self.lv.vector;
+        let roles: Vec<&str> = v.roles.iter().map(|r| r.as_str()).collect();
         Some(format!(
-            "vector {} ({}, area {})\n  {}\n  steps: {}, roles: {:?}",
+            "vector {} ({}, area {})\n  {}\n  steps: {}, roles: {}",
             v.id,
             self.lv.file.display(),
             self.lv.area,
             v.title,
             v.steps.len(),
-            v.roles
+            if roles.is_empty() {
+                "none".to_string()
+            } else {
+                roles.join(", ")
+            }
         ))
     }
     fn budget_use(&self) -> Vec<(String, u64)> {
@@ -677,7 +682,7 @@ impl RunState<'_> {
     fn violation(&self, step: usize, m: Mismatch) -> Verdict {
         let v = Violation {
             check: self.lv.vector.id.clone(),
-            requirements: self.lv.vector.requirements.clone(),
+            requirements: self.lv.vector.violated_by(step),
             step: Some(step),
             pointer: m.pointer,
             expected: m.expected,
@@ -700,6 +705,7 @@ impl RunState<'_> {
             verdict,
             exchanges: self.exchanges,
             steps: self.steps,
+            unkept: 0,
         }
     }
 }
@@ -793,43 +799,37 @@ async fn send_once(
 }
 
 /// Why `v` cannot run on `kind` against `target` (a need the manifest does not meet, a role
-/// without a token, an operation the target declares `null`), or `None` when it can. The
-/// run and `conform init` (which lists the checks a profile leaves `unsupported`) both ask
-/// this. `Err` = the vector itself is malformed.
+/// without a token or identity, an operation the target declares `null`), with whose side
+/// the gap is on, or `None` when it can. The run and `conform init` (which lists the checks
+/// a profile leaves `unsupported`) both ask this. `Err` = the vector itself is malformed.
 pub fn unsupported_reason(
     v: &Vector,
     target: &ParleyTarget,
     kind: TransportKind,
-) -> Result<Option<String>, String> {
+) -> Result<Option<(Cause, String)>, String> {
     for need in &v.needs {
-        let unmet = match Need::parse(need)? {
-            Need::Feature(f) => (!target.has_feature(&f))
-                .then(|| format!("the target's manifest does not enable `{f}`")),
-            // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
-            Need::NoFeature(f) => target
-                .has_feature(&f)
-                .then(|| format!("the target's manifest enables `{f}`")),
-            // A vector written for one declared value (the reference instance's): the
-            // manifest is authoritative (PV-MF-2), so another declared value makes the vector
-            // inapplicable, not failed; other vectors check the declared value itself.
-            Need::Declared { pointer, value } => {
-                let declared = target.manifest.raw.pointer(&pointer);
-                (declared != Some(&value)).then(|| {
-                    format!(
-                        "the vector is written for a manifest declaring {pointer} = {value}; the target declares {}",
-                        declared.map_or_else(|| "nothing there".to_string(), Value::to_string)
-                    )
-                })
-            }
-        };
-        if unmet.is_some() {
-            return Ok(unmet);
+        if let Some(reason) = unmet_need(need, target)? {
+            return Ok(Some((Cause::Target, reason)));
         }
     }
     for role in &v.roles {
         if *role != Role::Anonymous && target.auth(*role).is_none() {
-            return Ok(Some(format!(
-                "the target profile has no token for role {role}"
+            return Ok(Some((
+                Cause::Profile,
+                format!("the target profile has no token for role {role}"),
+            )));
+        }
+    }
+    // A role whose identity a step names (`$identity.agent_b`) without acting as it: the
+    // placeholder cannot resolve without that role's token and whoami (issue 26: a profile
+    // gap, never a harness error).
+    for name in identity_roles(v)? {
+        if !target.identities.keys().any(|r| r.as_str() == name) {
+            return Ok(Some((
+                Cause::Profile,
+                format!(
+                    "the target profile gives no identity for role {name} (its token and whoami)"
+                ),
             )));
         }
     }
@@ -842,13 +842,57 @@ pub fn unsupported_reason(
                 TransportKind::Mcp => matches!(target.manifest.tools.get(op), Some(None)),
             };
             if missing {
-                return Ok(Some(format!(
-                    "the target declares no {kind} binding for {op} (PV-TR-1a)"
+                return Ok(Some((
+                    Cause::Target,
+                    format!("the target declares no {kind} binding for {op} (PV-TR-1a)"),
                 )));
             }
         }
     }
     Ok(None)
+}
+
+/// The reason a `needs` entry is not met by the target's manifest, if it is not.
+fn unmet_need(need: &str, target: &ParleyTarget) -> Result<Option<String>, String> {
+    Ok(match Need::parse(need)? {
+        Need::Feature(f) => (!target.has_feature(&f))
+            .then(|| format!("the target's manifest does not enable `{f}`")),
+        // `!dialectic`: the vector checks the profile's absence (PV-DI-8).
+        Need::NoFeature(f) => target
+            .has_feature(&f)
+            .then(|| format!("the target's manifest enables `{f}`")),
+        // A vector written for one declared value (the reference instance's): the manifest is
+        // authoritative (PV-MF-2), so another declared value makes the vector inapplicable,
+        // not failed; other vectors check the declared value itself.
+        Need::Declared { pointer, value } => {
+            let declared = target.manifest.raw.pointer(&pointer);
+            (declared != Some(&value)).then(|| {
+                format!(
+                    "the vector is written for a manifest declaring {pointer} = {value}; the target declares {}",
+                    declared.map_or_else(|| "nothing there".to_string(), Value::to_string)
+                )
+            })
+        }
+    })
+}
+
+/// The roles whose identity or lock label the vector's steps name (`$identity.<role>`,
+/// `${lock_label.<role>}`), in first-use order.
+pub fn identity_roles(v: &Vector) -> Result<Vec<String>, String> {
+    static PLACEHOLDER: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"\$\{?(?:identity|lock_label)\.([a-z_]+)").ok());
+    let re = PLACEHOLDER
+        .as_ref()
+        .ok_or("the identity placeholder pattern does not compile")?;
+    let text = serde_json::to_string(&v.steps).map_err(|e| e.to_string())?;
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(&text) {
+        let name = c[1].to_string();
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
 }
 
 /// Runs one vector on one transport.
@@ -867,7 +911,9 @@ pub async fn run_vector(
     let v = &lv.vector;
     match unsupported_reason(v, target, kind) {
         Ok(None) => {}
-        Ok(Some(reason)) => return CheckOutcome::verdict(Verdict::Unsupported { reason }),
+        Ok(Some((cause, reason))) => {
+            return CheckOutcome::verdict(Verdict::Unsupported { reason, cause });
+        }
         Err(message) => return CheckOutcome::verdict(Verdict::HarnessError { message }),
     }
     let pacer = ctx.target.part::<Pacer>();

@@ -77,7 +77,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             let _ = writeln!(out, "http: pass — {stats}");
             0
         }
-        ModelResult::Unsupported(r) => {
+        ModelResult::Unsupported(_, r) => {
             let _ = writeln!(out, "http: unsupported — {r}");
             2
         }

@@ -102,6 +102,8 @@ pub struct Driver<'a> {
     pub warnings: Vec<(&'static str, String)>,
     /// Time spent pausing between polls of running executions (the rest is work).
     pub waited: Duration,
+    /// Exchanges sent since the runner last took the count (every poll included).
+    pub sent: u64,
 }
 
 type Step<T> = Result<T, Box<Mismatch>>;
@@ -163,6 +165,7 @@ impl<'a> Driver<'a> {
             log: Vec::new(),
             warnings: Vec::new(),
             waited: Duration::ZERO,
+            sent: 0,
         }
     }
 
@@ -191,6 +194,7 @@ impl<'a> Driver<'a> {
             _ => Ok(()),
         };
         let mut exchanges: Vec<Exchange> = self.env.exchanges.drain(before..).collect();
+        self.sent += exchanges.len() as u64;
         // An `Await` may poll many times: its transcript line keeps the last four requests.
         if exchanges.len() > 4 {
             exchanges.drain(..exchanges.len() - 4);

@@ -98,6 +98,13 @@ impl ModelCheck {
     }
 
     fn outcome(&self, run: runner::ModelRun, replay: &str) -> CheckOutcome {
+        let made = run.exchanges;
+        let mut outcome = self.verdict_of(run, replay);
+        outcome.unkept = made.saturating_sub(outcome.exchanges.len() as u64);
+        outcome
+    }
+
+    fn verdict_of(&self, run: runner::ModelRun, replay: &str) -> CheckOutcome {
         match run.result {
             ModelResult::Passed => match run.warnings.first() {
                 Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(self.violation(
@@ -109,8 +116,8 @@ impl ModelCheck {
                 ))),
                 None => CheckOutcome::verdict(Verdict::Pass),
             },
-            ModelResult::Unsupported(reason) => {
-                CheckOutcome::verdict(Verdict::Unsupported { reason })
+            ModelResult::Unsupported(cause, reason) => {
+                CheckOutcome::verdict(Verdict::Unsupported { reason, cause })
             }
             ModelResult::Error(message) => CheckOutcome::verdict(Verdict::HarnessError { message }),
             ModelResult::Failed(cx) => {
@@ -133,6 +140,7 @@ impl ModelCheck {
                     },
                     exchanges,
                     steps: Vec::new(),
+                    unkept: 0,
                 }
             }
         }

@@ -6,12 +6,13 @@
 //! from a blocking thread (`spawn_blocking`), never from inside an async task.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::counterexample::{search_config, search_rng};
+use crate::engine::verdict::Cause;
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};
 use super::generate::sequences;
@@ -71,6 +72,8 @@ pub struct ModelRun {
     pub warnings: Vec<(&'static str, String)>,
     /// Time spent pausing between polls of running executions (the rest is work).
     pub waited: Duration,
+    /// Exchanges the run made (all cases, shrinking included).
+    pub exchanges: u64,
 }
 
 /// How each sequence reaches the target.
@@ -83,6 +86,7 @@ struct Parts<'a> {
     secrets: Secrets,
     seen_ids: SeenIds,
     counter: AtomicUsize,
+    exchanges: AtomicU64,
     warnings: Mutex<Vec<(&'static str, String)>>,
     waited: Mutex<Duration>,
 }
@@ -118,6 +122,8 @@ impl Parts<'_> {
             };
             self.counter.fetch_add(1, Ordering::Relaxed);
             let result = self.handle.block_on(drv.step(&world, &op));
+            let sent = std::mem::take(&mut drv.sent);
+            self.exchanges.fetch_add(sent, Ordering::Relaxed);
             if let Ok(mut w) = self.waited.lock() {
                 *w += std::mem::take(&mut drv.waited);
             }
@@ -163,13 +169,21 @@ pub fn run_model(
     let started = Instant::now();
     let (client, base, profile) = match reach(target) {
         Ok(r) => r,
-        Err(reason) => return finished(ModelResult::Unsupported(reason), 0, started, Vec::new()),
+        Err(reason) => {
+            let result = ModelResult::Unsupported(Cause::Profile, reason);
+            return finished(result, 0, started, Vec::new());
+        }
     };
     let mut env = Env::new(client.clone(), &base, profile.clone(), nonce);
     let Cast { world, secrets } = match handle.block_on(cast(&mut env)) {
         Ok(c) => c,
-        Err(SetupError::Unsupported(reason)) => {
-            return finished(ModelResult::Unsupported(reason), 0, started, Vec::new());
+        Err(SetupError::Unsupported(cause, reason)) => {
+            return finished(
+                ModelResult::Unsupported(cause, reason),
+                0,
+                started,
+                Vec::new(),
+            );
         }
         Err(SetupError::Throttled(reason)) => {
             return finished(ModelResult::Error(reason), 0, started, Vec::new());
@@ -184,6 +198,7 @@ pub fn run_model(
         secrets,
         seen_ids: SeenIds::default(),
         counter: AtomicUsize::new(0),
+        exchanges: AtomicU64::new(0),
         warnings: Mutex::new(Vec::new()),
         waited: Mutex::new(Duration::ZERO),
     };
@@ -196,6 +211,7 @@ pub fn run_model(
         warnings,
     );
     run.waited = parts.waited.lock().map(|w| *w).unwrap_or_default();
+    run.exchanges = parts.exchanges.load(Ordering::Relaxed);
     run
 }
 
@@ -211,6 +227,7 @@ fn finished(
         elapsed: started.elapsed(),
         warnings,
         waited: Duration::ZERO,
+        exchanges: 0,
     }
 }
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::driver::Secrets;
 use super::state::{Caller, Lifecycle, Skill, Unit, World};
+use crate::engine::verdict::Cause;
 use crate::ssp::provider::env::{Cred, Env, Resp};
 use crate::ssp::provider::profile::{FixtureRole, SspProfile};
 use crate::ssp::types::{AuthType, SkillDescriptor, SkillIndex, SkillIndexEntry};
@@ -18,9 +19,9 @@ use crate::ssp::validator::DocType;
 /// Why the model cannot run on a target.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SetupError {
-    /// The target lacks what the model needs (reported as `Unsupported`).
-    #[error("{0}")]
-    Unsupported(String),
+    /// The target or the profile lacks what the model needs (reported as `Unsupported`).
+    #[error("{1}")]
+    Unsupported(Cause, String),
     /// The target kept throttling the survey (reported as an error of the run, never as
     /// a verdict).
     #[error("{0}")]
@@ -242,12 +243,13 @@ pub async fn cast(env: &mut Env) -> Result<Cast, SetupError> {
     }
     if skills.is_empty() {
         return Err(SetupError::Unsupported(
+            Cause::Target,
             "no caller's discovery request listed a skill with a readable descriptor".into(),
         ));
     }
     let units = units(&profile, &skills);
     if units.is_empty() {
-        return Err(SetupError::Unsupported("the profile maps no fixture role ([ssp.roles]) to a skill the target lists with a readable descriptor".into()));
+        return Err(SetupError::Unsupported(Cause::Profile, "the profile maps no fixture role ([ssp.roles]) to a skill the target lists with a readable descriptor".into()));
     }
     let seen = indexes
         .iter()

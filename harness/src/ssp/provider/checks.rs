@@ -199,7 +199,7 @@ async fn visibility(env: &mut Env) -> Step<()> {
     let mut private_seen = false;
     let creds = env.all_creds();
     if creds.is_empty() {
-        return Err(Finding::unsupported(
+        return Err(Finding::untested(
             "[ssp.credentials] holds no credential for authenticated discovery",
         ));
     }
@@ -958,7 +958,7 @@ async fn privacy(env: &mut Env) -> Step<()> {
         },
         (Cred::Bearer(_), _, Some(t)) => Cred::Bearer(t.clone()),
         _ => {
-            return Err(Finding::unsupported(
+            return Err(Finding::untested(
                 "the profile has no second valid credential for the restricted skill's auth type",
             ));
         }
@@ -1056,7 +1056,7 @@ async fn concurrency(env: &mut Env) -> Step<()> {
 async fn public_none(env: &mut Env) -> Step<()> {
     let f = env.fixture(FixtureRole::AuthNone).await?;
     if f.descriptor.auth.kind != AuthType::None || f.descriptor.access != AccessPolicy::Public {
-        return Err(Finding::unsupported(format!(
+        return Err(Finding::untested(format!(
             "role auth_none maps to {} which is not public + auth none",
             f.descriptor.id
         )));
@@ -1194,7 +1194,7 @@ async fn permission_denied(env: &mut Env, role: FixtureRole) -> Step<()> {
         },
         (Cred::Bearer(_), _, Some(t)) => Cred::Bearer(t.clone()),
         _ => {
-            return Err(Finding::unsupported(format!(
+            return Err(Finding::untested(format!(
                 "no limited credential for role {role} in [ssp.credentials]"
             )));
         }
@@ -1226,7 +1226,7 @@ async fn permission_denied(env: &mut Env, role: FixtureRole) -> Step<()> {
 async fn wrong_header(env: &mut Env) -> Step<()> {
     let f = env.fixture(FixtureRole::AuthApiKey).await?;
     let Cred::ApiKey { header, key } = f.cred.clone() else {
-        return Err(Finding::unsupported(
+        return Err(Finding::untested(
             "role auth_api_key is not an api_key skill",
         ));
     };
@@ -1425,7 +1425,8 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
         (
             "SSP-DISC-4/agreement",
             "every descriptor_url gives a valid descriptor agreeing with its index entry",
-            &["SSP-DISC-4"],
+            // Every served descriptor is validated, against SSP-SCH-2…4's rules too.
+            &["SSP-DISC-4", "SSP-SCH-2", "SSP-SCH-3", "SSP-SCH-4"],
             Kind::Agreement,
         ),
         (

@@ -328,7 +328,7 @@ impl Env {
         let validator = SspValidator::global().map_err(|e| Finding::harness(e.to_string()))?;
         let report = validator.validate(v, t, Mode::Lenient);
         if let Some(e) = report.errors.first() {
-            return Err(Finding::fail(
+            let finding = Finding::fail(
                 &e.path,
                 e.expected.clone(),
                 e.actual.clone(),
@@ -339,7 +339,11 @@ impl Env {
                     e.message,
                     report.errors.len()
                 ),
-            ));
+            );
+            return Err(match t {
+                DocType::Descriptor | DocType::Index => finding.on(&[schema_rule(&e.path)]),
+                _ => finding,
+            });
         }
         T::deserialize(v).map_err(|e| Finding::harness(format!("{what}: valid but not typed: {e}")))
     }
@@ -347,7 +351,7 @@ impl Env {
     /// The skill id the profile maps to `role`, or Unsupported.
     pub fn role_id(&self, role: FixtureRole) -> Step<String> {
         self.profile.roles.get(&role).cloned().ok_or_else(|| {
-            Finding::unsupported(format!(
+            Finding::untested(format!(
                 "the target profile maps no skill to the fixture role `{role}` ([ssp.roles])"
             ))
         })
@@ -417,7 +421,7 @@ impl Env {
     pub fn cred_for(&self, d: &SkillDescriptor) -> Step<Cred> {
         let c = &self.profile.credentials;
         let missing = |what: &str| {
-            Finding::unsupported(format!("skill {} needs {what} in [ssp.credentials]", d.id))
+            Finding::untested(format!("skill {} needs {what} in [ssp.credentials]", d.id))
         };
         Ok(match d.auth.kind {
             AuthType::None => Cred::None,
@@ -736,4 +740,20 @@ pub fn protocol_statuses(code: &str) -> Option<&'static [u16]> {
         ErrorCode::VALIDATION_ERROR => &[400],
         _ => return None,
     })
+}
+
+/// The schema rule a served index or descriptor breaks at `path` (issue 26: a failure names
+/// the rule it violated): versions are SSP-SCH-2's, URLs and URL templates SSP-SCH-3's, the
+/// auth members and input names SSP-SCH-4's, the rest the schema's own (SSP-SCH-1).
+pub fn schema_rule(path: &str) -> &'static str {
+    let last = path.rsplit('/').next().unwrap_or_default();
+    if last == "version" {
+        "SSP-SCH-2"
+    } else if last == "url" || last.ends_with("_url") {
+        "SSP-SCH-3"
+    } else if path.starts_with("/auth") || path.starts_with("/inputs") {
+        "SSP-SCH-4"
+    } else {
+        "SSP-SCH-1"
+    }
 }

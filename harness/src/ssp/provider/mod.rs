@@ -55,16 +55,16 @@ pub fn profile_of(ctx: &CheckCtx) -> Result<Option<SspProfile>, String> {
 }
 
 /// The environment an SSP check runs in: the target's SSP profile and its own connection
-/// pool (with the run's limits and TLS settings); else the check's verdict — `Unsupported`
+/// pool (with the run's limits and TLS settings); else the check's verdict — `untested`
 /// without an `[ssp]` table, a harness error when the profile or the client cannot be made.
 pub fn check_env(ctx: &CheckCtx) -> Result<Env, Box<Verdict>> {
     let profile = match profile_of(ctx) {
         Ok(Some(p)) => p,
         Ok(None) => {
-            return Err(Box::new(Verdict::Unsupported {
-                reason: "the target profile has no [ssp] table (fixture roles and credentials)"
-                    .into(),
-            }));
+            // The user's profile gap, not the target's: SSP stays untested (issue 26).
+            return Err(Box::new(Verdict::untested(
+                "the target profile has no [ssp] table (fixture roles and credentials)",
+            )));
         }
         Err(message) => return Err(Box::new(Verdict::HarnessError { message })),
     };
@@ -116,6 +116,10 @@ impl Check for ProviderCheck {
             "AUTH" => "auth",
             _ => "ssp",
         })
+    }
+    fn self_test(&self) -> bool {
+        // The harness's consumer against a closed local port: the target is not involved.
+        self.kind == checks::Kind::ConsumerUnreachable
     }
     fn long_running(&self) -> bool {
         // These wait for an execution to run its course on the provider's clock.

@@ -159,7 +159,7 @@ fn cell(o: &mut String, c: &CheckResult) {
         (_, Kind::Pass) => {
             let _ = write!(o, "<td class=pass>{}", escape(&super::verdict_word(c)));
         }
-        (Verdict::Unsupported { reason } | Verdict::Skipped { reason }, _) => {
+        (Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason }, _) => {
             let _ = write!(
                 o,
                 "<td class=na title=\"{}\">{}",

@@ -43,6 +43,7 @@ pub(super) fn render(o: &mut String, r: &Report) {
     if problems.is_empty() {
         o.push_str("<p class=\"ok\">Nothing failed, warned or went wrong in the harness.</p>");
     }
+    groups(o, r);
     if problems.len() > 1 {
         index(o, &problems);
     }
@@ -50,6 +51,36 @@ pub(super) fn render(o: &mut String, r: &Report) {
         article(o, c, i < OPEN_TRANSCRIPTS);
     }
     o.push_str("</section>\n");
+}
+
+/// Failures grouped by their first violated fact (issue 26): one bug reads as one row,
+/// with its count and links to every result it explains.
+fn groups(o: &mut String, r: &Report) {
+    let groups = r.failure_groups();
+    if groups.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<h3 id=\"groups\">Failure groups ({}) — one row per expected fact (one bug, many checks)</h3>\
+<table class=\"groups\"><thead><tr><th scope=\"col\">checks</th><th scope=\"col\">rules: expected, got</th>\
+<th scope=\"col\">results</th></tr></thead><tbody>",
+        groups.len()
+    );
+    for g in &groups {
+        let links: Vec<String> = (g.checks.iter())
+            .map(|id| format!("<a href=\"#{}\">{}</a>", anchor(id), escape(id)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "<tr class=\"{}\"><td>{}<td><code>{}</code><td>{}",
+            if g.fails_run { "fail" } else { "warn" },
+            g.checks.len(),
+            escape(&g.fact),
+            links.join(" ")
+        );
+    }
+    o.push_str("</tbody></table>\n");
 }
 
 /// One line per problem, linked to its article: the whole list before the details.
@@ -80,11 +111,19 @@ fn index(o: &mut String, problems: &[(u8, &CheckResult)]) {
 
 fn article(o: &mut String, c: &CheckResult, open: bool) {
     let kind = Kind::of(c);
-    let reqs: Vec<String> = c
-        .requirements
+    // The rules the failure violated (a model's counterexample names one or two of the many
+    // it exercises), not every rule the check cites (issue 26).
+    let shown = c.violated().unwrap_or(&c.requirements);
+    let mut reqs: Vec<String> = shown
         .iter()
         .map(|id| format!("<a href=\"#{}\">{}</a>", anchor(id), escape(id)))
         .collect();
+    if shown.len() < c.requirements.len() || shown.iter().any(|id| !c.requirements.contains(id)) {
+        reqs.push(format!(
+            "<span class=\"muted\">(violated; the check cites {} rules)</span>",
+            c.requirements.len()
+        ));
+    }
     let _ = write!(
         o,
         "<article class=\"failure fi {cls}\" id=\"{id}\"><h3><span class=\"badge {cls}\">{word}</span> \

@@ -81,7 +81,7 @@ fn requirement(o: &mut String, row: &RequirementRow, by_id: &BTreeMap<&str, &Che
 fn evidence_item(c: &CheckResult) -> String {
     let k = Kind::of(c);
     let what = match &c.verdict {
-        Verdict::Unsupported { reason } | Verdict::Skipped { reason } => {
+        Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {
             format!("<code>{}</code>: {}", escape(&c.id), escape(reason))
         }
         _ => format!("<a href=\"#{}\">{}</a>", c.anchor(), escape(&c.id)),

@@ -12,6 +12,7 @@ mod charts;
 mod checks;
 mod failures;
 mod matrix;
+mod not_run;
 mod power;
 mod style;
 mod summary;
@@ -38,6 +39,7 @@ pub fn render(report: &Report) -> String {
     let areas = areas::derive(report);
     areas::render(&mut o, report, &areas);
     failures::render(&mut o, report);
+    not_run::render(&mut o, report);
     charts::latency_section(&mut o, report);
     matrix::render(&mut o, report, &areas);
     checks::render(&mut o, report);

@@ -39,7 +39,8 @@ svg text{font:11px system-ui,sans-serif;fill:#1f2328}svg.bar{vertical-align:midd
 .f-lat{fill:#54aeff}.whisker{stroke:#0a3069;stroke-width:2}\
 article.failure{border:1px solid #d0d7de;border-left:8px solid #cf222e;border-radius:6px;padding:.3em 1em .8em;margin:.8em 0;background:#fff}\
 article.failure.warn{border-left-color:#d4a72c}article.failure.err{border-left-color:#e16f24}article.failure.xfail{border-left-color:#8250df}\
-article.failure h3{margin:.4em 0}.msg{font-weight:600}\
+article.failure h3{margin:.4em 0}.msg{font-weight:600;white-space:pre-wrap}\
+.muted{color:#666;font-weight:400}details.not-run{margin:.3em 0}\
 .vs{display:grid;grid-template-columns:1fr 1fr;gap:.6em}.vs>div{min-width:0}\
 @media (max-width:800px){.vs{grid-template-columns:1fr}}\
 details{margin:.25em 0}summary{cursor:pointer}details.transcript ol{padding-left:1.4em}details.transcript li{margin:.5em 0}\
@@ -55,14 +56,21 @@ var box=document.getElementById('filter-box'),input=document.getElementById('fil
 if(!box||!input||!out){return;}
 box.hidden=false;
 var items=Array.prototype.slice.call(document.querySelectorAll('.fi,#checks tbody tr'));
-var texts=items.map(function(e){return e.textContent.toLowerCase();});
+// A row's cells joined by spaces (textContent alone glues "…@http" to "unsupported").
+var texts=items.map(function(e){var t=e.cells?Array.prototype.map.call(e.cells,function(c){return c.textContent;}).join(' '):e.textContent;return t.toLowerCase();});
 var groups=Array.prototype.slice.call(document.querySelectorAll('details.grp'));
 var initial=groups.map(function(g){return g.open;});
+// A verdict word matches whole words only: "unsupported" must not find unsupported_media_type.
+var WORDS=['pass','fail','warn','unsupported','skipped','untested','xfail'];
+function has(text,t){
+if(WORDS.indexOf(t)<0){return text.indexOf(t)>=0;}
+return new RegExp('(^|[^a-z0-9_])'+t+'($|[^a-z0-9_])').test(text);
+}
 function apply(){
 var terms=input.value.toLowerCase().split(/\s+/).filter(function(t){return t.length>0;});
 var shown=0;
 items.forEach(function(e,i){
-var hit=terms.every(function(t){return texts[i].indexOf(t)>=0;});
+var hit=terms.every(function(t){return has(texts[i],t);});
 e.hidden=!hit;if(hit){shown++;}
 });
 groups.forEach(function(g,i){

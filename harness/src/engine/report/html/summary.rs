@@ -81,6 +81,12 @@ fn counts(o: &mut String, r: &Report) {
         // Zero counts of the rarer kinds are noise; passes are always shown.
         if n > 0 || class == "pass" {
             let label = if n == 1 { one } else { many };
+            // Results that judged nothing lead to the list of why (issue 26).
+            let label = if class == "na" {
+                format!("<a href=\"#not-run\">{label}</a>")
+            } else {
+                label.to_string()
+            };
             let _ = write!(o, "<li class=\"{class}\"><strong>{n}</strong> {label}</li>");
         }
     }
