@@ -239,7 +239,7 @@ fn body(u: &mut Unstructured) -> arbitrary::Result<Body> {
     Ok(match u.int_in_range(0u8..=22)? {
         20 => Body::AtLimit,
         21 => Body::OverLimit,
-        22 => Body::Blank,
+        22 => Body::Empty,
         _ => Body::Short,
     })
 }

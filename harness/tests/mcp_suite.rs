@@ -61,6 +61,40 @@ enum Fault {
     AbsentHeaderRefused,
     CursorIgnored,
     UnadvertisedServed,
+    /// The draft's codes (-32001, -32004) instead of the release's (-32020, -32022).
+    DraftCodes,
+    /// -32042 (MUST NOT in 2026-07-28, MCP26-7) instead of -32020.
+    ForbiddenCode,
+    /// -32022 without `data.supported` (MCP26-2).
+    NoSupportedList,
+    /// -32022 without `data.requested` (MCP26-2, SHOULD).
+    NoRequested,
+    /// A header mismatch refused with a bare 400 (MCP26-1: an intermediary's answer).
+    BareMismatch,
+    /// 2026-07-28 404s without a JSON-RPC body (MCP26-3).
+    BareNotFound,
+    /// ping and logging/setLevel served in 2026-07-28 (MCP26-3: a dual-era choice).
+    RemovedServed,
+    /// server/discover's supportedVersions without 2025-03-26 (MCP26-1 exception off).
+    No20250326,
+    /// A modern request without MCP-Protocol-Version is served (the header is added).
+    HeaderlessServed,
+    /// Both: the headerless request served by a server that does not serve 2025-03-26.
+    HeaderlessServedNo20250326,
+}
+
+impl Fault {
+    /// server/discover leaves 2025-03-26 out of supportedVersions.
+    fn drops_20250326(self) -> bool {
+        matches!(self, Self::No20250326 | Self::HeaderlessServedNo20250326)
+    }
+    /// A modern request without a version header is served.
+    fn serves_headerless(self) -> bool {
+        matches!(
+            self,
+            Self::HeaderlessServed | Self::HeaderlessServedNo20250326
+        )
+    }
 }
 
 struct Proxy {
@@ -148,6 +182,12 @@ fn break_request(f: Fault, h: &mut HeaderMap, body: &mut Option<Value>) {
         Fault::OriginIgnored => {
             h.remove("origin");
         }
+        _ if f.serves_headerless()
+            && !h.contains_key("mcp-protocol-version")
+            && meta_version.as_deref() == Some(MODERN) =>
+        {
+            set(h, "mcp-protocol-version", MODERN);
+        }
         Fault::CursorIgnored if method_of(body) == "tools/list" => {
             if let Some(p) = body
                 .as_mut()
@@ -206,9 +246,48 @@ fn break_request(f: Fault, h: &mut HeaderMap, body: &mut Option<Value>) {
     }
 }
 
+/// Response-side breakage of a 2026-07-28 answer `v` to `method` (MCP26-1, -2, -7).
+fn break_modern_message(f: Fault, method: &str, v: &mut Value) {
+    match f {
+        _ if f.drops_20250326() && method == "server/discover" => {
+            if let Some(vs) = v
+                .pointer_mut("/result/supportedVersions")
+                .and_then(Value::as_array_mut)
+            {
+                vs.retain(|x| x != "2025-03-26");
+            }
+        }
+        Fault::DraftCodes => {
+            let draft = match v.pointer("/error/code").and_then(Value::as_i64) {
+                Some(-32020) => -32001,
+                Some(-32022) => -32004,
+                _ => return,
+            };
+            v["error"]["code"] = json!(draft);
+        }
+        Fault::ForbiddenCode if v.pointer("/error/code") == Some(&json!(-32020)) => {
+            v["error"]["code"] = json!(-32042);
+        }
+        Fault::NoSupportedList | Fault::NoRequested
+            if v.pointer("/error/code") == Some(&json!(-32022)) =>
+        {
+            let member = if f == Fault::NoSupportedList {
+                "supported"
+            } else {
+                "requested"
+            };
+            if let Some(d) = v.pointer_mut("/error/data").and_then(Value::as_object_mut) {
+                d.remove(member);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Response-side breakage of a JSON-RPC answer `v` to `req`.
 fn break_message(f: Fault, req: &Value, v: &mut Value) {
     let method = method_of(&Some(req.clone()));
+    break_modern_message(f, &method, v);
     match f {
         Fault::VersionEcho if method == "initialize" => {
             if let Some(asked) = req.pointer("/params/protocolVersion").cloned() {
@@ -335,6 +414,9 @@ async fn handle(
         Fault::ModernSessionMinted if modern => set(&mut hs, "mcp-session-id", "minted-by-fault"),
         _ => {}
     }
+    if let Some(resp) = break_modern(f, modern, status, req.as_ref(), &bytes) {
+        return resp;
+    }
     let mut out = bytes.to_vec();
     if let (Some(r), Ok(mut v)) = (req.as_ref(), serde_json::from_slice::<Value>(&bytes)) {
         break_message(f, r, &mut v);
@@ -344,6 +426,41 @@ async fn handle(
     let mut resp = (status, out).into_response();
     resp.headers_mut().extend(hs);
     resp
+}
+
+/// Answer-side breakage of the 2026-07-28 status mapping (MCP26-1, MCP26-3): `Some` is the
+/// answer to send instead of the reference's.
+fn break_modern(
+    f: Fault,
+    modern: bool,
+    status: StatusCode,
+    req: Option<&Value>,
+    bytes: &Bytes,
+) -> Option<Response> {
+    let code = serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
+    let method = method_of(&req.cloned());
+    match f {
+        Fault::BareMismatch if status == StatusCode::BAD_REQUEST && code == Some(-32020) => {
+            Some((StatusCode::BAD_REQUEST, "Bad Request").into_response())
+        }
+        Fault::BareNotFound if modern && status == StatusCode::NOT_FOUND => {
+            Some((StatusCode::NOT_FOUND, "Not Found").into_response())
+        }
+        Fault::RemovedServed
+            if modern
+                && status == StatusCode::NOT_FOUND
+                && (method == "ping" || method == "logging/setLevel") =>
+        {
+            let id = req.and_then(|r| r.get("id")).cloned();
+            Some(json_reply(
+                StatusCode::OK,
+                &json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            ))
+        }
+        _ => None,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -429,6 +546,101 @@ async fn assert_bites(fault: Fault, check: &str) {
     assert!(bit, "{fault:?}: {check} did not {want}: {:?}", v.get(check));
 }
 
+/// `fault` makes each of `checks` (MUST rules) warn, not fail: the answer is one the
+/// 2026-07-28 note accepts with a warning.
+async fn assert_warns(fault: Fault, checks: &[&str]) {
+    let r = run_against(fault).await;
+    let v = verdicts(&r);
+    for check in checks {
+        assert!(
+            matches!(v.get(*check), Some(Verdict::Warn(_))),
+            "{fault:?}: {check} did not warn: {:?}",
+            v.get(*check)
+        );
+    }
+    let fails: Vec<&String> = v
+        .iter()
+        .filter(|(_, v)| matches!(v, Verdict::Fail(_) | Verdict::HarnessError { .. }))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        fails.is_empty(),
+        "{fault:?}: a warned answer failed {fails:?}"
+    );
+}
+
+/// `fault` leaves each of `checks` passing, and nothing fails.
+async fn assert_passes(fault: Fault, checks: &[&str]) {
+    let r = run_against(fault).await;
+    let v = verdicts(&r);
+    for check in checks {
+        assert!(
+            matches!(v.get(*check), Some(Verdict::Pass)),
+            "{fault:?}: {check} did not pass: {:?}",
+            v.get(*check)
+        );
+    }
+    let fails: Vec<&String> = v
+        .iter()
+        .filter(|(_, v)| matches!(v, Verdict::Fail(_) | Verdict::HarnessError { .. }))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(fails.is_empty(), "{fault:?}: {fails:?}");
+}
+
+/// MCP26-1 exception: a server that serves 2025-03-26 may read a request without
+/// MCP-Protocol-Version as 2025-03-26 and serve it; one that does not, refusing it with
+/// -32020 (what the reference answers), passes as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_headerless_request_is_judged_only_without_2025_03_26() {
+    assert_passes(
+        Fault::HeaderlessServed,
+        &["MCP-MD-3/version-header-mismatch"],
+    )
+    .await;
+    assert_passes(Fault::No20250326, &["MCP-MD-3/version-header-mismatch"]).await;
+}
+
+/// The 2026-07-28 draft's codes are warned for their condition (MCP26-1, MCP26-2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn draft_codes_warn_md_3_to_6() {
+    assert_warns(
+        Fault::DraftCodes,
+        &[
+            "MCP-MD-3/version-header-mismatch",
+            "MCP-MD-4/method-header-mismatch",
+            "MCP-MD-5/name-header-mismatch",
+            "MCP-MD-6/unsupported-version",
+        ],
+    )
+    .await;
+}
+
+/// MCP26-1: a bare 400 for a header fault (an intermediary's answer) is warned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bare_400_for_a_header_fault_warns_md_4() {
+    assert_warns(
+        Fault::BareMismatch,
+        &[
+            "MCP-MD-3/version-header-mismatch",
+            "MCP-MD-4/method-header-mismatch",
+        ],
+    )
+    .await;
+}
+
+/// MCP26-2: `data.requested` is a SHOULD.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_requested_version_warns_md_6() {
+    assert_warns(Fault::NoRequested, &["MCP-MD-6/unsupported-version"]).await;
+}
+
+/// MCP26-3: a dual-era server may keep ping and logging/setLevel.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn removed_methods_served_warn_md_8() {
+    assert_warns(Fault::RemovedServed, &["MCP-MD-8/unknown-methods"]).await;
+}
+
 macro_rules! bites {
     ($($name:ident: $fault:ident => $check:literal;)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -472,6 +684,10 @@ bites! {
     cursor_ignored_warns_tl_2: CursorIgnored => "MCP-TL-2/bad-cursor";
     unadvertised_capability_served_warns_cap_2: UnadvertisedServed => "MCP-CAP-2/unadvertised-refused";
     foreign_host_served_warns_or_2: None => "MCP-OR-2/foreign-host";
+    forbidden_code_fails_md_4: ForbiddenCode => "MCP-MD-4/method-header-mismatch";
+    no_supported_list_fails_md_6: NoSupportedList => "MCP-MD-6/unsupported-version";
+    bare_404_fails_md_8: BareNotFound => "MCP-MD-8/unknown-methods";
+    headerless_served_without_2025_03_26_fails_md_3: HeaderlessServedNo20250326 => "MCP-MD-3/version-header-mismatch";
 }
 
 /// A minimal stdio MCP server in Python: `ok` is correct, `noisy` logs to stdout, `fragile`

@@ -589,14 +589,25 @@ fn backoff_schedule() {
 
 #[test]
 fn template_expansion() {
+    let url = |t, id| expand_template(t, id).url;
     assert_eq!(
-        expand_template("https://x.example/s/{execution_id}", "e-1").expect("ok"),
+        url("https://x.example/s/{execution_id}", "e-1"),
         "https://x.example/s/e-1"
     );
     assert_eq!(
-        expand_template("https://x.example/s?id={execution_id}", "a/b c").expect("ok"),
+        url("https://x.example/s?id={execution_id}", "a/b c"),
         "https://x.example/s?id=a%2Fb%20c"
     );
-    assert!(expand_template("https://x.example/s", "e").is_err());
-    assert!(expand_template("https://x.example/{execution_id}/{execution_id}", "e").is_err());
+    // SSP-SCH-3: every occurrence is replaced; a template without it gets /<id> appended
+    // (the seed diagram's `GET {status_url}/{exec_id}`), and says so.
+    assert_eq!(
+        url("https://x.example/{execution_id}/{execution_id}", "e"),
+        "https://x.example/e/e"
+    );
+    let bare = expand_template("https://x.example/s/", "e");
+    assert_eq!(
+        (bare.url.as_str(), bare.appended),
+        ("https://x.example/s/e", true)
+    );
+    assert!(!expand_template("https://x.example/{execution_id}", "e").appended);
 }

@@ -58,8 +58,8 @@ catalogue! {
         "The body limit counts UTF-8 bytes instead of Unicode scalar values (500 emoji are refused).";
     UnknownFieldAccepted = "unknown-field-accepted", ["PV-EN-1"],
         "Unknown top-level envelope members are silently dropped instead of refused 400 invalid_body.";
-    BlankBodyAccepted = "blank-body-accepted", ["PV-EN-1"],
-        "A whitespace-only body is accepted (only the empty string is refused).";
+    EmptyBodyAccepted = "empty-body-accepted", ["PV-EN-1"],
+        "An empty body (\"\") is accepted and stored (the seed: \"un body vide est rejeté avec 400 invalid_body\").";
     KindUnknownAsInvalidBody = "kind-unknown-as-invalid-body", ["PV-EN-3"],
         "An unknown kind is refused with reason invalid_body instead of kind_unknown.";
     ThreadRequiredNotEnforced = "thread-required-not-enforced", ["PV-EN-6"],
@@ -181,6 +181,8 @@ catalogue! {
         "evidence_max + 1 evidence items are accepted.";
     VerifyAddsSupport = "verify-adds-support", ["PV-RS-3"],
         "verify counts towards a claim's support like an attestation.";
+    RepeatVerifyWritesEvent = "repeat-verify-writes-event", ["PV-DI-9"],
+        "A verify of an already verified claim is treated as a transition: a second status event verified → verified is written.";
     ClaimChangeWithoutEvent = "claim-change-without-event", ["PV-DI-7"],
         "Claim status changes (attest, verify, refute, supersede) record no event.";
     // ---- Parley: only a sequence reveals these (issue 10) --------------------------------
@@ -231,8 +233,6 @@ catalogue! {
     // ---- SSP: invocation (SSP-INV) ------------------------------------------------------
     SspInvoke200 = "ssp-invoke-200", ["SSP-INV-1"],
         "An invocation is answered 200 instead of 202 Accepted.";
-    SspValidationDetailsMissing = "ssp-validation-details-missing", ["SSP-INV-2"],
-        "400 VALIDATION_ERROR is sent without the details array.";
     SspWrongSkillExecuted = "ssp-wrong-skill-executed", ["SSP-INV-2"],
         "The endpoint ignores the request's skill_id and runs its own skill (wrong-skill execution).";
     SspStatusGoesBackwards = "ssp-status-goes-backwards", ["SSP-INV-3"],
@@ -243,7 +243,7 @@ catalogue! {
         "Terminal InvocationResponses carry no timestamps.completed_at.";
     SspResultOutputEarly = "ssp-result-output-early", ["SSP-INV-4"],
         "result_url before completion answers 202 with an `output: null` member (the serializer never skips it).";
-    SspUnstableExecutionNotFound = "ssp-unstable-execution-not-found", ["SSP-INV-4"],
+    SspUnstableExecutionNotFound = "ssp-unstable-execution-not-found", ["SSP-ERR-3", "SSP-INV-4"],
         "Unstable error codes: an unknown execution is refused with code EXECUTION_NOT_FOUND instead of SKILL_NOT_FOUND.";
     SspTimeoutAsFailed = "ssp-timeout-as-failed", ["SSP-INV-5"],
         "An overrun is reported as status failed instead of timeout.";
@@ -251,13 +251,15 @@ catalogue! {
         "context.timeout_ms is ignored: only endpoint.timeout_ms limits an execution.";
     SspExecutionReadableByOthers = "ssp-execution-readable-by-others", ["SSP-INV-6"],
         "A non-public execution is readable with any valid credential, not only the one that created it.";
-    SspUnstableAuthCode = "ssp-unstable-auth-code", ["SSP-AUTH-2", "SSP-ERR-2"],
+    SspUnstableAuthCode = "ssp-unstable-auth-code", ["SSP-ERR-3", "SSP-AUTH-2", "SSP-ERR-2"],
         "Unstable error codes: 401 answers carry the code UNAUTHENTICATED instead of AUTH_REQUIRED.";
     // ---- SSP: auth (SSP-AUTH) -----------------------------------------------------------
     SspPublicNeedsCredentials = "ssp-public-needs-credentials", ["SSP-AUTH-1"],
         "A public skill with auth none refuses anonymous invocations with 401.";
-    Ssp401WithoutWwwAuthenticate = "ssp-401-without-www-authenticate", ["SSP-AUTH-2"],
-        "401 AUTH_REQUIRED is sent without a WWW-Authenticate header.";
+    Ssp401PermissionDenied = "ssp-401-permission-denied", ["SSP-ERR-2"],
+        "Missing or invalid credentials get 401 with the code PERMISSION_DENIED (one of the seven, but not the seed's code for the condition).";
+    SspFailedOwnCode = "ssp-failed-own-code", ["SSP-ERR-3"],
+        "A skill that ran and failed reports an error code of its own (SKILL_FAILED), outside the seed's seven.";
     SspMissingScopeAs401 = "ssp-missing-scope-as-401", ["SSP-AUTH-3"],
         "A valid credential lacking the scope gets 401 AUTH_REQUIRED instead of 403 PERMISSION_DENIED.";
     SspApiKeyAnyHeader = "ssp-api-key-any-header", ["SSP-AUTH-4"],

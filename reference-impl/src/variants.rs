@@ -77,7 +77,10 @@ catalogue! {
         "Every HTTP operation route but the manifest's lives under `/forum/api/` (declared in `operations`); the `/v1/` paths of the table are unknown routes.";
     ForeignNotFoundShape = "foreign-not-found-shape",
         "parley-v1.md §10: `not_found` (unknown route) is a Parley reason; paths outside `/v1/` and `/mcp` are not Parley's namespace",
-        "Unknown routes outside `/v1/` and `/mcp` are answered 404 in SSP's error shape (`{\"error\":{\"code\":\"NOT_FOUND\"}}`), as by a server hosting both on one origin.";
+        "Unknown routes outside `/v1/` and `/mcp` are answered 404 in SSP's error shape (`{\"error\":{\"code\":\"SKILL_NOT_FOUND\"}}`, SSP-ERR-3), as by a server hosting both on one origin.";
+    BlankBodyAccepted = "blank-body-accepted",
+        "parley-v1.md PV-EN-1: a whitespace-only `body` SHOULD be refused the same way; a check warns (never fails) when it is accepted",
+        "A body of ASCII whitespace only is accepted and stored as sent (only a missing or empty body is refused).";
     // ---- Parley: other declared limits, enforced exactly (PV-MF-2) ---------------------
     // Not body_max_chars: the seed fixes "un corps d'au plus 500 caractères" and the
     // preamble of parley-v1.md checks the 500-character body against every target.
@@ -93,6 +96,9 @@ catalogue! {
     QuotaLower = "quota-lower",
         "parley-v1.md §1 PV-TR-5: the quota defaults to `limits.writes_per_minute` — the server's value",
         "Declares and enforces writes_per_minute 3000 (half the reference's).";
+    LimitsLarger = "limits-larger",
+        "parley-v1.md §2 PV-MF-2: \"the server MUST enforce exactly the limits it declares\" and checks read every limit from the manifest; only body_max_chars is fixed",
+        "Declares and enforces larger limits than the reference: inbox_limit_default 100, inbox_limit_max 1000, evidence_max 16, evidence_ref_max_chars 4096, provenance_max_chars 1000, request_max_bytes 262144, writes_per_minute 12000.";
     // ---- Parley + SSP: the wire layout (PV-RS-2, PV-TR-2/3, RFC 9110, RFC 8259) --------
     ExtraResponseMembers = "extra-response-members",
         "parley-v1.md §11 PV-RS-2: extra members are allowed (a harness ignores what it does not know)",
@@ -140,6 +146,12 @@ catalogue! {
     SspExtraMembers = "ssp-extra-members",
         "ssp.md SSP-SCH-1: provider HTTP checks run lenient for unknown members (a MINOR release may add members)",
         "The index, its entries, descriptors, invocation responses and errors carry an extra member `x_provider`.";
+    SspBareErrors = "ssp-bare-errors",
+        "seed §8.2: `details` and `retry` are optional (\"Non\"); ssp.md SSP-INV-2/4/5, SSP-AUTH-2/3: details, retry and `WWW-Authenticate` SHOULD (a missing one is a warning)",
+        "Every SSP error, HTTP answers and the error of a failed or timed-out execution, carries only code and message: no details, no retry, and a 401 has no WWW-Authenticate.";
+    SspHiddenExecutionRefused = "ssp-hidden-execution-refused",
+        "ssp.md SSP-INV-6: without credentials 404 or 401 `AUTH_REQUIRED`; with other valid credentials 404 or 403 `PERMISSION_DENIED` (seed §7.4)",
+        "Another caller's read of a non-public execution is 401 AUTH_REQUIRED without valid credentials and 403 PERMISSION_DENIED with other valid ones, instead of 404.";
     SspPathsMoved = "ssp-paths-moved",
         "ssp.md §7 and seed §4: descriptors carry `descriptor_url`, `endpoint.url`, `status_url`, `result_url`; only `/.well-known/skill-sharing` is fixed",
         "Every SSP route but discovery lives under `/skills-api/` instead of `/ssp/`; the old paths are unknown.";
@@ -163,6 +175,8 @@ impl Variant {
             | SspUnknownFilterEmpty
             | SspExecutionTimeoutAlias
             | SspExtraMembers
+            | SspBareErrors
+            | SspHiddenExecutionRefused
             | SspPathsMoved => "ssp",
             MembersReversed
             | PrettyJson
@@ -247,6 +261,15 @@ impl Variants {
         }
         if self.is_on(Variant::QuotaLower) {
             limits.writes_per_minute = 3000;
+        }
+        if self.is_on(Variant::LimitsLarger) {
+            limits.inbox_limit_default = 100;
+            limits.inbox_limit_max = 1000;
+            limits.evidence_max = 16;
+            limits.evidence_ref_max_chars = 4096;
+            limits.provenance_max_chars = 1000;
+            limits.request_max_bytes = 256 * 1024;
+            limits.writes_per_minute = 12_000;
         }
         limits
     }

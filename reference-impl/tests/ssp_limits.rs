@@ -1,6 +1,6 @@
 //! The SSP provider's limits (issue 13 §2–§3): memory per execution bounded (terminal
 //! executions leave the memory cache, the cache is bounded in bytes), retention of
-//! executions, and the per-client invocation rate limit (429 `RATE_LIMITED` in the unified
+//! executions, and the per-client invocation rate limit (429 `ENDPOINT_UNREACHABLE` in the unified
 //! shape, with `Retry-After`). In process; time-dependent parts run under paused tokio time.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
@@ -150,7 +150,8 @@ async fn invocations_beyond_a_clients_rate_get_429_rate_limited() {
     let r = c.invoke_from(peer(1), "echo", &echo, &[]).await;
     // The unified shape (checked against the schema by the client) with a code of its own.
     assert_eq!(r.status, 429, "{}", r.body);
-    assert_eq!(r.body["error"]["code"], "RATE_LIMITED");
+    // SSP-ERR-3's table: a rate limit is ENDPOINT_UNREACHABLE (the seven have no other).
+    assert_eq!(r.body["error"]["code"], "ENDPOINT_UNREACHABLE");
     assert_eq!(r.headers.get("retry-after").unwrap(), "1");
     let delay = r.body["error"]["retry"]["suggested_delay_ms"]
         .as_u64()

@@ -186,7 +186,10 @@ async fn always_fails_ends_failed_with_a_unified_error() {
     .await;
     let done = until_terminal(&c, &id, &[], &mut lc).await;
     assert_eq!(done["status"], "failed");
-    assert_eq!(done["error"]["code"], "SKILL_FAILED");
+    assert_eq!(
+        done["error"]["code"], "ENDPOINT_UNREACHABLE",
+        "SSP-ERR-3: one of the seven"
+    );
     assert_eq!(done["error"]["details"], json!({"reason": "because"}));
     assert!(
         done["error"]["message"]
@@ -309,7 +312,10 @@ async fn spec_lookup_returns_catalogue_rows() {
     let mut lc = Lifecycle::default();
     let done = until_terminal(&c, &id, &poll_h, &mut lc).await;
     assert_eq!(done["status"], "failed");
-    assert_eq!(done["error"]["code"], "REQUIREMENT_NOT_FOUND");
+    assert_eq!(
+        done["error"]["code"], "VALIDATION_ERROR",
+        "a failure its inputs caused"
+    );
     // Executions of the restricted skill are invisible without the signature (SSP-INV-6).
     assert_eq!(c.status(&id, &[]).await.status, 404);
 }
@@ -363,7 +369,7 @@ async fn forum_digest_summarises_a_real_parley_thread() {
     assert_eq!(out["kinds"], json!({"answer": 1, "ask": 1, "inform": 1}));
     assert_eq!(out["state"], "answered");
     assert!(out.get("awaiting").is_some());
-    // Unknown thread → failed with THREAD_NOT_FOUND.
+    // Unknown thread → failed with VALIDATION_ERROR (its input caused it, SSP-ERR-3).
     let (id, mut lc) = accepted(
         &c,
         "forum-digest",
@@ -373,7 +379,7 @@ async fn forum_digest_summarises_a_real_parley_thread() {
     .await;
     let done = until_terminal(&c, &id, &[BEARER], &mut lc).await;
     assert_eq!(done["status"], "failed");
-    assert_eq!(done["error"]["code"], "THREAD_NOT_FOUND");
+    assert_eq!(done["error"]["code"], "VALIDATION_ERROR");
 }
 
 #[tokio::test]

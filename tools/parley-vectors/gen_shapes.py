@@ -212,6 +212,8 @@ V("shapes/order-403-before-415", ["PV-AU-6", "PV-AU-1"],
   "A reader with a text/plain body: 403 token_right_missing comes before 415",
   lambda: [raw("reader", "POST", "/v1/messages", ASK_TEXT, {"content-type": "text/plain"}, RIGHT_MISSING)])
 V("shapes/order-413-before-415", ["PV-AU-6", "PV-TR-5"],
-  "An oversized text/plain body gets 413 before 415",
-  lambda: [raw("agent_a", "POST", "/v1/messages", headers={"content-type": "text/plain"},
-               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": 70000}}}, expect=TOO_LARGE)])
+  "A text/plain body over the declared request_max_bytes gets 413 before 415",
+  lambda: [manifest("anonymous", {"limits": {"request_max_bytes": {"$type": "integer"}}},
+                    capture={"rmax": "/limits/request_max_bytes"}),
+           raw("agent_a", "POST", "/v1/messages", headers={"content-type": "text/plain"},
+               body_json={"kind": "ask", "body": {"$repeat": {"s": "a", "n": "$rmax"}}}, expect=TOO_LARGE)])

@@ -43,8 +43,10 @@ V("manifest/core-members", ["PV-MF-1"],
 # it has no evidence to limit, so they are asked of servers listing the profile only.
 V("manifest/limits", ["PV-MF-1", "PV-MF-2", "PV-EN-2"],
   "The manifest's limits declare every core limit of §2, and body_max_chars is the seed's 500",
-  lambda: [manifest("anonymous", {"limits": {
-      "body_max_chars": 500, "extension_pattern": {"$type": "string"}, "request_max_bytes": {"$type": "integer"},
+  # PV-MF-2: "A server MUST declare body_max_chars 500 [...] a declared other value fails PV-MF-2."
+  lambda: [on(manifest("anonymous", {"limits": {"body_max_chars": 500}}), "PV-MF-2"),
+           manifest("anonymous", {"limits": {
+      "extension_pattern": {"$type": "string"}, "request_max_bytes": {"$type": "integer"},
       "inbox_limit_default": {"$type": "integer"}, "inbox_limit_max": {"$type": "integer"},
       "provenance_max_chars": {"$type": "integer"}, "writes_per_minute": {"$type": "integer"}}})], area="manifest")
 V("manifest/limits-dialectic", ["PV-MF-1", "PV-MF-2", "PV-DI-1"],

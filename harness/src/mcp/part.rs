@@ -25,6 +25,15 @@ pub struct LegacyFacts {
 pub struct ModernFacts {
     /// `capabilities`.
     pub capabilities: Value,
+    /// `supportedVersions` (the MCP26-1 exception and MCP26-6 depend on them).
+    pub versions: Vec<String>,
+}
+
+impl ModernFacts {
+    /// Whether `server/discover` lists `version`.
+    pub fn serves(&self, version: &str) -> bool {
+        self.versions.iter().any(|v| v == version)
+    }
 }
 
 /// The MCP wing's part of a prepared target.
@@ -150,5 +159,6 @@ fn discover_facts(result: &Option<Value>, status: u16, text: &str) -> Result<Mod
     }
     Ok(ModernFacts {
         capabilities: r.get("capabilities").cloned().unwrap_or(Value::Null),
+        versions,
     })
 }

@@ -202,19 +202,41 @@ pub fn check_compatibility(
     Ok(())
 }
 
-/// Substitutes `{execution_id}` in a status/result URL template (seed §5.5), percent-
-/// encoding the id as one path segment (ids are opaque strings).
-pub fn expand_template(template: &str, execution_id: &str) -> Result<String, ConsumerError> {
-    const VAR: &str = "{execution_id}";
-    if template.matches(VAR).count() != 1 {
-        return Err(ConsumerError::BadDescriptor(format!(
-            "URL template {template:?} must contain {VAR} exactly once"
-        )));
-    }
+/// A status/result URL expanded from its descriptor's template (SSP-SCH-3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expanded {
+    /// The URL to request.
+    pub url: String,
+    /// The template had no `{execution_id}`: the URL is `<template>/<execution_id>`, the
+    /// seed diagram's `GET {status_url}/{exec_id}` (a provider check warns).
+    pub appended: bool,
+}
+
+/// The one URL-template helper of the harness (consumer, checks, model, fuzz): every
+/// `{execution_id}` of the descriptor's template replaced (seed §5.5: MUST; the template is
+/// authoritative, SSP-SCH-3), the id percent-encoded as one path segment (ids are opaque
+/// strings); a template without the variable gets `/<execution_id>` appended.
+pub fn expand_template(template: &str, execution_id: &str) -> Expanded {
     let encoded: String = url::form_urlencoded::byte_serialize(execution_id.as_bytes())
         .collect::<String>()
         .replace('+', "%20");
-    Ok(template.replace(VAR, &encoded))
+    expand_raw(template, &encoded)
+}
+
+/// [`expand_template`] with a segment already in URL form (the fuzzer's hostile ids).
+pub fn expand_raw(template: &str, segment: &str) -> Expanded {
+    const VAR: &str = "{execution_id}";
+    if template.contains(VAR) {
+        Expanded {
+            url: template.replace(VAR, segment),
+            appended: false,
+        }
+    } else {
+        Expanded {
+            url: format!("{}/{segment}", template.trim_end_matches('/')),
+            appended: true,
+        }
+    }
 }
 
 /// Retry policy for one request: attempts and exponential backoff base.
@@ -497,14 +519,14 @@ impl<S: Sleeper> Consumer<S> {
                 self.sleeper.sleep(self.config.poll_interval).await;
             }
             n += 1;
-            let url = expand_template(template, &accepted.execution_id)?;
+            let url = expand_template(template, &accepted.execution_id).url;
             let (_, r) = self.get_response(&url, creds, header, true).await?;
             polls.push(r.clone());
             last = r;
         }
         let result = match (&descriptor.endpoint.result_url, last.status) {
             (Some(t), crate::ssp::types::ExecutionStatus::Completed) => {
-                let url = expand_template(t, &accepted.execution_id)?;
+                let url = expand_template(t, &accepted.execution_id).url;
                 self.get_response(&url, creds, header, false).await?.1
             }
             _ => last,

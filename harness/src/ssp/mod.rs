@@ -11,6 +11,7 @@
 //! - [`suite`]: every SSP check for the engine (`conform run --suite ssp`).
 
 pub mod cli;
+pub mod codes;
 pub mod consumer;
 pub mod document;
 pub mod fuzz;

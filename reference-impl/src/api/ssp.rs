@@ -139,6 +139,9 @@ fn answer(a: Answer) -> Response {
 
 fn refusal(f: Refusal) -> Response {
     let mut r = json_response(f.status, f.error.to_body().to_string());
+    if let Some(h) = f.hidden {
+        r.extensions_mut().insert(h);
+    }
     if let Some(ch) = f
         .www_authenticate
         .and_then(|c| HeaderValue::from_str(&c).ok())

@@ -31,7 +31,6 @@ pub(super) const WIRE_FAULTS: &[Fault] = &[
     Fault::SspFilterIgnored,
     Fault::SspDescriptorVersionDrift,
     Fault::SspInvoke200,
-    Fault::SspValidationDetailsMissing,
     Fault::SspWrongSkillExecuted,
     Fault::SspStatusGoesBackwards,
     Fault::SspCompletedAtMissing,
@@ -42,7 +41,8 @@ pub(super) const WIRE_FAULTS: &[Fault] = &[
     Fault::SspContextTimeoutIgnored,
     Fault::SspExecutionReadableByOthers,
     Fault::SspPublicNeedsCredentials,
-    Fault::Ssp401WithoutWwwAuthenticate,
+    Fault::Ssp401PermissionDenied,
+    Fault::SspFailedOwnCode,
     Fault::SspMissingScopeAs401,
     Fault::SspApiKeyAnyHeader,
     Fault::SspTerminalReadableByOthers,
@@ -360,7 +360,7 @@ async fn response(
     resp: Response,
 ) -> Response {
     let f = w.faults;
-    let (mut rparts, rbody) = resp.into_parts();
+    let (rparts, rbody) = resp.into_parts();
     let Some(bytes) = collect(rbody).await else {
         return json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -398,7 +398,7 @@ async fn response(
         r,
         Route::Index | Route::Invoke(_) | Route::Status(_) | Route::Result(_)
     ) {
-        ssp_error_response(f, &mut status, &mut rparts.headers, &mut v);
+        ssp_error_response(f, &mut status, &mut v);
     }
     let mut resp = json_response(status, rparts.headers, &v);
     if *r == Route::Index && f.is_on(Fault::SspIndexNotJson) {
@@ -443,7 +443,8 @@ fn index_response(f: Faults, v: &mut Value) {
     }
 }
 
-/// `ssp-timeout-as-failed`, `ssp-failed-error-without-message`, `ssp-completed-at-missing`,
+/// `ssp-timeout-as-failed`, `ssp-failed-error-without-message`, `ssp-failed-own-code`,
+/// `ssp-completed-at-missing`,
 /// `ssp-result-output-early`, `ssp-status-goes-backwards`, `ssp-unstable-execution-not-found`
 /// and the sequence faults of [`sequence_faults`].
 fn poll_response(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Value) {
@@ -462,6 +463,12 @@ fn poll_response(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Valu
         && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
     {
         e.remove("message");
+    }
+    if f.is_on(Fault::SspFailedOwnCode)
+        && v.get("status").and_then(Value::as_str) == Some("failed")
+        && let Some(code) = v.pointer_mut("/error/code")
+    {
+        *code = Value::from("SKILL_FAILED");
     }
     if f.is_on(Fault::SspCompletedAtMissing)
         && let Some(ts) = v.get_mut("timestamps").and_then(Value::as_object_mut)
@@ -538,15 +545,9 @@ fn sequence_faults(w: &Wire, r: &Route, id: &str, status: StatusCode, v: &mut Va
     }
 }
 
-/// The SSP error faults: `ssp-validation-details-missing`, `ssp-missing-scope-as-401`,
-/// `ssp-unstable-auth-code`, `ssp-401-without-www-authenticate`.
-fn ssp_error_response(f: Faults, status: &mut StatusCode, headers: &mut HeaderMap, v: &mut Value) {
-    if f.is_on(Fault::SspValidationDetailsMissing)
-        && v.pointer("/error/code").and_then(Value::as_str) == Some("VALIDATION_ERROR")
-        && let Some(e) = v.get_mut("error").and_then(Value::as_object_mut)
-    {
-        e.remove("details");
-    }
+/// The SSP error faults: `ssp-missing-scope-as-401`, `ssp-unstable-auth-code`,
+/// `ssp-401-permission-denied`.
+fn ssp_error_response(f: Faults, status: &mut StatusCode, v: &mut Value) {
     if f.is_on(Fault::SspMissingScopeAs401)
         && *status == StatusCode::FORBIDDEN
         && v.pointer("/error/code").and_then(Value::as_str) == Some("PERMISSION_DENIED")
@@ -560,8 +561,11 @@ fn ssp_error_response(f: Faults, status: &mut StatusCode, headers: &mut HeaderMa
     {
         v["error"]["code"] = Value::from("UNAUTHENTICATED");
     }
-    if f.is_on(Fault::Ssp401WithoutWwwAuthenticate) && *status == StatusCode::UNAUTHORIZED {
-        headers.remove(header::WWW_AUTHENTICATE);
+    if f.is_on(Fault::Ssp401PermissionDenied)
+        && *status == StatusCode::UNAUTHORIZED
+        && v.pointer("/error/code").and_then(Value::as_str) == Some("AUTH_REQUIRED")
+    {
+        v["error"]["code"] = Value::from("PERMISSION_DENIED");
     }
 }
 

@@ -19,7 +19,7 @@ mod service;
 pub use service::CAPABILITY_TYPES;
 pub mod skills;
 
-pub use service::{Answer, MAX_INVOCATION_BODY, Refusal};
+pub use service::{Answer, Hidden, MAX_INVOCATION_BODY, Refusal};
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
@@ -317,7 +317,7 @@ impl SspState {
         }
         let catalogue = Catalogue::load().map_err(SspInitError::Catalogue)?;
         let interrupted = ErrorObject::new(
-            codes::SKILL_FAILED,
+            codes::ENDPOINT_UNREACHABLE,
             "execution interrupted: the provider restarted before it finished",
         )
         .with_details(json!({ "reason": "provider_restart" }));

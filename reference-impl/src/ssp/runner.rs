@@ -60,7 +60,7 @@ impl SspState {
                 // SSP-INV-3: a completed output is valid against output.schema.
                 Some(v) if !v.is_valid(&output) => Outcome::Failed(
                     ErrorObject::new(
-                        codes::SKILL_FAILED,
+                        codes::ENDPOINT_UNREACHABLE,
                         "the skill produced an output that breaks its output.schema",
                     )
                     .with_details(json!(
@@ -73,7 +73,7 @@ impl SspState {
                 _ => match JsonText::from_value(&output) {
                     Ok(text) => Outcome::Completed(text),
                     Err(e) => Outcome::Failed(ErrorObject::new(
-                        codes::SKILL_FAILED,
+                        codes::ENDPOINT_UNREACHABLE,
                         format!("the skill's output could not be stored: {e}"),
                     )),
                 },
@@ -120,8 +120,9 @@ impl SspState {
                         }
                         Ok(out)
                     }
+                    // A failure its inputs caused: VALIDATION_ERROR (SSP-ERR-3's table).
                     None => Err(ErrorObject::new(
-                        "REQUIREMENT_NOT_FOUND",
+                        codes::VALIDATION_ERROR,
                         format!("no requirement {id} in the catalogue"),
                     )
                     .with_details(json!({ "id": id }))),
@@ -135,13 +136,16 @@ impl SspState {
                 let (status, body) = tokio::task::spawn_blocking(move || reader.read_thread(&t))
                     .await
                     .map_err(|e| {
-                        ErrorObject::new(codes::SKILL_FAILED, format!("thread read aborted: {e}"))
+                        ErrorObject::new(
+                            codes::ENDPOINT_UNREACHABLE,
+                            format!("thread read aborted: {e}"),
+                        )
                     })?;
                 match status {
                     200 => skills::digest(&body),
-                    404 => Err(ErrorObject::new("THREAD_NOT_FOUND", format!("Parley thread '{thread}' was not found"))
+                    404 => Err(ErrorObject::new(codes::VALIDATION_ERROR, format!("Parley thread '{thread}' was not found"))
                         .with_details(json!({ "thread": thread }))),
-                    _ => Err(ErrorObject::new(codes::SKILL_FAILED, format!("Parley read_thread refused ({status})"))
+                    _ => Err(ErrorObject::new(codes::ENDPOINT_UNREACHABLE, format!("Parley read_thread refused ({status})"))
                         .with_details(json!({ "thread": thread, "status": status, "parley_error": body.get("error") }))),
                 }
             }

@@ -39,6 +39,19 @@ pub struct Refusal {
     pub error: ErrorObject,
     /// `WWW-Authenticate` for 401s (SSP-AUTH-2).
     pub www_authenticate: Option<String>,
+    /// Set when an existing execution is answered as unknown to a caller who may not read
+    /// it (SSP-INV-6). Never on the wire: the route keeps it as a response extension, so
+    /// that a legal variant can take the notes' other reading (401/403).
+    pub hidden: Option<Hidden>,
+}
+
+/// Who was refused an execution they may not read (SSP-INV-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// No valid credential (the notes also allow 401 `AUTH_REQUIRED`).
+    Anonymous,
+    /// Valid credentials, not the creator's (the notes also allow 403 `PERMISSION_DENIED`).
+    OtherCredential,
 }
 
 /// A successful answer: HTTP status + JSON body (+ `Location` for 202 invocations).
@@ -70,10 +83,6 @@ impl Answer {
     }
 }
 
-/// Code of the 429 refusal: a condition the seed does not name, so a code of the
-/// provider's own in the unified shape (SSP-ERR-3).
-pub const RATE_LIMITED: &str = "RATE_LIMITED";
-
 /// A `VALIDATION_ERROR` with one detail about the request as a whole (path `""`).
 fn whole_request_invalid(
     status: u16,
@@ -103,18 +112,20 @@ impl Refusal {
             status,
             error,
             www_authenticate: None,
+            hidden: None,
         }
     }
 
-    /// 429 `RATE_LIMITED` (issue 13 §3): the client's invocations exceed `per_minute`
-    /// sustained / `burst`; one is allowed again in `wait` (`error.retry`, which the route
-    /// repeats as `Retry-After`).
+    /// 429 `ENDPOINT_UNREACHABLE` (SSP-ERR-3's table: a rate limit, code one of the seven):
+    /// the client's invocations exceed `per_minute` sustained / `burst`; one is allowed
+    /// again in `wait` (`error.retry.suggested_delay_ms`, which the route repeats as
+    /// `Retry-After`).
     pub fn rate_limited(wait: std::time::Duration, per_minute: u32, burst: u32) -> Self {
         let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
         Self::new(
             429,
             ErrorObject::new(
-                RATE_LIMITED,
+                codes::ENDPOINT_UNREACHABLE,
                 format!(
                     "Too many invocations: at most {per_minute} per minute per client \
                      (bursts of {burst}); retry in {ms} ms"
@@ -477,7 +488,15 @@ impl SspState {
             // the replay-protected one the path, hence this execution id (issue 13 §8).
             let mine = self.valid_credentials(headers, read);
             if !crate::domain::ssp::may_read_execution(exec.credential.as_deref(), &mine) {
-                return Err(Refusal::execution_not_found(id));
+                let hidden = if mine.is_empty() {
+                    Hidden::Anonymous
+                } else {
+                    Hidden::OtherCredential
+                };
+                return Err(Refusal {
+                    hidden: Some(hidden),
+                    ..Refusal::execution_not_found(id)
+                });
             }
         }
         Ok(exec)
@@ -525,6 +544,7 @@ fn auth_required(skill: &Skill, base: &str, message: &str) -> Refusal {
         status: 401,
         error: crate::domain::ssp::auth_required_error(&req, message),
         www_authenticate: Some(auth::www_authenticate(&req)),
+        hidden: None,
     }
 }
 

@@ -189,7 +189,7 @@ pub fn descriptor(kind: SkillKind, base: &str) -> Value {
             "1.0.0",
             "plugin",
             "public",
-            "Ends failed with a unified error (code SKILL_FAILED) every time.",
+            "Ends failed with a unified error (code ENDPOINT_UNREACHABLE, SSP-ERR-3) every time.",
             json!([
                 { "name": "reason", "type": "string", "description": "Text placed in the error.", "required": false, "default": "requested failure" }
             ]),
@@ -398,7 +398,7 @@ pub async fn slow_task(delay_ms: u64) -> Value {
 /// `conform/always-fails`.
 pub fn always_fails(reason: &str) -> ErrorObject {
     ErrorObject::new(
-        codes::SKILL_FAILED,
+        codes::ENDPOINT_UNREACHABLE,
         format!("conform/always-fails failed by design: {reason}"),
     )
     .with_details(json!({ "reason": reason }))
@@ -415,7 +415,7 @@ pub async fn overrun() -> Value {
 pub fn digest(body: &Value) -> Result<Value, ErrorObject> {
     let bad = |what: &str| {
         ErrorObject::new(
-            codes::SKILL_FAILED,
+            codes::ENDPOINT_UNREACHABLE,
             format!("unexpected read_thread body: {what}"),
         )
     };

@@ -28,6 +28,9 @@ pub(super) fn parley(v: Variants, body: &mut Value) {
     if is_manifest(body) {
         manifest(v, body);
     }
+    if v.is_on(Variant::BlankBodyAccepted) {
+        each_string(body, &mut restore_blank);
+    }
     if v.is_on(Variant::ExtraResponseMembers) {
         each_object(body, &mut |o| {
             o.insert(PARLEY_EXTRA.into(), json!("informational"));
@@ -53,6 +56,12 @@ pub(super) fn ssp(v: Variants, body: &mut Value) {
         if let Some(Value::Array(entries)) = body.get_mut("skills") {
             entries.iter_mut().for_each(|e| add_member(e, SSP_EXTRA));
         }
+    }
+    if v.is_on(Variant::SspBareErrors)
+        && let Some(Value::Object(e)) = body.get_mut("error")
+    {
+        e.remove("details");
+        e.remove("retry");
     }
     if v.is_on(Variant::SspExecutionTimeoutAlias)
         && let Some(code) = body.pointer_mut("/error/code")
@@ -210,6 +219,34 @@ fn each_object(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
         }
         Value::Array(a) => a.iter_mut().for_each(|c| each_object(c, f)),
         _ => {}
+    }
+}
+
+/// `blank-body-accepted`: each ASCII whitespace character stands in as the private-use
+/// character U+E000 + its code, one for one, so that a whitespace-only body passes the
+/// reference's blank check with its length intact and reads back exactly as sent.
+const STAND_IN: u32 = 0xE000;
+
+/// The stand-in text of a non-empty, ASCII-whitespace-only `s` (`None` for any other).
+pub(super) fn hide_blank(s: &str) -> Option<String> {
+    (!s.is_empty() && s.chars().all(|c| c.is_ascii_whitespace())).then(|| {
+        s.chars()
+            .map(|c| char::from_u32(STAND_IN + u32::from(c)).unwrap_or(c))
+            .collect()
+    })
+}
+
+/// The whitespace a string made only of stand-ins stood for; other strings stay as they are.
+fn restore_blank(s: &mut String) {
+    let back: Option<String> = s
+        .chars()
+        .map(|c| {
+            let n = u32::from(c).checked_sub(STAND_IN)?;
+            char::from_u32(n).filter(char::is_ascii_whitespace)
+        })
+        .collect();
+    if let Some(b) = back.filter(|b| !b.is_empty()) {
+        *s = b;
     }
 }
 

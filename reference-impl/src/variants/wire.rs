@@ -55,6 +55,9 @@ async fn rewrite_exchange(State(v): State<Variants>, mut req: Request, next: Nex
         *req.uri_mut() = uri;
     }
     let get = req.method() == axum::http::Method::GET;
+    if v.is_on(Variant::BlankBodyAccepted) && req.method() == axum::http::Method::POST {
+        req = hide_blank_body(req, &path).await;
+    }
     let resp = next.run(req).await;
     let (mut parts, body) = resp.into_parts();
     let area = area(&path);
@@ -62,13 +65,21 @@ async fn rewrite_exchange(State(v): State<Variants>, mut req: Request, next: Nex
     if area == Area::Ssp && get {
         status_body = ssp_status(v, &path, parts.status);
     }
+    if let Some(&h) = parts.extensions.get::<crate::ssp::Hidden>()
+        && v.is_on(Variant::SspHiddenExecutionRefused)
+    {
+        status_body = Some(hidden_refusal(h));
+    }
+    if area == Area::Ssp && v.is_on(Variant::SspBareErrors) {
+        parts.headers.remove(header::WWW_AUTHENTICATE);
+    }
     if area == Area::Other
         && parts.status == StatusCode::NOT_FOUND
         && v.is_on(Variant::ForeignNotFoundShape)
     {
         status_body = Some((
             StatusCode::NOT_FOUND,
-            json!({"error": {"code": "NOT_FOUND", "message": "no such resource on this origin"}}),
+            json!({"error": {"code": "SKILL_NOT_FOUND", "message": "no such resource on this origin"}}),
         ));
     }
     let Ok(bytes) = axum::body::to_bytes(body, BODY_CAP).await else {
@@ -155,12 +166,68 @@ fn ssp_status(v: Variants, path: &str, status: StatusCode) -> Option<(StatusCode
     {
         return Some((
             StatusCode::CONFLICT,
-            json!({"error": {"code": "RESULT_NOT_READY",
+            json!({"error": {"code": "VALIDATION_ERROR",
                 "message": "the execution has not completed yet",
                 "retry": {"suggested_delay_ms": 100, "max_attempts": 50}}}),
         ));
     }
     None
+}
+
+/// `blank-body-accepted`: a post whose `body` is ASCII whitespace only reaches the service
+/// with stand-ins for its characters (see `json::hide_blank`); every other request passes
+/// byte for byte (a JSON body is re-serialised only when a blank body was replaced).
+async fn hide_blank_body(req: Request, path: &str) -> Request {
+    let mcp = area(path) == Area::Mcp;
+    if !(mcp || path == "/v1/messages") {
+        return req;
+    }
+    let (mut parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, BODY_CAP).await else {
+        // Over the variant's cap (far above every limit of the server): refused as empty.
+        return Request::from_parts(parts, Body::empty());
+    };
+    let mut doc: Value = match serde_json::from_slice(&bytes) {
+        Ok(d) => d,
+        Err(_) => return Request::from_parts(parts, Body::from(bytes)),
+    };
+    let is_post = !mcp
+        || (doc["method"] == "tools/call" && doc.pointer("/params/name") == Some(&json!("post")));
+    let pointer = if mcp {
+        "/params/arguments/body"
+    } else {
+        "/body"
+    };
+    let hidden = match doc.pointer_mut(pointer) {
+        Some(Value::String(s)) if is_post => rewrite::hide_blank(s).map(|h| *s = h),
+        _ => None,
+    };
+    let bytes = match (hidden, serde_json::to_vec(&doc)) {
+        (Some(()), Ok(b)) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Bytes::from(b)
+        }
+        _ => bytes,
+    };
+    Request::from_parts(parts, Body::from(bytes))
+}
+
+/// `ssp-hidden-execution-refused`: the other reading SSP-INV-6 allows for an execution
+/// the caller may not read.
+fn hidden_refusal(h: crate::ssp::Hidden) -> (StatusCode, Value) {
+    use crate::ssp::Hidden;
+    match h {
+        Hidden::Anonymous => (
+            StatusCode::UNAUTHORIZED,
+            json!({"error": {"code": "AUTH_REQUIRED",
+                "message": "credentials are required to read this execution"}}),
+        ),
+        Hidden::OtherCredential => (
+            StatusCode::FORBIDDEN,
+            json!({"error": {"code": "PERMISSION_DENIED",
+                "message": "these credentials may not read this execution"}}),
+        ),
+    }
 }
 
 fn rewrite_body(

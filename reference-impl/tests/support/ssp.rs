@@ -152,11 +152,9 @@ impl Client {
                 "VERSION_INCOMPATIBLE",
             ];
             let code = body["error"]["code"].as_str().unwrap_or_default();
-            // 429 is a condition the seed does not name: a code of the provider's own
-            // (SSP-ERR-3), in the unified shape (checked below).
-            let own = status == 429 && code == "RATE_LIMITED";
+            // SSP-ERR-3: every SSP error code is one of the seven, 429 included.
             assert!(
-                SEVEN.contains(&code) || own,
+                SEVEN.contains(&code),
                 "{method} {path} → {status}: code {code}"
             );
         }

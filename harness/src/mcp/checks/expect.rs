@@ -85,9 +85,23 @@ pub fn status_in(a: &Answer, statuses: &[u16], what: &str) -> Step<()> {
     ))
 }
 
-/// The JSON-RPC result, or a failure naming what came instead.
+/// The JSON-RPC result, or a failure naming what came instead. A 400 + -32021 naming
+/// `data.requiredCapabilities` (or the draft's -32003) is a correct refusal of a request
+/// that declares no client capability (MCP26-5): the check cannot go on, it is `n/a`.
 pub fn result_of<'a>(a: &'a Answer, what: &str) -> Step<&'a Value> {
     no_5xx(a, what)?;
+    let required = a
+        .message
+        .as_ref()
+        .and_then(|m| m.pointer("/error/data/requiredCapabilities"))
+        .filter(|v| !v.is_null());
+    if let (400, Some(code @ (-32021 | -32003)), Some(caps)) = (a.status, a.error_code(), required)
+    {
+        return Err(Finding::unsupported(format!(
+            "n/a: {what}: the server requires client capabilities {caps} the harness does not \
+             declare (JSON-RPC {code}, MCP26-5)"
+        )));
+    }
     a.result().ok_or_else(|| {
         Finding::fail(
             "/result",
@@ -140,5 +154,36 @@ pub fn framing(wire: &Wire, era: &Era) -> Vec<(&'static str, String)> {
     match era {
         Era::Legacy(s) => wire.session_headers(s),
         Era::Modern => vec![("mcp-protocol-version", MODERN.to_string())],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::result_of;
+    use crate::engine::finding::Severity;
+    use crate::mcp::checks::ladder::tests::{error, result};
+
+    #[test]
+    fn a_missing_capability_makes_a_result_check_not_applicable() {
+        assert!(result_of(&result(), "x").is_ok());
+        let caps = json!({"requiredCapabilities": {"elicitation": {}}});
+        let severity = |a| result_of(&a, "x").map(|_| ()).map_err(|f| f.severity);
+        assert_eq!(
+            severity(error(400, -32021, caps.clone())),
+            Err(Severity::Unsupported)
+        );
+        assert_eq!(
+            severity(error(400, -32003, caps)),
+            Err(Severity::Unsupported)
+        );
+        // Without the data, or over another status, it is no result: a failure.
+        assert_eq!(
+            severity(error(400, -32021, Value::Null)),
+            Err(Severity::Fail)
+        );
+        let data = json!({"requiredCapabilities": {}});
+        assert_eq!(severity(error(200, -32021, data)), Err(Severity::Fail));
     }
 }

@@ -9,12 +9,14 @@
 use serde_json::{Value, json};
 
 use super::expect::{Era, era, framing, no_5xx, refused_with};
+use super::ladder::forbidden;
 use crate::engine::finding::{Finding, Step};
 use crate::mcp::part::McpPart;
 use crate::mcp::wire::{Answer, MODERN, Wire, modern_meta};
 
-/// The codes the 2026-07-28 ladder may answer first for a hand-made body (header mismatch,
-/// missing `_meta`), besides the JSON-RPC one.
+/// The codes the 2026-07-28 ladder may answer first for a hand-made body (header mismatch
+/// MCP26-1, missing `_meta` MCP26-4), besides the JSON-RPC one: the body breaks them too,
+/// and every applicable answer conforms (MCP26-6).
 fn ladder_codes(e: &Era) -> &'static [i64] {
     match e {
         Era::Legacy(_) => &[],
@@ -22,8 +24,32 @@ fn ladder_codes(e: &Era) -> &'static [i64] {
     }
 }
 
+/// What any 2026-07-28 refusal keeps whatever it answers: no code the revision forbids
+/// (MCP26-7), and HeaderMismatch only with HTTP 400 (MCP26-1). Legacy answers are not
+/// judged here (the note leaves that era unchanged).
+fn modern_codes(e: &Era, a: &Answer, what: &str) -> Step<()> {
+    let (Era::Modern, Some(code)) = (e, a.error_code()) else {
+        return Ok(());
+    };
+    let why = match forbidden(code) {
+        Some(why) => why.to_string(),
+        None if code == -32020 && a.status != 400 => format!(
+            "-32020 (HeaderMismatch) over HTTP {}, not 400 (MCP26-1)",
+            a.status
+        ),
+        None => return Ok(()),
+    };
+    Err(Finding::fail(
+        "/error/code",
+        json!("a code 2026-07-28 defines, with its status"),
+        a.observed(),
+        format!("{what}: {why}"),
+    ))
+}
+
 /// A refusal with `codes` (plus the codes the 2026-07-28 ladder may answer first).
 fn refused(w: &mut Wire, a: &Answer, codes: &[i64], e: &Era, what: &str) -> Step<()> {
+    modern_codes(e, a, what)?;
     let allowed: Vec<i64> = codes.iter().chain(ladder_codes(e)).copied().collect();
     super::expect::refused(w, a, &allowed, what)
 }
@@ -78,6 +104,7 @@ pub async fn unparsable(w: &mut Wire, part: &McpPart) -> Step<()> {
                 ),
             ));
         }
+        modern_codes(&e, &a, what)?;
         super::expect::refused(w, &a, &[-32700, -32600], what)?;
     }
     Ok(())
@@ -130,6 +157,7 @@ pub async fn huge_id(w: &mut Wire, part: &McpPart) -> Step<()> {
     let what = format!("{m} with id {HUGE}");
     no_5xx(&a, &what)?;
     if a.error_code() == Some(-32600) || (400..500).contains(&a.status) {
+        modern_codes(&e, &a, &what)?;
         return super::expect::refused(w, &a, &[-32600], &what);
     }
     // serde_json reads such an id as a float: compare the raw text instead.
@@ -214,6 +242,7 @@ pub async fn notification(w: &mut Wire, part: &McpPart) -> Step<()> {
     let a = w.post(&h, &body).await?;
     let what = "the unknown notification notifications/conform-unknown";
     no_5xx(&a, what)?;
+    modern_codes(&e, &a, what)?;
     if (400..500).contains(&a.status) && a.result().is_none() {
         return Ok(());
     }
@@ -258,4 +287,40 @@ pub async fn duplicate_ids(w: &mut Wire, part: &McpPart) -> Step<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::{Era, modern_codes};
+    use crate::mcp::checks::ladder::tests::error;
+
+    #[test]
+    fn modern_refusals_keep_the_code_rules() {
+        let m = Era::Modern;
+        for ok in [
+            error(400, -32600, Value::Null),
+            error(400, -32020, Value::Null),
+            error(400, -32001, Value::Null),
+            error(200, -32602, Value::Null),
+        ] {
+            assert!(modern_codes(&m, &ok, "x").is_ok(), "{:?}", ok.message);
+        }
+        for bad in [
+            error(400, -32042, Value::Null),
+            error(400, -32002, Value::Null),
+            error(400, -32077, Value::Null),
+            error(200, -32020, Value::Null),
+            error(404, -32020, Value::Null),
+        ] {
+            assert!(modern_codes(&m, &bad, "x").is_err(), "{:?}", bad.message);
+        }
+        // The legacy era is not judged by the 2026-07-28 note.
+        let legacy = Era::Legacy(crate::mcp::wire::Session {
+            version: "2025-11-25".into(),
+            id: None,
+        });
+        assert!(modern_codes(&legacy, &error(400, -32042, Value::Null), "x").is_ok());
+    }
 }

@@ -5,6 +5,7 @@
 pub mod capability;
 pub mod expect;
 pub mod jsonrpc;
+pub mod ladder;
 pub mod lifecycle;
 pub mod modern;
 pub mod origin;
@@ -182,37 +183,37 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static [&'static str], Kind
         ),
         (
             "MCP-MD-3/version-header-mismatch",
-            "MCP-Protocol-Version vs _meta mismatch: 400 + -32020",
+            "MCP-Protocol-Version missing or unequal to _meta: 400 + -32020 (MCP26-1)",
             &["MCP-MD-3"],
             VersionMismatch,
         ),
         (
             "MCP-MD-4/method-header-mismatch",
-            "Mcp-Method vs body mismatch: 400 + -32020",
+            "Mcp-Method vs body mismatch: 400 + -32020 (MCP26-1)",
             &["MCP-MD-4"],
             MethodMismatch,
         ),
         (
             "MCP-MD-5/name-header-mismatch",
-            "Mcp-Name vs body mismatch: 400 + -32020",
+            "Mcp-Name vs body mismatch: 400 + -32020 (MCP26-1)",
             &["MCP-MD-5"],
             NameMismatch,
         ),
         (
             "MCP-MD-6/unsupported-version",
-            "unsupported version: 400 + -32022 naming the supported ones",
+            "unsupported version: 400 + -32022 with data.supported (MCP26-2)",
             &["MCP-MD-6"],
             UnsupportedVersion,
         ),
         (
             "MCP-MD-7/missing-meta",
-            "no _meta in a 2026-07-28 request: 400",
+            "no _meta in a 2026-07-28 request: 400 + -32602 or -32020 (MCP26-4, MCP26-6)",
             &["MCP-MD-7"],
             MissingMeta,
         ),
         (
             "MCP-MD-8/unknown-methods",
-            "unknown and removed methods: 404 + -32601",
+            "unknown and removed methods: 404 + -32601 (MCP26-3)",
             &["MCP-MD-8"],
             ModernUnknownMethods,
         ),

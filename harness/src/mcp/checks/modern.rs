@@ -2,20 +2,21 @@
 //! (mismatch -32020, unsupported version -32022, missing `_meta`), removed and unknown
 //! methods (404 + -32601), no sessions.
 //!
-//! Where a dual-era server may route a request to its 2025-11-25 side before the 2026
-//! ladder sees it (a version header it does not recognise), a refusal without the specified
-//! code is a warning, not a failure: the request was refused, which is what protects
-//! clients; serving it is the failure.
+//! The error rules follow the design note `mcp-2026-07-28.md` (MCP26-1…7): each faulty
+//! request lists every condition it breaks (MCP26-6: each one's answer passes) and
+//! [`super::ladder::judge`] applies the note's table (draft codes, a bare 400 for a header
+//! fault, a served removed method and a missing `data.requested` warn; anything else fails).
 
 use serde_json::{Value, json};
 
-use super::expect::{no_5xx, refused_with, result_of, status_in};
+use super::expect::{no_5xx, result_of};
+use super::ladder::{
+    HEADER_MISMATCH, METHOD_NOT_FOUND, MISSING_CAPABILITY, MISSING_META, Probe, Specified,
+    UNSUPPORTED_VERSION, judge,
+};
 use crate::engine::finding::{Finding, Step};
-use crate::mcp::part::McpPart;
+use crate::mcp::part::{McpPart, ModernFacts};
 use crate::mcp::wire::{Answer, LEGACY, MODERN, Wire, modern_body, modern_headers};
-
-const HEADER_MISMATCH: i64 = -32020;
-const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// MCP-MD-1: server/discover's members.
 pub async fn discover(w: &mut Wire, part: &McpPart) -> Step<()> {
@@ -95,38 +96,26 @@ pub async fn no_session(w: &mut Wire, part: &McpPart) -> Step<()> {
     Ok(())
 }
 
-/// A refusal by the ladder: 400 with `code`; with `lenient`, a 400 without it is warned.
-fn ladder_refusal(w: &mut Wire, a: &Answer, code: i64, lenient: bool, what: &str) -> Step<()> {
-    no_5xx(a, what)?;
-    if a.result().is_some() {
-        return Err(Finding::fail(
-            "/result",
-            json!({"http_status": 400, "jsonrpc_error_code": code}),
-            a.observed(),
-            format!("{what} was served"),
-        ));
-    }
-    let refused = (400..500).contains(&a.status) || a.error_code().is_some();
-    if lenient && refused && !(a.status == 400 && a.error_code() == Some(code)) {
-        w.warnings.push(Finding::warn(
-            "/error/code",
-            json!({"http_status": 400, "jsonrpc_error_code": code}),
-            a.observed(),
-            format!(
-                "{what}: refused with HTTP {} {}, not 400 with JSON-RPC {code}",
-                a.status,
-                super::expect::describe(a)
-            ),
-        ));
-        return Ok(());
-    }
-    status_in(a, &[400], what)?;
-    refused_with(a, &[code], what)
+/// Judges `a` against `p` (the note's table), on the check's own warnings.
+fn judged(w: &mut Wire, a: &Answer, p: &Probe) -> Step<()> {
+    judge(&mut w.warnings, a, p)
 }
 
-/// MCP-MD-3: MCP-Protocol-Version header vs `_meta` mismatch.
+/// The answers to a request that breaks `condition`, plus 404 + -32601 when
+/// server/discover does not advertise `capability`: the method may then not be implemented,
+/// a condition of its own (MCP26-3, MCP26-6).
+fn unless_absent(facts: &ModernFacts, capability: &str, condition: &[Specified]) -> Vec<Specified> {
+    let mut answers = condition.to_vec();
+    if facts.capabilities.get(capability).is_none() {
+        answers.push(METHOD_NOT_FOUND);
+    }
+    answers
+}
+
+/// MCP-MD-3 (MCP26-1): MCP-Protocol-Version header vs `_meta` mismatch, then a missing
+/// header.
 pub async fn version_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
-    part.modern()?;
+    let facts = part.modern()?;
     let a = w
         .modern(
             "server/discover",
@@ -134,16 +123,59 @@ pub async fn version_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
             &[("mcp-protocol-version", LEGACY.into())],
         )
         .await?;
-    ladder_refusal(
+    // MCP26-6: a server that does not serve the header's version may answer as for an
+    // unsupported version (MCP26-2); MCP26-5 may hold for any request (the harness declares
+    // no client capability).
+    let mut answers = vec![HEADER_MISMATCH, MISSING_CAPABILITY];
+    if !facts.serves(LEGACY) {
+        answers.push(UNSUPPORTED_VERSION);
+    }
+    let what = format!("server/discover with _meta {MODERN} and MCP-Protocol-Version: {LEGACY}");
+    judged(
         w,
         &a,
-        HEADER_MISMATCH,
-        true,
-        &format!("server/discover with _meta {MODERN} and MCP-Protocol-Version: {LEGACY}"),
+        &Probe {
+            rule: "MCP-MD-3",
+            answers: &answers,
+            removed: false,
+            what: &what,
+        },
+    )?;
+    missing_version_header(w, facts).await
+}
+
+/// The oldest revision with the Streamable HTTP transport, the one a request without a
+/// version header may be read as (MCP26-1 exception).
+const HEADERLESS: &str = "2025-03-26";
+
+/// MCP-MD-3 (MCP26-1 and its exception): a modern request without MCP-Protocol-Version is
+/// refused with -32020 only by a server that does not serve 2025-03-26; one that does MAY
+/// read it as 2025-03-26, so any legacy-era answer (not a 5xx) conforms.
+async fn missing_version_header(w: &mut Wire, facts: &ModernFacts) -> Step<()> {
+    let a = w
+        .modern(
+            "server/discover",
+            json!({}),
+            &[("mcp-protocol-version", String::new())],
+        )
+        .await?;
+    let what = format!("server/discover with _meta {MODERN} and no MCP-Protocol-Version");
+    if facts.serves(HEADERLESS) {
+        return no_5xx(&a, &what).map_err(|f| f.on(&["MCP-MD-3"]));
+    }
+    judged(
+        w,
+        &a,
+        &Probe {
+            rule: "MCP-MD-3",
+            answers: &[HEADER_MISMATCH, MISSING_CAPABILITY],
+            removed: false,
+            what: &what,
+        },
     )
 }
 
-/// MCP-MD-4: Mcp-Method header vs body mismatch.
+/// MCP-MD-4 (MCP26-1): Mcp-Method header vs body mismatch.
 pub async fn method_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
     part.modern()?;
     let a = w
@@ -153,20 +185,24 @@ pub async fn method_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
             &[("mcp-method", "tools/list".into())],
         )
         .await?;
-    ladder_refusal(
+    judged(
         w,
         &a,
-        HEADER_MISMATCH,
-        false,
-        "server/discover with Mcp-Method: tools/list",
+        &Probe {
+            rule: "MCP-MD-4",
+            answers: &[HEADER_MISMATCH, MISSING_CAPABILITY],
+            removed: false,
+            what: "server/discover with Mcp-Method: tools/list",
+        },
     )
 }
 
-/// MCP-MD-5: Mcp-Name header vs the tool named in the body (neither tool exists, so a
-/// server that skips the check refuses the call for another reason and never runs a tool;
-/// with a profile's `safe_tool`, the tool named is the safe one).
+/// MCP-MD-5 (MCP26-1): Mcp-Name header vs the tool named in the body (neither tool exists,
+/// so a server that skips the check refuses the call for another reason and never runs a
+/// tool; with a profile's `safe_tool`, the tool named is the safe one). An unknown tool is
+/// no condition of the note: its -32602 is a server that never compared the header.
 pub async fn name_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
-    part.modern()?;
+    let facts = part.modern()?;
     let (name, args) = part
         .profile
         .safe_call()
@@ -178,45 +214,44 @@ pub async fn name_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
             &[("mcp-name", "conform-other-tool".into())],
         )
         .await?;
-    ladder_refusal(
+    let answers = unless_absent(facts, "tools", &[HEADER_MISMATCH, MISSING_CAPABILITY]);
+    judged(
         w,
         &a,
-        HEADER_MISMATCH,
-        false,
-        &format!("tools/call {name} with Mcp-Name: conform-other-tool"),
+        &Probe {
+            rule: "MCP-MD-5",
+            answers: &answers,
+            removed: false,
+            what: &format!("tools/call {name} with Mcp-Name: conform-other-tool"),
+        },
     )
 }
 
-/// MCP-MD-6: an unsupported version (header and `_meta` agree) is refused with -32022
-/// naming the supported versions.
+/// MCP-MD-6 (MCP26-2): an unsupported version (header and `_meta` agree) is refused with
+/// 400 + -32022, `data.supported` naming the served versions (`data.requested`: SHOULD).
 pub async fn unsupported_version(w: &mut Wire, part: &McpPart) -> Step<()> {
     part.modern()?;
     let id = w.id();
     let body = modern_body(id, "server/discover", json!({}), "1999-01-01");
     let h = modern_headers(&body);
     let a = w.post(&h, &body).await?;
-    let what = "server/discover in version 1999-01-01";
-    ladder_refusal(w, &a, UNSUPPORTED_VERSION, true, what)?;
-    if a.error_code() == Some(UNSUPPORTED_VERSION) {
-        let data = a.message.as_ref().and_then(|m| m.pointer("/error/data"));
-        let listed = data
-            .and_then(|d| d.get("supported").or_else(|| d.get("supportedVersions")))
-            .and_then(Value::as_array);
-        if !listed.is_some_and(|l| !l.is_empty() && l.iter().all(Value::is_string)) {
-            return Err(Finding::fail(
-                "/error/data/supported",
-                json!("the supported versions (non-empty array of strings)"),
-                json!(data),
-                format!("{what}: -32022 without the supported versions"),
-            ));
-        }
-    }
-    Ok(())
+    judged(
+        w,
+        &a,
+        &Probe {
+            rule: "MCP-MD-6",
+            answers: &[UNSUPPORTED_VERSION, MISSING_CAPABILITY],
+            removed: false,
+            what: "server/discover in version 1999-01-01",
+        },
+    )
 }
 
-/// MCP-MD-7: a modern request without the required `_meta` keys is refused with 400.
+/// MCP-MD-7 (MCP26-4): a modern request without `_meta` is refused with 400 + -32602; the
+/// version header it carries then disagrees with the (missing) `_meta` version, so 400 +
+/// -32020 conforms as well (MCP26-6, the note's own example).
 pub async fn missing_meta(w: &mut Wire, part: &McpPart) -> Step<()> {
-    part.modern()?;
+    let facts = part.modern()?;
     let id = w.id();
     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {}});
     let h = vec![
@@ -224,27 +259,44 @@ pub async fn missing_meta(w: &mut Wire, part: &McpPart) -> Step<()> {
         ("mcp-method", "tools/list".to_string()),
     ];
     let a = w.post(&h, &body).await?;
-    let what = format!("tools/list with MCP-Protocol-Version: {MODERN} and no _meta");
-    no_5xx(&a, &what)?;
-    if a.result().is_some() || a.error_code().is_none() {
-        return Err(Finding::fail(
-            "",
-            json!({"http_status": 400, "jsonrpc_error": "any"}),
-            a.observed(),
-            format!("{what} was not refused with a JSON-RPC error"),
-        ));
-    }
-    status_in(&a, &[400], &what)
+    let answers = unless_absent(
+        facts,
+        "tools",
+        &[MISSING_META, HEADER_MISMATCH, MISSING_CAPABILITY],
+    );
+    judged(
+        w,
+        &a,
+        &Probe {
+            rule: "MCP-MD-7",
+            answers: &answers,
+            removed: false,
+            what: &format!("tools/list with MCP-Protocol-Version: {MODERN} and no _meta"),
+        },
+    )
 }
 
-/// MCP-MD-8: unknown and removed methods answer 404 + -32601.
+/// MCP-MD-8 (MCP26-3): an unknown method, and the methods the revision removed (ping,
+/// logging/setLevel), answer 404 + -32601; a result for a removed one is only warned.
 pub async fn unknown_methods(w: &mut Wire, part: &McpPart) -> Step<()> {
     part.modern()?;
-    for method in ["conform/no-such-method", "ping"] {
-        let a = w.modern(method, json!({}), &[]).await?;
-        let what = format!("{method} in {MODERN}");
-        status_in(&a, &[404], &what)?;
-        refused_with(&a, &[-32601], &what)?;
+    let probes = [
+        ("conform/no-such-method", json!({}), false),
+        ("ping", json!({}), true),
+        ("logging/setLevel", json!({"level": "info"}), true),
+    ];
+    for (method, params, removed) in probes {
+        let a = w.modern(method, params, &[]).await?;
+        judged(
+            w,
+            &a,
+            &Probe {
+                rule: "MCP-MD-8",
+                answers: &[METHOD_NOT_FOUND],
+                removed,
+                what: &format!("{method} in {MODERN}"),
+            },
+        )?;
     }
     Ok(())
 }

@@ -38,14 +38,25 @@ pub struct Finding {
 /// What a Parley campaign did and found (each finding with its hostile request).
 pub type Outcomes = crate::engine::fuzz::Outcomes<Finding>;
 
+/// parley-v1.md PV-MF-2 / PV-EN-2: the body limit every server enforces (seed § enveloppe).
+const BODY_MAX_CHARS: usize = 500;
+
 /// What the generator may use, read from the manifest.
 pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
     let raw = &part.manifest.raw;
-    let body_max = raw
-        .pointer("/limits/body_max_chars")
-        .and_then(Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(500);
+    // PV-MF-2: the one limit that is not the server's to choose; the seed fixes 500 whatever
+    // the manifest declares (a declared other value fails PV-MF-2 elsewhere).
+    let body_max = BODY_MAX_CHARS;
+    // PV-EN-3: the core kinds and every enabled profile's (`profiles[].kinds`).
+    let mut kinds = crate::parley::manifest::listed(raw.get("kinds"), "name");
+    for p in raw
+        .get("profiles")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        kinds.extend(crate::parley::manifest::listed(p.get("kinds"), "name"));
+    }
     let routes = (part.manifest.routes.0.iter())
         .filter_map(|(op, r)| {
             r.as_ref()
@@ -57,7 +68,7 @@ pub fn knowledge(part: &ParleyTarget) -> (Knowledge, BTreeSet<String>) {
         .collect();
     let k = Knowledge {
         body_max,
-        kinds: crate::parley::manifest::listed(raw.get("kinds"), "name"),
+        kinds,
         states: crate::parley::manifest::listed(raw.get("states"), "name"),
         threads: Vec::new(),
         routes,

@@ -323,9 +323,10 @@ const REPLIES_ONLY: &[&str] = &[
 
 /// Whether every reading of the notes refuses a post with these arguments: an unknown
 /// top-level member or `parley` other than `"1"` or null (PV-EN-1), `kind` missing, not a string or
-/// not among the kinds the manifest lists (PV-EN-1/3), `body` missing, not a string, empty or
-/// ASCII-whitespace only (PV-EN-1) or over `body_max_chars` code points (PV-EN-2), a reply kind
-/// with neither `thread` nor `parent` (PV-EN-6). Anything less certain is left alone.
+/// not among the kinds the manifest lists (PV-EN-1/3), `body` missing, not a string or empty
+/// (PV-EN-1: MUST) or over 500 code points (PV-EN-2), a reply kind with neither `thread` nor
+/// `parent` (PV-EN-6). Anything less certain is left alone: a whitespace-only body SHOULD be
+/// refused (PV-EN-1), so accepting one is no breach.
 pub fn certainly_invalid(args: &Value, k: &Knowledge) -> bool {
     let Value::Object(m) = args else {
         return true;
@@ -344,10 +345,7 @@ pub fn certainly_invalid(args: &Value, k: &Knowledge) -> bool {
         return true;
     }
     let body_bad = match m.get("body") {
-        Some(Value::String(b)) => {
-            b.trim_matches(|c: char| c.is_ascii_whitespace()).is_empty()
-                || b.chars().count() > k.body_max
-        }
+        Some(Value::String(b)) => b.is_empty() || b.chars().count() > k.body_max,
         _ => true,
     };
     let orphan_reply =
@@ -594,5 +592,30 @@ mod tests {
         ] {
             assert!(all.iter().any(|m| m.starts_with(prefix)), "{prefix} drawn");
         }
+    }
+
+    #[test]
+    fn only_what_every_reading_refuses_is_certainly_invalid() {
+        let k = Knowledge {
+            body_max: 500,
+            kinds: vec!["ask".into(), "assert".into()],
+            ..Knowledge::default()
+        };
+        let post = |body: Value| certainly_invalid(&json!({"kind": "ask", "body": body}), &k);
+        // PV-EN-1: an empty body MUST be refused; a whitespace-only one SHOULD (not certain).
+        assert!(post(json!("")));
+        assert!(!post(json!(" \t\n")));
+        // PV-EN-2: over 500 code points, whatever the manifest declares (PV-MF-2).
+        assert!(post(json!("a".repeat(501))));
+        assert!(!post(json!("é".repeat(500))));
+        // PV-EN-3: a profile's kind is a kind.
+        assert!(!certainly_invalid(
+            &json!({"kind": "assert", "body": "x"}),
+            &k
+        ));
+        assert!(certainly_invalid(
+            &json!({"kind": "shout", "body": "x"}),
+            &k
+        ));
     }
 }

@@ -78,7 +78,7 @@ impl Oracle {
             }
             Oracle::NoLeak => "Answers leak no stack trace, SQL or file path",
             Oracle::InvalidRefused => {
-                "A post the envelope rules certainly refuse (unknown member, missing or blank body, body over the limit, undeclared kind, reply without thread) is never accepted"
+                "A post the envelope rules certainly refuse (unknown member, missing or empty body, body over the limit, undeclared kind, reply without thread) is never accepted"
             }
         }
     }

@@ -404,7 +404,7 @@ impl<'a> Driver<'a> {
         let body_text = |b: Body| match (b, world.body_max) {
             (Body::AtLimit, Some(n)) => "é".repeat(n),
             (Body::OverLimit, Some(n)) => "é".repeat(n + 1),
-            (Body::Blank, _) => " \t ".to_string(),
+            (Body::Empty, _) => String::new(),
             _ => "model step".to_string(),
         };
         let with_from = |mut v: Value, by: Party| {

@@ -48,7 +48,7 @@ fn body() -> impl Strategy<Value = Body> {
         20 => Just(Body::Short),
         1 => Just(Body::AtLimit),
         1 => Just(Body::OverLimit),
-        1 => Just(Body::Blank),
+        1 => Just(Body::Empty),
     ]
 }
 

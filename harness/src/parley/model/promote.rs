@@ -65,7 +65,7 @@ fn body(b: Body, max: Option<usize>) -> Value {
     match (b, max) {
         (Body::AtLimit, Some(n)) => json!({"$repeat": {"s": "é", "n": n}}),
         (Body::OverLimit, Some(n)) => json!({"$repeat": {"s": "é", "n": n + 1}}),
-        (Body::Blank, _) => json!(" \t "),
+        (Body::Empty, _) => json!(""),
         _ => json!("model step ${run}"),
     }
 }

@@ -243,12 +243,10 @@ pub fn cast(target: &ParleyTarget) -> Result<Cast, String> {
             .map(|(_, id)| id.quota_per_minute)
             .collect(),
     );
-    let body_max = target
-        .manifest
-        .raw
-        .pointer("/limits/body_max_chars")
-        .and_then(serde_json::Value::as_u64)
-        .and_then(|n| usize::try_from(n).ok());
+    // PV-MF-2: body_max_chars is "the one limit that is not the server's to choose": the
+    // seed fixes 500 whatever the manifest declares (a declared other value fails
+    // manifest/limits, not the model).
+    let body_max = Some(500);
     Ok(Cast {
         roles,
         world: World::new(actors, body_max).with_dialectic(target.has_feature("dialectic")),

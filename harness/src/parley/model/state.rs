@@ -266,8 +266,9 @@ pub enum Body {
     AtLimit,
     /// One character over the limit.
     OverLimit,
-    /// Whitespace only.
-    Blank,
+    /// The empty string (PV-EN-1: MUST be refused 400 invalid_body). A whitespace-only
+    /// body is only a SHOULD (either answer conforms), so the model never sends one.
+    Empty,
 }
 
 /// One operation of a sequence.
@@ -456,7 +457,7 @@ pub fn pick(p: usize, len: usize) -> Option<usize> {
 pub struct World {
     /// Actors (index = [`Party::actor`]).
     pub actors: Arc<[Actor]>,
-    /// `limits.body_max_chars` when the manifest declares it.
+    /// The body limit in code points (500, fixed by the seed: PV-MF-2).
     pub body_max: Option<usize>,
     /// Threads in creation order.
     pub threads: Vec<Thread>,
@@ -872,7 +873,7 @@ pub fn predict(world: &World, op: &Op) -> Prediction {
 
 fn body_refusal(world: &World, body: Body) -> Option<Prediction> {
     match body {
-        Body::Blank => Some(refuse(world, (400, "invalid_body"), vec!["PV-EN-1"])),
+        Body::Empty => Some(refuse(world, (400, "invalid_body"), vec!["PV-EN-1"])),
         Body::OverLimit => Some(refuse(world, (400, "body_too_long"), vec!["PV-EN-2"])),
         Body::Short | Body::AtLimit => None,
     }
@@ -1211,7 +1212,7 @@ mod tests {
             thread: 0,
             parent: None,
             kind: Kind::Inform,
-            body: Body::Blank,
+            body: Body::Empty,
         };
         let (_, pr) = run(&[open(A), post(MOD, Kind::Close), blank]);
         assert_eq!(refused(&pr), vec!["invalid_body"]);

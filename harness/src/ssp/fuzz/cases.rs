@@ -386,7 +386,7 @@ fn status(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
     } else {
         (enc(&hostile_text(rng)), "a hostile id")
     };
-    let url = template.replace("{execution_id}", &id);
+    let url = crate::ssp::consumer::expand_raw(&template, &id).url;
     let mut c = case("status", format!("{what}: {}", clip(&id)), "GET", url);
     c.cred = s.cred.clone();
     c.ssp_route = !id.contains("..");

@@ -1,13 +1,14 @@
 //! What every SSP answer to a hostile request must satisfy, whatever the provider chose to
-//! do with it: no 5xx, an answer, errors in the unified shape with their statuses
-//! (SSP-ERR-1/2), certainly-invalid requests refused (SSP-INV-2, SSP-AUTH-2), no leaked
+//! do with it: no 5xx, an answer, errors in the unified shape with one of the seven codes
+//! and its status (SSP-ERR-1/2/3, one judge: `ssp::codes`), certainly-invalid requests refused (SSP-INV-2, SSP-AUTH-2), no leaked
 //! internals. Like Parley's, they never ask *which* refusal: the notes leave that open.
 
 use serde_json::Value;
 
 use super::cases::Case;
 use crate::engine::fuzz::Oracle;
-use crate::ssp::provider::env::{Resp, protocol_statuses};
+use crate::ssp::codes;
+use crate::ssp::provider::env::Resp;
 use crate::transport::Exchange;
 
 /// No 5xx.
@@ -25,8 +26,8 @@ pub const ANSWERS: Oracle = Oracle {
 /// The unified error shape.
 pub const ERROR_SHAPE: Oracle = Oracle {
     name: "error-shape",
-    title: "Errors to hostile SSP requests have the unified shape and their protocol status",
-    requirements: &["SSP-ERR-1", "SSP-ERR-2"],
+    title: "Errors to hostile SSP requests have the unified shape, one of the seven codes and its status",
+    requirements: &["SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
 };
 /// Invalid requests refused.
 pub const REFUSED: Oracle = Oracle {
@@ -161,20 +162,13 @@ fn shape(r: &Resp) -> Option<Breach> {
             format!("{code}: `retry` needs suggested_delay_ms and max_attempts (seed §8.2)"),
         ));
     }
-    // Only on the statuses the seed names: a condition it does not name (405, 413, 415,
-    // 429…) may use any code (SSP-ERR-3).
-    let named = matches!(
-        r.status,
-        400 | 401 | 403 | 404 | 408 | 422 | 502 | 503 | 504
-    );
-    match protocol_statuses(code) {
-        Some(allowed) if named && !allowed.contains(&r.status) => Some(breach(
+    // SSP-ERR-2/3 through the one judge: the condition is read from the status (a fuzz
+    // case provokes no one condition on purpose); a tolerated code is not a breach.
+    match codes::judge(codes::Condition::ByStatus, Some(r.status), code) {
+        codes::Verdict::Fail { rule, message } => Some(breach(
             ERROR_SHAPE,
             format!("{code} with HTTP {}", r.status),
-            format!(
-                "{code} travels with HTTP {allowed:?}, not {} (seed §8.1)",
-                r.status
-            ),
+            format!("{message} ({rule})"),
         )),
         _ => None,
     }
@@ -254,11 +248,18 @@ mod tests {
             oracles(&c, Some(&resp(400, partial_retry)), &ex),
             ["error-shape"]
         );
-        let leak = r#"{"error":{"code":"X","message":"panicked at src/main.rs:3:5"}}"#;
+        let leak =
+            r#"{"error":{"code":"VALIDATION_ERROR","message":"panicked at src/main.rs:3:5"}}"#;
         assert_eq!(oracles(&c, Some(&resp(400, leak)), &ex), ["no-leak"]);
         assert_eq!(
             oracles(&case(true), Some(&resp(202, "{}")), &ex),
             ["invalid-refused"]
+        );
+        // SSP-ERR-3: a code outside the seven is a breach on every status.
+        let own = json!({"error": {"code": "PAYLOAD_TOO_LARGE", "message": "x"}});
+        assert_eq!(
+            oracles(&c, Some(&resp(413, &own.to_string())), &ex),
+            ["error-shape"]
         );
         let reset = exchange(None, Some("request failed: connection reset"));
         assert_eq!(oracles(&c, None, &reset), ["answers"]);
@@ -268,11 +269,14 @@ mod tests {
     fn the_readings_the_notes_allow_pass() {
         let ex = exchange(Some(400), None);
         let c = case(true);
-        // A refusal in the unified shape, any code on a status the seed does not name
-        // (SSP-ERR-3), a 503 shedding load, an answer over the harness's limits.
+        // A refusal in the unified shape, the table's code or another of the seven (a
+        // warning, not a breach: SSP-ERR-3), a 503 shedding load, an answer over the
+        // harness's limits.
         assert!(judge(&c, Some(&resp(400, OK_ERROR)), &ex).is_empty());
-        let any_code = json!({"error": {"code": "PAYLOAD_TOO_LARGE", "message": "x"}});
-        assert!(judge(&c, Some(&resp(413, &any_code.to_string())), &ex).is_empty());
+        let table = json!({"error": {"code": "VALIDATION_ERROR", "message": "x"}});
+        assert!(judge(&c, Some(&resp(413, &table.to_string())), &ex).is_empty());
+        let other = json!({"error": {"code": "SKILL_NOT_FOUND", "message": "x"}});
+        assert!(judge(&c, Some(&resp(405, &other.to_string())), &ex).is_empty());
         let unreachable = r#"{"error":{"code":"ENDPOINT_UNREACHABLE","message":"busy"}}"#;
         let mut shed = resp(503, unreachable);
         shed.headers = vec![("retry-after".into(), "1".into())];

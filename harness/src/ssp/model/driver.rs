@@ -19,6 +19,7 @@ use super::state::{
     self, Caller, Exec, Filter, Invalid, Invoke, Mismatch, Read, Refusal, Skill, Timeout, World,
     breach,
 };
+use crate::ssp::codes::Condition;
 use crate::ssp::provider::env::{Cred, Env, Resp, unknown_descriptor_url};
 use crate::ssp::types::{AuthType, ExecutionStatus, SkillDescriptor, SkillIndex};
 use crate::ssp::validator::DocType;
@@ -125,9 +126,10 @@ fn throttled(r: &Resp) -> bool {
     THROTTLE.iter().any(|t| t.status == r.status)
 }
 
-/// An answer with `status` and any code (the unified shape still required).
+/// An answer with `status`, its code judged by the status's row of SSP-ERR-3's table
+/// (the unified shape still required).
 const fn any_code(status: u16) -> Refusal {
-    Refusal { status, code: None }
+    state::refuse(status, Condition::ByStatus)
 }
 
 const THROTTLE: [Refusal; 3] = [any_code(429), any_code(502), any_code(503)];
@@ -272,18 +274,16 @@ impl<'a> Driver<'a> {
             &["SSP-DISC-3"]
         };
         if throttled(&r) {
-            return state::check_error(r.status, r.json.as_ref(), &THROTTLE, rules, "discovery")
-                .map(drop);
+            return self.check_error(r.status, r.json.as_ref(), &THROTTLE, rules, "discovery");
         }
         if r.status != 200 {
-            return state::check_error(
+            return self.check_error(
                 r.status,
                 r.json.as_ref(),
                 &pred.refusals,
                 rules,
                 "discovery",
-            )
-            .map(drop);
+            );
         }
         let idx: SkillIndex = self.typed(&r, DocType::Index, &["SSP-DISC-1"], "the Skill Index")?;
         let got: BTreeSet<String> = idx.skills.iter().map(|e| e.id.clone()).collect();
@@ -317,32 +317,29 @@ impl<'a> Driver<'a> {
         let r = self.send("GET", &s.descriptor_url, None, &cred).await?;
         const RULES: &[&str] = &["SSP-DISC-4"];
         if throttled(&r) {
-            return state::check_error(r.status, r.json.as_ref(), &THROTTLE, RULES, "descriptor")
-                .map(drop);
+            return self.check_error(r.status, r.json.as_ref(), &THROTTLE, RULES, "descriptor");
         }
         let refusals = match state::descriptor(w, by, skill) {
             Read::Ok => Vec::new(),
             Read::Refuse(list) => {
-                return state::check_error(
+                return self.check_error(
                     r.status,
                     r.json.as_ref(),
                     &list,
                     RULES,
                     "descriptor read",
-                )
-                .map(drop);
+                );
             }
             Read::Either(list) => list,
         };
         if r.status != 200 {
-            return state::check_error(
+            return self.check_error(
                 r.status,
                 r.json.as_ref(),
                 &refusals,
                 RULES,
                 "descriptor read",
-            )
-            .map(drop);
+            );
         }
         let d: SkillDescriptor = self.typed(&r, DocType::Descriptor, RULES, "the descriptor")?;
         let want = json!([
@@ -383,7 +380,7 @@ impl<'a> Driver<'a> {
         let not_found = if layout {
             state::NOT_FOUND
         } else {
-            any_code(404)
+            state::NO_RESOURCE
         };
         let cred = self.secrets.cred(w.callers[by], None);
         let r = self.send("GET", &url, None, &cred).await?;
@@ -394,14 +391,13 @@ impl<'a> Driver<'a> {
         if throttled(&r) {
             allowed.extend(THROTTLE);
         }
-        state::check_error(
+        self.check_error(
             r.status,
             r.json.as_ref(),
             &allowed,
             &["SSP-DISC-4"],
             "unknown descriptor path",
         )
-        .map(drop)
     }
 
     fn body(&self, w: &World, unit: usize, timeout: Timeout) -> Value {
@@ -437,14 +433,13 @@ impl<'a> Driver<'a> {
                 self.ids.push(None);
                 self.tracks.push(None);
             }
-            return state::check_error(
+            return self.check_error(
                 r.status,
                 r.json.as_ref(),
                 &INVOKE_TRANSIENT,
                 &["SSP-ERR-3"],
                 "invocation",
-            )
-            .map(drop);
+            );
         }
         let (refusals, rules) = match &pred {
             Invoke::Accept => (Vec::new(), &["SSP-INV-1", "SSP-AUTH-1"][..]),
@@ -459,8 +454,7 @@ impl<'a> Driver<'a> {
             } else {
                 rules
             };
-            return state::check_error(r.status, r.json.as_ref(), &refusals, rules, "invocation")
-                .map(drop);
+            return self.check_error(r.status, r.json.as_ref(), &refusals, rules, "invocation");
         }
         let id = self.accepted(&r, s)?;
         if tracked {
@@ -470,8 +464,7 @@ impl<'a> Driver<'a> {
             let track = Track::new(&id, &s.id, exec);
             let body = r.json.clone().unwrap_or_default();
             let seen = track.observe(exec, &body)?;
-            self.warnings
-                .extend(seen.warnings.into_iter().map(|w| ("SSP-INV-5", w)));
+            self.warnings.extend(seen.warnings);
             self.ids.push(Some(id));
             self.tracks.push(Some(seen.track));
         }
@@ -547,14 +540,13 @@ impl<'a> Driver<'a> {
         if r.status == 202 {
             let _ = self.accepted(&r, s);
         }
-        state::check_error(
+        self.check_error(
             r.status,
             r.json.as_ref(),
             &allowed,
             &["SSP-INV-2"],
             "invalid invocation",
         )
-        .map(drop)
     }
 
     fn url(&self, w: &World, exec: usize, result: bool) -> Option<(String, usize)> {
@@ -565,9 +557,7 @@ impl<'a> Driver<'a> {
         } else {
             w.skills[s].status_url.as_deref()
         }?;
-        crate::ssp::consumer::expand_template(t, &id)
-            .ok()
-            .map(|u| (u, s))
+        Some((crate::ssp::consumer::expand_template(t, &id).url, s))
     }
 
     async fn read(&mut self, w: &World, by: usize, exec: usize, result: bool) -> Step<()> {
@@ -577,14 +567,7 @@ impl<'a> Driver<'a> {
         let cred = self.secrets.cred(w.callers[by], Some(&w.skills[s]));
         let r = self.send("GET", &url, None, &cred).await?;
         if throttled(&r) {
-            return state::check_error(
-                r.status,
-                r.json.as_ref(),
-                &THROTTLE,
-                &["SSP-ERR-3"],
-                "poll",
-            )
-            .map(drop);
+            return self.check_error(r.status, r.json.as_ref(), &THROTTLE, &["SSP-ERR-3"], "poll");
         }
         let e = &w.execs[exec];
         match state::read(w, exec, by) {
@@ -598,9 +581,25 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// [`state::check_error`], its tolerated readings kept as warnings (SSP-ERR-3).
+    fn check_error(
+        &mut self,
+        status: u16,
+        body: Option<&Value>,
+        allowed: &[Refusal],
+        rules: &[&'static str],
+        what: &str,
+    ) -> Step<()> {
+        let judged = state::check_error(status, body, allowed, rules, what)?;
+        if let Some(w) = judged.warning {
+            self.warnings.push(("SSP-ERR-3", w));
+        }
+        Ok(())
+    }
+
     /// SSP-INV-6: another caller learns nothing of a non-public execution.
     fn hidden(&mut self, r: &Resp, allowed: &[Refusal]) -> Step<()> {
-        state::check_error(
+        self.check_error(
             r.status,
             r.json.as_ref(),
             allowed,
@@ -634,8 +633,7 @@ impl<'a> Driver<'a> {
             return Ok(resp.status);
         };
         let seen = track.observe(e, r.json.as_ref().unwrap_or(&Value::Null))?;
-        self.warnings
-            .extend(seen.warnings.into_iter().map(|w| ("SSP-INV-5", w)));
+        self.warnings.extend(seen.warnings);
         self.tracks[exec] = Some(seen.track);
         Ok(resp.status)
     }
@@ -686,17 +684,13 @@ impl<'a> Driver<'a> {
                     json!({"http": r.status, "body": r.json}),
                 ))
             }
-            409 => state::check_error(
+            409 => self.check_error(
                 409,
                 r.json.as_ref(),
-                &[Refusal {
-                    status: 409,
-                    code: None,
-                }],
+                &[state::refuse(409, Condition::EarlyResult)],
                 RULES,
                 "early result",
-            )
-            .map(drop),
+            ),
             s if (400..600).contains(&s)
                 && !matches!(s, 401 | 403 | 404)
                 && last.is_none_or(|t| {
@@ -706,17 +700,13 @@ impl<'a> Driver<'a> {
             {
                 // No output to give: the notes do not fix the answer for a failed or
                 // timed-out execution's result (SSP-ERR-3).
-                state::check_error(
+                self.check_error(
                     s,
                     r.json.as_ref(),
-                    &[Refusal {
-                        status: s,
-                        code: None,
-                    }],
+                    &[state::refuse(s, Condition::SkillFailed)],
                     RULES,
                     "result without output",
                 )
-                .map(drop)
             }
             s => Err(breach(
                 RULES,
@@ -810,22 +800,21 @@ impl<'a> Driver<'a> {
         } else {
             s.status_url.as_deref()
         };
-        let Some(url) = t.and_then(|t| crate::ssp::consumer::expand_template(t, &bogus).ok())
-        else {
+        let Some(url) = t.map(|t| crate::ssp::consumer::expand_template(t, &bogus).url) else {
             return Ok(());
         };
         let cred = self.secrets.cred(w.callers[by], Some(s));
         let r = self.send("GET", &url, None, &cred).await?;
         const RULES: &[&str] = &["SSP-INV-4"];
         let owner = w.owner_of(unit) == Some(by);
-        let mut allowed = vec![state::NOT_FOUND];
+        let mut allowed = vec![state::NO_RESOURCE];
         if !owner {
             allowed.extend([state::AUTH_REQUIRED, state::PERMISSION_DENIED]);
         }
         if throttled(&r) {
             allowed.extend(THROTTLE);
         }
-        state::check_error(
+        self.check_error(
             r.status,
             r.json.as_ref(),
             &allowed,
@@ -837,12 +826,13 @@ impl<'a> Driver<'a> {
             .as_ref()
             .and_then(|j| j.pointer("/error/details/execution_id"))
             .and_then(Value::as_str);
+        // Seed §8.2 makes `details` optional: details.execution_id is a SHOULD (SSP-INV-4).
         if r.status == 404 && named != Some(bogus.as_str()) {
-            return Err(breach(
-                RULES,
-                "the 404 of an unknown execution names it in details.execution_id",
-                json!(bogus),
-                json!(named),
+            self.warnings.push((
+                "SSP-INV-4",
+                format!(
+                    "the 404 of an unknown execution SHOULD name it in details.execution_id (got {named:?})"
+                ),
             ));
         }
         Ok(())

@@ -7,7 +7,11 @@
 use serde_json::{Value, json};
 
 use super::state::{Exec, Mismatch, ORDER, States, breach};
+use crate::ssp::codes::{self, Condition};
 use crate::ssp::types::ExecutionStatus;
+
+/// Tolerated readings, each with the rule it concerns.
+pub type Warnings = Vec<(&'static str, String)>;
 
 /// Milliseconds since the epoch of an ISO 8601 timestamp.
 pub fn instant(s: &str) -> Option<f64> {
@@ -60,8 +64,9 @@ fn terminal_snapshot(body: &Value) -> Value {
 pub struct Observed {
     /// The track after the answer.
     pub track: Track,
-    /// Accepted readings worth reporting (the `EXECUTION_TIMEOUT` alias).
-    pub warnings: Vec<String>,
+    /// Accepted readings worth reporting, each with the rule it concerns (the
+    /// `EXECUTION_TIMEOUT` alias, a missing optional member, another of the seven codes).
+    pub warnings: Warnings,
 }
 
 const INV3: &[&str] = &["SSP-INV-3"];
@@ -251,7 +256,7 @@ impl Track {
         exec: &Exec,
         status: ExecutionStatus,
         body: &Value,
-    ) -> Result<Vec<String>, Box<Mismatch>> {
+    ) -> Result<Warnings, Box<Mismatch>> {
         let mut warnings = Vec::new();
         if !status.is_terminal() {
             return Ok(warnings);
@@ -314,7 +319,22 @@ impl Track {
                     ));
                 }
                 if status == ExecutionStatus::Timeout {
+                    self.not_early(exec, body)?;
                     warnings.extend(timeout_error(exec, &self.id, body)?);
+                } else if let Some(code) = code {
+                    // SSP-ERR-3: a skill's own failure uses one of the seven.
+                    match codes::judge(Condition::SkillFailed, None, code) {
+                        codes::Verdict::Pass => {}
+                        codes::Verdict::Warn(m) => warnings.push(("SSP-ERR-3", m)),
+                        codes::Verdict::Fail { rule, message } => {
+                            return Err(breach(
+                                &[rule],
+                                format!("a failed execution's error: {message}"),
+                                json!(codes::expected(Condition::SkillFailed, None)),
+                                json!(code),
+                            ));
+                        }
+                    }
                 }
             }
         }
@@ -322,16 +342,46 @@ impl Track {
     }
 }
 
-/// SSP-INV-5: a timed-out execution's error (`EXECUTION_TIMEOUT` is a warning, ssp.md §1).
-fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Vec<String>, Box<Mismatch>> {
+impl Track {
+    /// SSP-INV-5's lower bound, judged from `created_at` (true whether the server starts
+    /// the clock at acceptance or at the start of running): a `timeout` that completed
+    /// before its effective timeout had passed since creation is early. Timestamps may have
+    /// second precision: one second of slack.
+    fn not_early(&self, exec: &Exec, body: &Value) -> Result<(), Box<Mismatch>> {
+        let at = |p| body.pointer(p).and_then(Value::as_str).and_then(instant);
+        let created = self.created_at.as_deref().and_then(instant);
+        if let (Some(eff), Some(c), Some(d)) = (
+            exec.effective_ms,
+            created.or_else(|| at("/timestamps/created_at")),
+            at("/timestamps/completed_at"),
+        ) && d - c < eff - 1000.0
+        {
+            return Err(breach(
+                INV5,
+                format!(
+                    "timed out {} ms after created_at, before its effective timeout of {eff} ms",
+                    d - c
+                ),
+                json!({"completed_at - created_at": format!(">= {eff} ms")}),
+                body.clone(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// SSP-INV-5: a timed-out execution's error (`EXECUTION_TIMEOUT` is a warning, ssp.md §1;
+/// a missing `details` member or `retry` a warning too: seed §8.2 makes both optional).
+fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Warnings, Box<Mismatch>> {
     let mut warnings = Vec::new();
     let err = &body["error"];
     match err["code"].as_str() {
         Some("INVOCATION_TIMEOUT") => {}
-        Some("EXECUTION_TIMEOUT") => warnings.push(
+        Some("EXECUTION_TIMEOUT") => warnings.push((
+            "SSP-INV-5",
             "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)"
                 .to_string(),
-        ),
+        )),
         other => {
             return Err(breach(
                 INV5,
@@ -340,6 +390,20 @@ fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Vec<String>, Box
                 json!(other),
             ));
         }
+    }
+    for m in ["timeout_ms", "execution_id"] {
+        if err["details"].get(m).is_none() {
+            warnings.push((
+                "SSP-INV-5",
+                format!("the timeout error SHOULD carry details.{m} (seed §8.3.5; §8.2: details optional)"),
+            ));
+        }
+    }
+    if err.get("retry").is_none() {
+        warnings.push((
+            "SSP-INV-5",
+            "the timeout error SHOULD carry retry {suggested_delay_ms, max_attempts} (seed §8.3.5; §8.2: optional)".to_string(),
+        ));
     }
     if let Some(d) = err["details"].as_object() {
         if let Some(x) = d.get("execution_id")
@@ -358,11 +422,13 @@ fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Vec<String>, Box
         ) && (t - eff).abs() > 1.0
             && !(eff <= 0.0 && t <= 0.0)
         {
-            return Err(breach(
-                INV5,
-                "details.timeout_ms is the effective timeout, min(endpoint.timeout_ms, context.timeout_ms)",
-                json!(eff),
-                json!(t),
+            // The seed does not say which timeout details.timeout_ms reports: the binding's
+            // reading (the effective one) is a warning only, as in the scripted checks.
+            warnings.push((
+                "SSP-INV-5",
+                format!(
+                    "details.timeout_ms {t} SHOULD be the effective timeout {eff} ms, min(endpoint.timeout_ms, context.timeout_ms)"
+                ),
             ));
         }
     }

@@ -18,6 +18,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
+use crate::ssp::codes::{self, Condition};
 use crate::ssp::types::{AccessPolicy, AuthType, CapabilityType, ExecutionStatus};
 
 pub use crate::engine::counterexample::{Mismatch, mismatch as breach};
@@ -164,35 +165,35 @@ pub enum Invalid {
     TextTimeout,
 }
 
-/// A refusal the model allows: a status and, when the notes fix it, the code.
+/// A refusal the model allows: a status and the condition whose code the one SSP code
+/// judge (`ssp::codes`, SSP-ERR-2/3) expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refusal {
     /// HTTP status.
     pub status: u16,
-    /// Error code (`None`: any code in the unified shape, SSP-ERR-3).
-    pub code: Option<&'static str>,
+    /// The condition the request provoked (its code: SSP-ERR-3's table or the seed's).
+    pub cond: Condition,
 }
 
-const fn refuse(status: u16, code: &'static str) -> Refusal {
-    Refusal {
-        status,
-        code: Some(code),
-    }
+/// A refusal with `status` for `cond`.
+pub const fn refuse(status: u16, cond: Condition) -> Refusal {
+    Refusal { status, cond }
 }
 
 /// The SSP-AUTH-2 refusal.
-pub const AUTH_REQUIRED: Refusal = refuse(401, "AUTH_REQUIRED");
+pub const AUTH_REQUIRED: Refusal = refuse(401, Condition::AuthMissing);
 /// The SSP-AUTH-3 refusal.
-pub const PERMISSION_DENIED: Refusal = refuse(403, "PERMISSION_DENIED");
-/// The 404 of an unknown skill, descriptor or execution.
-pub const NOT_FOUND: Refusal = refuse(404, "SKILL_NOT_FOUND");
-/// A 404 with any code (an execution hidden from another caller, SSP-INV-6).
-pub const HIDDEN: Refusal = Refusal {
-    status: 404,
-    code: None,
-};
+pub const PERMISSION_DENIED: Refusal = refuse(403, Condition::PermissionMissing);
+/// The 404 of an unknown skill or descriptor (seed §8.1).
+pub const NOT_FOUND: Refusal = refuse(404, Condition::UnknownSkill);
+/// The 404 of an unknown execution (SSP-INV-4) or path (SSP-ERR-3 table).
+pub const NO_RESOURCE: Refusal = refuse(404, Condition::UnknownResource);
+/// The 404 of an execution hidden from another caller (SSP-INV-6).
+pub const HIDDEN: Refusal = refuse(404, Condition::OtherCaller);
+/// The 403 of an execution another valid credential may not read (SSP-INV-6).
+pub const OTHER_DENIED: Refusal = refuse(403, Condition::OtherCaller);
 /// The SSP-INV-2 refusal.
-pub const INVALID: Refusal = refuse(400, "VALIDATION_ERROR");
+pub const INVALID: Refusal = refuse(400, Condition::Invalid);
 
 /// What an invocation may answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -529,8 +530,11 @@ pub fn read(w: &World, exec: usize, reader: usize) -> Read {
     }
     let owner = w.callers[e.owner];
     match w.callers[reader] {
-        // Another valid credential of the same scheme: 404, nothing else (SSP-INV-6).
-        c if c.scheme().is_some() && c.scheme() == owner.scheme() => Read::Refuse(vec![HIDDEN]),
+        // Another valid credential of the same scheme: 404 (no leak of existence) or 403
+        // (seed §7.4: valid credentials, insufficient permission), SSP-INV-6.
+        c if c.scheme().is_some() && c.scheme() == owner.scheme() => {
+            Read::Refuse(vec![HIDDEN, OTHER_DENIED])
+        }
         // No or an invalid credential: 401 (SSP-AUTH-2) or 404.
         Caller::Anonymous | Caller::Wrong => Read::Refuse(vec![AUTH_REQUIRED, HIDDEN]),
         _ => Read::Refuse(vec![AUTH_REQUIRED, PERMISSION_DENIED, HIDDEN]),
@@ -550,24 +554,30 @@ pub fn create(w: &mut World, unit: usize, owner: usize, timeout: Timeout) -> usi
     w.execs.len() - 1
 }
 
-/// Seed §8.1 / SSP-ERR-2: the statuses a protocol code travels with.
-pub fn code_statuses(code: &str) -> Option<&'static [u16]> {
-    crate::ssp::provider::env::protocol_statuses(code)
+/// What [`check_error`] accepted: the code and, for a tolerated reading, a warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    /// The error code.
+    pub code: String,
+    /// Another of the seven where the table names one, or the `EXECUTION_TIMEOUT` alias
+    /// (SSP-ERR-3: a warning).
+    pub warning: Option<String>,
 }
 
-/// SSP-ERR-1/2/3: `body` is a unified error whose status and code one of `allowed`
-/// names; returns the code. `what` names the request for the message.
+/// SSP-ERR-1/2/3: `body` is a unified error whose status one of `allowed` names and whose
+/// code the one SSP code judge accepts for that refusal's condition. `what` names the
+/// request for the message.
 pub fn check_error(
     status: u16,
     body: Option<&Value>,
     allowed: &[Refusal],
     rules: &[&'static str],
     what: &str,
-) -> Result<String, Box<Mismatch>> {
+) -> Result<Judged, Box<Mismatch>> {
     let expected = json!(
         allowed
             .iter()
-            .map(|r| json!({"status": r.status, "code": r.code}))
+            .map(|r| json!({"status": r.status, "code": codes::expected(r.cond, Some(r.status))}))
             .collect::<Vec<_>>()
     );
     let seen = json!({"status": status, "body": body});
@@ -597,25 +607,35 @@ pub fn check_error(
             seen,
         ));
     };
-    if !fits.iter().any(|r| r.code.is_none_or(|c| c == code)) {
-        return Err(breach(
-            rules,
-            format!("{what}: wrong error code {code}"),
+    // Several refusals may share the status: the most favourable verdict stands.
+    let verdicts: Vec<codes::Verdict> = fits
+        .iter()
+        .map(|r| codes::judge(r.cond, Some(status), code))
+        .collect();
+    let judged = |warning| {
+        Ok(Judged {
+            code: code.to_string(),
+            warning,
+        })
+    };
+    if verdicts.contains(&codes::Verdict::Pass) {
+        return judged(None);
+    }
+    if let Some(codes::Verdict::Warn(m)) = verdicts
+        .iter()
+        .find(|v| matches!(v, codes::Verdict::Warn(_)))
+    {
+        return judged(Some(format!("{what}: {m}")));
+    }
+    match verdicts.into_iter().next() {
+        Some(codes::Verdict::Fail { rule, message }) => Err(breach(
+            &[rule],
+            format!("{what}: {message}"),
             expected,
             seen,
-        ));
+        )),
+        _ => judged(None),
     }
-    if let Some(statuses) = code_statuses(code)
-        && !statuses.contains(&status)
-    {
-        return Err(breach(
-            &["SSP-ERR-2"],
-            format!("{what}: {code} travels with HTTP {statuses:?}"),
-            json!(statuses),
-            seen,
-        ));
-    }
-    Ok(code.to_string())
 }
 
 /// SSP-DISC-2/3: a 200 index against the ids the model allows.
@@ -650,6 +670,17 @@ pub fn judge_index(
             json!(got),
         ));
     };
+    // SSP-DISC-2: an authenticated caller sees every public and restricted skill (the
+    // anonymous set, per filter); a private one "PEUVENT être incluses" (seed §4.4), so
+    // listing or omitting it is never judged.
+    let authenticated = !matches!(who, Caller::Anonymous | Caller::Wrong);
+    let judged = |ids: &BTreeSet<String>| -> BTreeSet<String> {
+        (ids.iter())
+            .filter(|id| !(authenticated && private(id)))
+            .cloned()
+            .collect()
+    };
+    let (want, got) = (&judged(want), &judged(got));
     if want == got {
         return Ok(());
     }
@@ -764,17 +795,30 @@ mod tests {
             &ids(&["echo", "overrun", "task", "digest"]),
         );
         assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-2"]));
-        // A credential's filtered view: exactly its matching entries (private included).
+        // A credential's filtered view: its matching entries; a private one may be listed
+        // or omitted (seed §4.4: "PEUVENT être incluses"), never judged.
         let plug = discovery(&w, 1, Filter::Capability(CapabilityType::Plugin, true));
         assert_eq!(plug.exactly, Some(ids(&["digest"])));
+        for got in [BTreeSet::new(), ids(&["digest"])] {
+            let e = judge_index(
+                &w,
+                1,
+                Filter::Capability(CapabilityType::Plugin, true),
+                plug.exactly.as_ref(),
+                &got,
+            );
+            assert!(e.is_ok(), "{got:?}");
+        }
+        // The public and restricted entries are never optional (SSP-DISC-2/3).
+        let all = discovery(&w, 1, Filter::None);
         let e = judge_index(
             &w,
             1,
-            Filter::Capability(CapabilityType::Plugin, true),
-            plug.exactly.as_ref(),
-            &BTreeSet::new(),
+            Filter::None,
+            all.exactly.as_ref(),
+            &ids(&["echo", "digest"]),
         );
-        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-3"]));
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-2"]));
         // Unknown filter: 400 VALIDATION_ERROR or an empty 200.
         let unknown = discovery(&w, 0, Filter::Unknown);
         assert!(unknown.empty_ok && unknown.refusals.contains(&INVALID));
@@ -813,13 +857,22 @@ mod tests {
         assert!(
             check_error(
                 404,
-                Some(&err(404, "NOT_HERE")),
+                Some(&err(404, "SKILL_NOT_FOUND")),
                 &allowed,
                 &["SSP-DISC-4"],
                 "d"
             )
             .is_ok()
         );
+        // SSP-ERR-3: a code outside the seven fails, whatever the status.
+        let e = check_error(
+            404,
+            Some(&err(404, "NOT_HERE")),
+            &allowed,
+            &["SSP-DISC-4"],
+            "d",
+        );
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-ERR-3"]));
         let e = check_error(
             200,
             Some(&json!({"id": "digest"})),
@@ -878,10 +931,7 @@ mod tests {
 
     #[test]
     fn errors_need_the_unified_shape_and_the_seed_status() {
-        let l = [Refusal {
-            status: 404,
-            code: None,
-        }];
+        let l = [HIDDEN];
         let e = check_error(
             404,
             Some(&json!({"error": {"code": "X"}})),
@@ -906,10 +956,7 @@ mod tests {
             Err(vec!["SSP-ERR-1"]),
             "retry needs both members"
         );
-        let any = [Refusal {
-            status: 400,
-            code: None,
-        }];
+        let any = [INVALID];
         let e = check_error(
             400,
             Some(&err(400, "SKILL_NOT_FOUND")),
@@ -922,17 +969,27 @@ mod tests {
             Err(vec!["SSP-ERR-2"]),
             "SKILL_NOT_FOUND is a 404"
         );
-        assert!(
-            check_error(
-                400,
-                Some(&err(400, "MY_OWN_CODE")),
-                &any,
-                &["SSP-INV-2"],
-                "r"
-            )
-            .is_ok(),
-            "SSP-ERR-3"
+        let e = check_error(
+            400,
+            Some(&err(400, "MY_OWN_CODE")),
+            &any,
+            &["SSP-INV-2"],
+            "r",
         );
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec!["SSP-ERR-3"]),
+            "a code outside the seven"
+        );
+        // Another of the seven where the table names VALIDATION_ERROR: a warning.
+        let e = check_error(
+            409,
+            Some(&err(409, "SKILL_NOT_FOUND")),
+            &[refuse(409, Condition::Invalid)],
+            &["SSP-INV-4"],
+            "r",
+        );
+        assert!(e.is_ok_and(|j| j.warning.is_some()));
     }
 
     fn answer(id: &str, status: &str, created: &str, updated: &str, done: bool) -> Value {
@@ -943,8 +1000,13 @@ mod tests {
         }
         match status {
             "completed" => v["output"] = json!({"echo": "hi"}),
-            "failed" | "timeout" => {
-                v["error"] = json!({"code": "INVOCATION_TIMEOUT", "message": "m", "details": {"timeout_ms": 20, "execution_id": id}});
+            "failed" => {
+                v["error"] = json!({"code": "ENDPOINT_UNREACHABLE", "message": "m"});
+            }
+            "timeout" => {
+                v["error"] = json!({"code": "INVOCATION_TIMEOUT", "message": "m",
+                    "details": {"timeout_ms": 20, "execution_id": id},
+                    "retry": {"suggested_delay_ms": 0, "max_attempts": 1}});
             }
             _ => {}
         }
@@ -1021,6 +1083,51 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_execution_code_is_judged_and_an_early_timeout_fails() {
+        let mut w = world();
+        // Unit 2 has no declared lifecycle: it may fail.
+        let n = create(&mut w, 2, 0, Timeout::Absent);
+        let e = w.execs[n].clone();
+        let t = Track::new("x2", "echo", &e);
+        assert!(t.observe(&e, &answer("x2", "failed", T0, T1, true)).is_ok());
+        let mut own = answer("x2", "failed", T0, T1, true);
+        own["error"]["code"] = json!("SKILL_FAILED");
+        assert!(
+            t.observe(&e, &own).is_err_and(|m| m.rules == ["SSP-ERR-3"]),
+            "SSP-ERR-3: a skill's own failure uses one of the seven"
+        );
+        let mut other = answer("x2", "failed", T0, T1, true);
+        other["error"]["code"] = json!("PERMISSION_DENIED");
+        assert_eq!(
+            t.observe(&e, &other).map(|o| o.warnings),
+            Ok(vec![(
+                "SSP-ERR-3",
+                "PERMISSION_DENIED is one of the seven, but this condition's code is ENDPOINT_UNREACHABLE or VALIDATION_ERROR (SSP-ERR-3 table)".to_string()
+            )])
+        );
+        // SSP-INV-5's lower bound from created_at: the overrun fixture (200 ms) timing out
+        // 100 ms after creation is early only beyond the one-second slack.
+        let n = create(&mut w, 3, 0, Timeout::Ms(5000.0));
+        let e = w.execs[n].clone();
+        let t = Track::new("x3", "echo", &e);
+        let mut early = answer("x3", "timeout", T0, T1, true);
+        early["error"]["details"]["timeout_ms"] = json!(200);
+        let r = t.observe(&e, &early);
+        assert!(r.is_ok(), "within the slack: {r:?}");
+        let mut w2 = world();
+        let n = create(&mut w2, 1, 0, Timeout::Ms(3000.0));
+        let e = w2.execs[n].clone();
+        let t = Track::new("x4", "echo", &e);
+        let mut early = answer("x4", "timeout", T0, T1, true);
+        early["error"]["details"]["timeout_ms"] = json!(3000);
+        assert!(
+            t.observe(&e, &early)
+                .is_err_and(|m| m.rules == ["SSP-INV-5"]),
+            "a 3 s timeout reported 100 ms after creation"
+        );
+    }
+
+    #[test]
     fn the_final_state_follows_the_role_and_the_effective_timeout() {
         let (_, e, t) = instant_exec();
         let failed = t.observe(&e, &answer("x1", "failed", T0, T1, true));
@@ -1075,12 +1182,14 @@ mod tests {
             Ok(1),
             "the alias is a warning"
         );
+        // SSP-INV-5: details and retry SHOULD: each missing one is a warning, never a failure.
+        let mut bare = answer("x1", "timeout", T0, T1, true);
+        bare["error"] = json!({"code": "INVOCATION_TIMEOUT", "message": "m"});
+        assert_eq!(t.observe(&e, &bare).map(|o| o.warnings.len()), Ok(3));
+        // Which timeout details.timeout_ms reports is the binding's reading: a warning.
         let mut wrong_ms = answer("x1", "timeout", T0, T1, true);
         wrong_ms["error"]["details"]["timeout_ms"] = json!(15000);
-        assert!(
-            t.observe(&e, &wrong_ms)
-                .is_err_and(|m| m.rules == ["SSP-INV-5"])
-        );
+        assert_eq!(t.observe(&e, &wrong_ms).map(|o| o.warnings.len()), Ok(1));
     }
 
     #[test]
@@ -1144,7 +1253,7 @@ mod tests {
         let Read::Refuse(l) = read(&w, n, 2) else {
             panic!("the limited key is another caller")
         };
-        assert_eq!(l, vec![HIDDEN]);
+        assert_eq!(l, vec![HIDDEN, OTHER_DENIED]);
         let e = check_error(
             200,
             Some(&json!({"status": "completed"})),

@@ -11,6 +11,7 @@
 //! `details` of AUTH_REQUIRED / PERMISSION_DENIED / INVOCATION_TIMEOUT (seed §8.2: optional;
 //! §8.3.2: DEVRAIT) and AUTH_REQUIRED's `retry` when absent (seed §8.2: optional).
 
+use crate::ssp::codes::Condition;
 use crate::ssp::consumer::{Consumer, ConsumerConfig, ConsumerError, Credentials};
 use crate::ssp::provider::env::{Cred, Env, Finding, Fixture, Step};
 use crate::ssp::provider::profile::FixtureRole;
@@ -196,7 +197,6 @@ async fn visibility(env: &mut Env) -> Step<()> {
         ));
     }
     let anon_ids = ids(&anon);
-    let mut private_seen = false;
     let creds = env.all_creds();
     if creds.is_empty() {
         return Err(Finding::untested(
@@ -214,16 +214,8 @@ async fn visibility(env: &mut Env) -> Step<()> {
                 "the anonymous index must be a subset of the authenticated one (SSP-DISC-2)",
             ));
         }
-        private_seen |= auth_ids.contains(&private_id);
-    }
-    if !private_seen {
-        // Seed §4.4: authenticated discovery MAY include private skills.
-        env.warnings.push(Finding::warn(
-            "/skills",
-            json!({"$contains": private_id}),
-            Value::Null,
-            "no credential of the profile makes the private skill visible (seed §4.4: MAY)",
-        ));
+        // Seed §4.4: authenticated discovery MAY list private skills ("PEUVENT être
+        // incluses"): listing or omitting one is never judged (SSP-DISC-2).
     }
     Ok(())
 }
@@ -313,19 +305,9 @@ async fn filter(env: &mut Env) -> Step<()> {
         // ssp.md SSP-DISC-3: "the harness also accepts 200 with no entries" — accepted, so
         // no warning either (a warning is a verdict on the server).
     } else {
-        // An unknown filter value is a condition the seed does not name: SSP-ERR-3 "may use
-        // any code with the unified shape; a harness never requires one of the seven there".
-        // The 400 and the unified shape are fixed (SSP-DISC-3, SSP-ERR-1); VALIDATION_ERROR,
-        // the binding's choice, is checked as a warning.
-        let e = env.expect_error(&r, &[400], None, "unknown capability_type")?;
-        if e.code.as_str() != "VALIDATION_ERROR" {
-            env.warnings.push(Finding::warn(
-                "/error/code",
-                json!("VALIDATION_ERROR"),
-                json!(e.code.as_str()),
-                "unknown capability_type: the binding answers VALIDATION_ERROR (SSP-ERR-3: any code is allowed)",
-            ));
-        }
+        // SSP-DISC-3: 400 in the unified shape; its code is judged by SSP-ERR-3's table
+        // (VALIDATION_ERROR; another of the seven warns; a code outside them fails).
+        env.expect_error(&r, &[400], Condition::Invalid, "unknown capability_type")?;
     }
     Ok(())
 }
@@ -418,9 +400,14 @@ async fn descriptor_errors(env: &mut Env) -> Step<()> {
         return Err(Finding::harness("descriptor_url without a path"));
     };
     let r = env.get(&unknown, &Cred::None).await?;
-    // Only a path of the provider's own descriptor layout is certain to be one.
-    let code = layout.then_some("SKILL_NOT_FOUND");
-    env.expect_error(&r, &[404], code, "unknown descriptor path")?;
+    // Only a path of the provider's own descriptor layout is certain to be a descriptor URL
+    // (seed §8.1 names SKILL_NOT_FOUND for it); another is an unknown path (SSP-ERR-3 table).
+    let cond = if layout {
+        Condition::UnknownSkill
+    } else {
+        Condition::UnknownResource
+    };
+    env.expect_error(&r, &[404], cond, "unknown descriptor path")?;
     let private = env.fixture(FixtureRole::Private).await?;
     let mut url = None;
     for c in env.all_creds() {
@@ -434,12 +421,17 @@ async fn descriptor_errors(env: &mut Env) -> Step<()> {
     })?;
     let r = env.get(&url, &Cred::None).await?;
     if r.status == 404 {
-        env.expect_error(&r, &[404], None, "private descriptor without credentials")?;
+        env.expect_error(
+            &r,
+            &[404],
+            Condition::UnknownResource,
+            "private descriptor without credentials",
+        )?;
     } else {
         env.expect_error(
             &r,
             &[401],
-            Some("AUTH_REQUIRED"),
+            Condition::AuthMissing,
             "private descriptor without credentials",
         )?;
     }
@@ -616,6 +608,18 @@ async fn failing(env: &mut Env) -> Step<()> {
             "the failing fixture must end failed",
         ));
     }
+    // SSP-ERR-3: a skill's own failure uses one of the seven (ENDPOINT_UNREACHABLE, or
+    // VALIDATION_ERROR for a failure its inputs caused).
+    let code = last
+        .pointer("/error/code")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    env.judge_code(
+        Condition::SkillFailed,
+        None,
+        code,
+        "the failed execution's error",
+    )?;
     Ok(())
 }
 
@@ -653,7 +657,12 @@ async fn result(env: &mut Env) -> Step<()> {
             }
         }
         409 => {
-            env.expect_error(&early, &[409], None, "result before completion")?;
+            env.expect_error(
+                &early,
+                &[409],
+                Condition::EarlyResult,
+                "result before completion",
+            )?;
         }
         200 => {
             // The slow fixture finished before the first read: the 202 branch was not observable.
@@ -707,57 +716,49 @@ async fn unknown_execution(env: &mut Env) -> Step<()> {
         let e = env.expect_error(
             &r,
             &[404],
-            Some("SKILL_NOT_FOUND"),
+            Condition::UnknownResource,
             &format!("{which} of an unknown execution"),
         )?;
+        // Seed §8.2 makes `details` optional: SSP-INV-4's details.execution_id is a SHOULD.
         if e.details
             .as_ref()
             .and_then(|d| d.get("execution_id"))
             .and_then(Value::as_str)
             != Some(bogus.as_str())
         {
-            return Err(Finding::fail(
+            env.warnings.push(Finding::warn(
                 "/error/details/execution_id",
                 json!(bogus),
                 e.details.unwrap_or(Value::Null),
-                "details name the unknown execution_id",
+                "details SHOULD name the unknown execution_id (SSP-INV-4; seed §8.2: details optional)",
             ));
         }
     }
     Ok(())
 }
 
-/// Requires a 400 VALIDATION_ERROR whose details are the seed's array (upstream's
-/// `{field, …}` shape is a warning).
+/// Requires a 400 VALIDATION_ERROR (SSP-INV-2: MUST). Its `details` as the seed's array
+/// is a SHOULD (seed §8.2 makes `details` optional; §8.3.1 says it of the validator): a
+/// missing, empty or other-shaped `details` is a warning (upstream's `{field, …}` too).
 fn expect_validation(env: &mut Env, r: &crate::ssp::provider::env::Resp, what: &str) -> Step<()> {
-    let e = env.expect_error(r, &[400], Some("VALIDATION_ERROR"), what)?;
-    match parse_validation_details(&e) {
-        Ok((issues, shape)) => {
-            if issues.is_empty() {
-                return Err(Finding::fail(
-                    "/error/details",
-                    json!("≥ 1 violation"),
-                    json!([]),
-                    format!("{what}: details list no violation"),
-                ));
-            }
-            if shape == DetailsShape::Upstream {
-                env.warnings.push(Finding::warn(
-                    "/error/details",
-                    json!("[{path, message, expected, actual}]"),
-                    e.details.clone().unwrap_or(Value::Null),
-                    "upstream {field, …} details; the seed's shape is {path, …} (ssp.md §1)",
-                ));
-            }
-            Ok(())
-        }
-        Err(err) => Err(Finding::fail(
-            "/error/details",
-            json!("[{path, message, expected, actual}]"),
-            e.details.unwrap_or(Value::Null),
-            format!("{what}: {err}"),
+    let e = env.expect_error(r, &[400], Condition::Invalid, what)?;
+    let seed_shape = json!("[{path, message, expected, actual}]");
+    let observed = e.details.clone().unwrap_or(Value::Null);
+    let warning = match parse_validation_details(&e) {
+        Ok((issues, _)) if issues.is_empty() => Some(format!("{what}: details list no violation")),
+        Ok((_, DetailsShape::Upstream)) => Some(
+            "upstream {field, …} details; the seed's shape is {path, …} (ssp.md §1)".to_string(),
+        ),
+        Ok(_) => None,
+        Err(err) => Some(format!(
+            "{what}: details SHOULD be the seed's violation array ({err}; seed §8.2: details optional)"
         )),
+    };
+    if let Some(m) = warning {
+        env.warnings
+            .push(Finding::warn("/error/details", seed_shape, observed, m).on(&["SSP-INV-2"]));
     }
+    Ok(())
 }
 
 /// SSP-INV-2: malformed requests and inputs breaking the ParameterDefinitions → 400.
@@ -811,7 +812,7 @@ async fn wrong_skill(env: &mut Env) -> Step<()> {
         None,
     );
     let r = env.send(method, &url, Some(&body), &cred).await?;
-    env.expect_error(&r, &[404], Some("SKILL_NOT_FOUND"), "unknown skill_id")?;
+    env.expect_error(&r, &[404], Condition::UnknownSkill, "unknown skill_id")?;
     let other = env.fixture(FixtureRole::Failing).await?;
     if other.descriptor.id != f.descriptor.id && other.descriptor.endpoint.url != url {
         let body = env.request(&other.descriptor.id, &f.inputs, None);
@@ -819,7 +820,7 @@ async fn wrong_skill(env: &mut Env) -> Step<()> {
         env.expect_error(
             &r,
             &[404],
-            Some("SKILL_NOT_FOUND"),
+            Condition::UnknownSkill,
             "another skill's id at this endpoint",
         )?;
     }
@@ -844,21 +845,7 @@ fn check_timeout_error(
         .pointer("/error/code")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if code == "EXECUTION_TIMEOUT" {
-        env.warnings.push(Finding::warn(
-            "/error/code",
-            json!("INVOCATION_TIMEOUT"),
-            json!(code),
-            "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)",
-        ));
-    } else if code != "INVOCATION_TIMEOUT" {
-        return Err(Finding::fail(
-            "/error/code",
-            json!("INVOCATION_TIMEOUT"),
-            json!(code),
-            "timeout error code",
-        ));
-    }
+    env.judge_code(Condition::Timeout, None, code, "timeout error code")?;
     // Seed §8.2 makes `error.details` optional and §8.3.5 shows {timeout_ms, execution_id}
     // as an example only: ssp.md's required details are checked as warnings (the seed wins).
     if last
@@ -885,6 +872,7 @@ fn check_timeout_error(
         ));
     }
     if let Some(e) = effective
+        && tm.is_some_and(Value::is_number)
         && tm.and_then(Value::as_u64) != Some(e)
     {
         // The seed does not say which timeout details.timeout_ms reports; the binding's
@@ -896,12 +884,13 @@ fn check_timeout_error(
             "timeout_ms should be the effective timeout min(endpoint.timeout_ms, context.timeout_ms)",
         ));
     }
+    // SSP-INV-5: retry SHOULD be present (seed §8.2: optional; §8.3.5 shows it).
     if last.pointer("/error/retry").is_none() {
-        return Err(Finding::fail(
+        env.warnings.push(Finding::warn(
             "/error/retry",
             json!({"suggested_delay_ms": {"$type": "number"}, "max_attempts": {"$type": "number"}}),
             Value::Null,
-            "INVOCATION_TIMEOUT carries retry (seed §8.3.5: \"Le champ retry fournit des indications pour les tentatives de nouvelle tentative\")",
+            "INVOCATION_TIMEOUT SHOULD carry retry (seed §8.3.5 shows it; §8.2: retry optional)",
         ));
     }
     Ok(())
@@ -964,10 +953,12 @@ async fn privacy(env: &mut Env) -> Step<()> {
         }
     };
     let r = env.get(&url, &other).await?;
+    // SSP-INV-6: 404 (no leak of existence, SHOULD) or 403 (seed §7.4: valid credentials,
+    // insufficient permission) both conform.
     env.expect_error(
         &r,
-        &[404],
-        None,
+        &[404, 403],
+        Condition::OtherCaller,
         "another credential reading a non-public execution",
     )?;
     if r.text.contains("\"output\"") {
@@ -990,7 +981,7 @@ async fn privacy(env: &mut Env) -> Step<()> {
     env.expect_error(
         &r,
         &[404, 401],
-        None,
+        Condition::OtherCaller,
         "anonymous read of a non-public execution",
     )?;
     Ok(())
@@ -1101,15 +1092,16 @@ async fn auth_required(env: &mut Env, role: FixtureRole) -> Step<()> {
         let e = env.expect_error(
             &r,
             &[401],
-            Some("AUTH_REQUIRED"),
+            Condition::AuthMissing,
             &format!("{} with {label}", d.id),
         )?;
+        // SSP-AUTH-2: WWW-Authenticate SHOULD (RFC 9110; the seed's 401 example shows none).
         if r.header("www-authenticate").is_none() {
-            return Err(Finding::fail(
+            env.warnings.push(Finding::warn(
                 "",
                 json!("a WWW-Authenticate header"),
                 Value::Null,
-                "401 carries WWW-Authenticate (RFC 9110 §11.6.1)",
+                "401 SHOULD carry WWW-Authenticate (RFC 9110 §11.6.1; the seed's example has none)",
             ));
         }
         // Seed §8.3.2: "Le champ details DEVRAIT décrire la méthode d'authentification
@@ -1203,7 +1195,7 @@ async fn permission_denied(env: &mut Env, role: FixtureRole) -> Step<()> {
     let e = env.expect_error(
         &r,
         &[403],
-        Some("PERMISSION_DENIED"),
+        Condition::PermissionMissing,
         "valid credentials without permission",
     )?;
     // Seed §8.2 makes `error.details` optional and §8.3.3 only shows an example: the
@@ -1246,7 +1238,7 @@ async fn wrong_header(env: &mut Env) -> Step<()> {
         env.expect_error(
             &r,
             &[401],
-            Some("AUTH_REQUIRED"),
+            Condition::AuthMissing,
             &format!("the right key outside {header}"),
         )?;
     }
@@ -1419,7 +1411,7 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
         (
             "SSP-DISC-3/filter",
             "capability_type / type filters return exactly the matching entries",
-            &["SSP-DISC-3", "SSP-ERR-1"],
+            &["SSP-DISC-3", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::Filter,
         ),
         (
@@ -1432,7 +1424,7 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
         (
             "SSP-DISC-4/descriptor-errors",
             "unknown descriptor → 404 SKILL_NOT_FOUND; private descriptor anonymously → 401 (or 404)",
-            &["SSP-DISC-4", "SSP-ERR-1", "SSP-ERR-2"],
+            &["SSP-DISC-4", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::DescriptorErrors,
         ),
         (
@@ -1455,50 +1447,50 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
         ),
         (
             "SSP-INV-3/failing",
-            "failing skill ends failed with a unified error of its own code",
-            &["SSP-INV-3", "SSP-ERR-1", "SSP-ERR-3"],
+            "failing skill ends failed with a unified error, code one of the seven (SSP-ERR-3)",
+            &["SSP-INV-3", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::Failing,
         ),
         (
             "SSP-INV-4/result",
             "result_url: 202 without output before completion, 200 with output after",
-            &["SSP-INV-4"],
+            &["SSP-INV-4", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::Result,
         ),
         (
             "SSP-INV-4/unknown-execution",
             "unknown execution id → 404 SKILL_NOT_FOUND with details.execution_id",
-            &["SSP-INV-4", "SSP-ERR-2"],
+            &["SSP-INV-4", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::UnknownExecution,
         ),
         (
             "SSP-INV-2/invalid-request",
             "malformed request and inputs breaking the ParameterDefinitions → 400 VALIDATION_ERROR",
-            &["SSP-INV-2", "SSP-ERR-1"],
+            &["SSP-INV-2", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::InvalidRequest,
         ),
         (
             "SSP-INV-2/wrong-skill",
             "unknown or foreign skill_id → 404 SKILL_NOT_FOUND",
-            &["SSP-INV-2", "SSP-ERR-2"],
+            &["SSP-INV-2", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::WrongSkill,
         ),
         (
             "SSP-INV-5/overrun",
             "an overrun ends as timeout with INVOCATION_TIMEOUT, details and retry",
-            &["SSP-INV-5"],
+            &["SSP-INV-5", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::Overrun,
         ),
         (
             "SSP-INV-5/context-timeout",
             "context.timeout_ms below endpoint.timeout_ms is the effective timeout",
-            &["SSP-INV-5"],
+            &["SSP-INV-5", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::ContextTimeout,
         ),
         (
             "SSP-INV-6/privacy",
             "a non-public execution is readable only with the credential that created it",
-            &["SSP-INV-6"],
+            &["SSP-INV-6", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::Privacy,
         ),
         (
@@ -1516,37 +1508,37 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
         (
             "SSP-AUTH-2/api-key",
             "api_key skill: missing or invalid key → 401 AUTH_REQUIRED with details, retry and WWW-Authenticate",
-            &["SSP-AUTH-2", "SSP-ERR-2"],
+            &["SSP-AUTH-2", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::AuthRequired(AuthApiKey),
         ),
         (
             "SSP-AUTH-2/oauth2",
             "oauth2 skill: missing or invalid token → 401 AUTH_REQUIRED with details, retry and WWW-Authenticate",
-            &["SSP-AUTH-2", "SSP-ERR-2"],
+            &["SSP-AUTH-2", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::AuthRequired(AuthOauth2),
         ),
         (
             "SSP-AUTH-2/custom",
             "custom skill: missing or invalid signature → 401 AUTH_REQUIRED with details, retry and WWW-Authenticate",
-            &["SSP-AUTH-2", "SSP-ERR-2"],
+            &["SSP-AUTH-2", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::AuthRequired(AuthCustom),
         ),
         (
             "SSP-AUTH-3/api-key",
             "api_key without permission → 403 PERMISSION_DENIED with scopes",
-            &["SSP-AUTH-3", "SSP-ERR-2"],
+            &["SSP-AUTH-3", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::PermissionDenied(AuthApiKey),
         ),
         (
             "SSP-AUTH-3/oauth2",
             "oauth2 token missing the scope → 403 PERMISSION_DENIED with scopes",
-            &["SSP-AUTH-3", "SSP-ERR-2"],
+            &["SSP-AUTH-3", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::PermissionDenied(AuthOauth2),
         ),
         (
             "SSP-AUTH-4/wrong-header",
             "the right API key in another header → 401",
-            &["SSP-AUTH-4"],
+            &["SSP-AUTH-4", "SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
             Kind::WrongHeader,
         ),
         (

@@ -1,10 +1,9 @@
 //! What an SSP provider check works with: a recording HTTP client, the SSP profile, the
 //! resolved fixture skills, and the findings collected so far.
 
+use crate::ssp::codes::{self, Condition};
 use crate::ssp::provider::profile::{FixtureRole, SspProfile};
-use crate::ssp::types::{
-    AuthType, ErrorCode, ErrorObject, ErrorResponse, SkillDescriptor, SkillIndex,
-};
+use crate::ssp::types::{AuthType, ErrorObject, ErrorResponse, SkillDescriptor, SkillIndex};
 use crate::ssp::validator::{DocType, Mode, SspValidator};
 use crate::transport::{Exchange, Prepared, TransportKind, send_recorded};
 use hmac::{KeyInit, Mac};
@@ -503,17 +502,22 @@ impl Env {
     }
 
     /// Expands a status/result template.
-    pub fn expand(&self, template: Option<&str>, which: &str, exec: &str) -> Step<String> {
+    pub fn expand(&mut self, template: Option<&str>, which: &str, exec: &str) -> Step<String> {
         let t = template
             .ok_or_else(|| Finding::unsupported(format!("the descriptor declares no {which}")))?;
-        crate::ssp::consumer::expand_template(t, exec).map_err(|e| {
-            Finding::fail(
-                "/endpoint",
-                json!("a {execution_id} template"),
-                json!(t),
-                e.to_string(),
-            )
-        })
+        let e = crate::ssp::consumer::expand_template(t, exec);
+        if e.appended {
+            self.warnings.push(
+                Finding::warn(
+                    &format!("/endpoint/{which}"),
+                    json!("a template with {execution_id}"),
+                    json!(t),
+                    format!("{which} has no {{execution_id}}: polled as <template>/<execution_id> (the seed diagram's reading, SSP-SCH-3)"),
+                )
+                .on(&["SSP-SCH-3"]),
+            );
+        }
+        Ok(e.url)
     }
 
     /// Polls `status_url` until a terminal status, requiring 200 and a valid
@@ -629,14 +633,13 @@ impl Env {
         ))
     }
 
-    /// Requires an error response: one of `statuses`, the unified shape (SSP-ERR-1), the
-    /// code (when given; `EXECUTION_TIMEOUT` for `INVOCATION_TIMEOUT` is a warning), and
-    /// the seed §8.1 status of a protocol code (SSP-ERR-2).
+    /// Requires an error response: one of `statuses`, the unified shape (SSP-ERR-1), and a
+    /// code the one SSP code judge (`ssp::codes`, SSP-ERR-2/3) accepts for `cond`.
     pub fn expect_error(
         &mut self,
         r: &Resp,
         statuses: &[u16],
-        code: Option<&str>,
+        cond: Condition,
         what: &str,
     ) -> Step<ErrorObject> {
         if !statuses.contains(&r.status) {
@@ -653,41 +656,37 @@ impl Env {
             DocType::Error,
             &format!("{what}: the error body (SSP-ERR-1)"),
         )?;
-        if let Some(want) = code
-            && e.error.code.as_str() != want
-        {
-            if want == ErrorCode::INVOCATION_TIMEOUT
-                && e.error.code.as_str() == ErrorCode::EXECUTION_TIMEOUT
-            {
-                self.warnings.push(Finding::warn(
-                    "/error/code",
-                    json!(want),
-                    json!(e.error.code.as_str()),
-                    "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)",
-                ));
-            } else {
-                return Err(Finding::fail(
-                    "/error/code",
-                    json!(want),
-                    json!(e.error.code.as_str()),
-                    format!("{what}: wrong error code"),
-                ));
-            }
-        }
-        if let Some(allowed) = protocol_statuses(e.error.code.as_str())
-            && !allowed.contains(&r.status)
-        {
-            return Err(Finding::fail(
-                "",
-                json!(allowed),
-                json!(r.status),
-                format!(
-                    "{what}: {} travels with HTTP {allowed:?} (SSP-ERR-2)",
-                    e.error.code
-                ),
-            ));
-        }
+        self.judge_code(cond, Some(r.status), e.error.code.as_str(), what)?;
         Ok(e.error)
+    }
+
+    /// SSP-ERR-2/3 through the one judge (`ssp::codes`): a pass is silent, a tolerated
+    /// reading a warning, a broken rule a failure naming that rule.
+    pub fn judge_code(
+        &mut self,
+        cond: Condition,
+        status: Option<u16>,
+        code: &str,
+        what: &str,
+    ) -> Step<()> {
+        let want = json!(codes::expected(cond, status));
+        match codes::judge(cond, status, code) {
+            codes::Verdict::Pass => Ok(()),
+            codes::Verdict::Warn(m) => {
+                self.warnings.push(
+                    Finding::warn("/error/code", want, json!(code), format!("{what}: {m}"))
+                        .on(&["SSP-ERR-3"]),
+                );
+                Ok(())
+            }
+            codes::Verdict::Fail { rule, message } => Err(Finding::fail(
+                "/error/code",
+                want,
+                json!(code),
+                format!("{what}: {message}"),
+            )
+            .on(&[rule])),
+        }
     }
 }
 
@@ -726,20 +725,6 @@ fn prepare_bytes(
         body,
         shown_body: shown,
     }
-}
-
-/// Seed §8.1: the HTTP statuses of the protocol codes that have one (SSP-ERR-2).
-pub fn protocol_statuses(code: &str) -> Option<&'static [u16]> {
-    Some(match code {
-        ErrorCode::AUTH_REQUIRED => &[401],
-        ErrorCode::PERMISSION_DENIED => &[403],
-        ErrorCode::SKILL_NOT_FOUND => &[404],
-        ErrorCode::INVOCATION_TIMEOUT | ErrorCode::EXECUTION_TIMEOUT => &[408, 504],
-        ErrorCode::ENDPOINT_UNREACHABLE => &[502, 503],
-        ErrorCode::VERSION_INCOMPATIBLE => &[422],
-        ErrorCode::VALIDATION_ERROR => &[400],
-        _ => return None,
-    })
 }
 
 /// The schema rule a served index or descriptor breaks at `path` (issue 26: a failure names

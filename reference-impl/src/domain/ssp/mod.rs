@@ -10,9 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-/// Protocol error codes of seed §8.1. HTTP error responses use only these (seed §8.2:
-/// `error.code` is one of the seven); execution errors (seed §5.4) may carry a skill's own
-/// code (SSP-ERR-3), e.g. [`codes::SKILL_FAILED`].
+/// Protocol error codes of seed §8.1: every SSP error, HTTP answers and the `error` of a
+/// failed or timed-out execution alike, uses one of these seven (seed §8.2, SSP-ERR-3).
 pub mod codes {
     /// Local / 400: the request or a document breaks the schema (seed §8.3.1).
     pub const VALIDATION_ERROR: &str = "VALIDATION_ERROR";
@@ -25,10 +24,8 @@ pub mod codes {
     /// The execution overran its effective timeout (seed §8.3.5; the seed wins over the
     /// upstream `EXECUTION_TIMEOUT`, ssp.md §1).
     pub const INVOCATION_TIMEOUT: &str = "INVOCATION_TIMEOUT";
-    /// A skill's own failure (SSP-ERR-3: codes are open strings).
-    pub const SKILL_FAILED: &str = "SKILL_FAILED";
-    /// 502/503: the provider cannot serve the endpoint (seed §8.3.6); the reference uses it
-    /// for a storage failure, since the seed's seven codes have no "internal error".
+    /// 502/503: the provider cannot serve the endpoint (seed §8.3.6). SSP-ERR-3's table also
+    /// gives it to a 429, a 500 and a skill that ran and failed: the seven have no other.
     pub const ENDPOINT_UNREACHABLE: &str = "ENDPOINT_UNREACHABLE";
 }
 

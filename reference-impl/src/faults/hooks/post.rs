@@ -21,7 +21,7 @@ use crate::faults::{Fault, Faults};
 const REWRITING: &[Fault] = &[
     Fault::ValidUntilPastAccepted,
     Fault::UnknownFieldAccepted,
-    Fault::BlankBodyAccepted,
+    Fault::EmptyBodyAccepted,
     Fault::ExtensionPatternNotEnforced,
     Fault::EvidenceUrlUnchecked,
 ];
@@ -29,7 +29,7 @@ const REWRITING: &[Fault] = &[
 /// What the rewriting faults hid from validation, put back into the parsed envelope.
 #[derive(Default)]
 struct Hidden {
-    blank_body: Option<String>,
+    empty_body: Option<String>,
     bad_extension: Option<String>,
     bad_urls: Vec<(usize, String)>,
     past_valid_until: Option<DateTime<Utc>>,
@@ -65,7 +65,7 @@ pub(crate) fn parse_envelope(
         _ => Hidden::default(),
     };
     let mut env = parse_or_fault(faults, &args, &limits, dialectic, now)?;
-    if let Some(b) = hidden.blank_body {
+    if let Some(b) = hidden.empty_body {
         env.body = b;
     }
     if hidden.past_valid_until.is_some() {
@@ -96,12 +96,11 @@ fn hide(faults: Faults, map: &mut serde_json::Map<String, Value>, now: DateTime<
     if faults.is_on(Fault::UnknownFieldAccepted) {
         map.retain(|k, _| TOP_LEVEL.contains(&k.as_str()));
     }
-    if faults.is_on(Fault::BlankBodyAccepted)
+    if faults.is_on(Fault::EmptyBodyAccepted)
         && let Some(Value::String(b)) = map.get_mut("body")
-        && !b.is_empty()
-        && b.trim().is_empty()
+        && b.is_empty()
     {
-        hidden.blank_body = Some(std::mem::replace(b, ".".into()));
+        hidden.empty_body = Some(std::mem::replace(b, ".".into()));
     }
     if faults.is_on(Fault::ExtensionPatternNotEnforced)
         && let Some(Value::Object(from)) = map.get_mut("from")
@@ -259,7 +258,8 @@ pub(crate) fn mark_outcome(
 }
 
 /// The effect of a claim act, from the domain's `correct` one (PV-DI-3..5).
-/// `refuted-claim-verifiable` verifies a refuted claim; `refute-of-verified-refused`
+/// `refuted-claim-verifiable` verifies a refuted claim; `repeat-verify-writes-event` moves
+/// a verified claim to verified again (a second status event); `refute-of-verified-refused`
 /// refuses to refute a verified one.
 pub(crate) fn claim_effect(
     faults: Faults,
@@ -270,6 +270,12 @@ pub(crate) fn claim_effect(
     if faults.is_on(Fault::RefutedClaimVerifiable)
         && kind == Kind::Verify
         && status == ClaimStatus::Refuted
+    {
+        return Ok(ClaimEffect::Moves(ClaimStatus::Verified));
+    }
+    if faults.is_on(Fault::RepeatVerifyWritesEvent)
+        && kind == Kind::Verify
+        && status == ClaimStatus::Verified
     {
         return Ok(ClaimEffect::Moves(ClaimStatus::Verified));
     }
