@@ -294,7 +294,7 @@ V("dialectic/supersede-is-an-event", ["PV-DI-7", "PV-DI-6"],
 # written — or refuses it 409 invalid_transition. Both conform (MAY, per act)." Either way
 # the thread's events after the repeat are exactly those before it.
 V("dialectic/verify-twice-no-second-event", ["PV-DI-9", "PV-DI-4", "PV-DI-7"],
-  "A second verify of a verified claim is accepted or refused 409; either way no second status event is written and status and support stay",
+  "A repeat verify: accepted or 409, never a second status event",
   lambda: [assert_(), act("agent_b", "attest", "$c"), act("verifier", "verify", "$c"),
            claim("reader", "$c", {"status": "verified"}, capture={"sup": "/support"}),
            events("reader", "$t", capture={"ev": "/events"}),
@@ -302,7 +302,7 @@ V("dialectic/verify-twice-no-second-event", ["PV-DI-9", "PV-DI-4", "PV-DI-7"],
            events("reader", "$t", {"events": "$ev"}),
            status("$c", "verified", support="$sup")])
 V("dialectic/refute-twice-no-second-event", ["PV-DI-9", "PV-DI-5", "PV-DI-7"],
-  "A second refute of a refuted claim is accepted (joining refutations[]) or refused 409; either way no second status event is written and the claim stays refuted",
+  "A repeat refute: accepted or 409, never a second status event",
   lambda: [assert_(), act("moderator", "refute", "$c"),
            events("reader", "$t", capture={"ev": "/events"}),
            act("agent_b", "refute", "$c", expect=one_of(created(), TRANSITION)),
