@@ -30,10 +30,13 @@ use std::time::Instant;
 use futures::StreamExt as _;
 use reference_impl::faults::Fault;
 
+use crate::engine::counterexample::Counterexamples;
 use crate::engine::protocol::Suite;
-use crate::engine::report::Report;
 use crate::engine::report::power::cell;
 pub use crate::engine::report::power::*;
+use crate::engine::report::{CheckResult, Report};
+use crate::engine::run::RunOptions;
+use crate::engine::verdict::Verdict;
 pub use crate::reference_runs::{PowerError, load_suites};
 use crate::reference_runs::{failed, harness_errors, run_configured, with_verdict, write_files};
 
@@ -175,8 +178,18 @@ fn all_checks(suites: &[Suite]) -> Vec<Suite> {
     suites.to_vec()
 }
 
-/// Spawns a demo reference server with `faults` on and runs `suites` against it.
-async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result<Report, String> {
+/// Spawns a demo reference server with `faults` on and runs `suites` against it. A faulty
+/// run keeps each model's first failing sequence unshrunk: only whether and on which rule
+/// a check failed is kept (shrinking replayed sequences for up to a minute per model, with
+/// their expiry waits, and its result was thrown away); the fault-free run shrinks, so a
+/// false failure there reads as a minimal counterexample. With `until`, the run stops at
+/// the first result `until` accepts (the rest are `skipped`).
+async fn run_reference(
+    faults: &[&str],
+    suites: &[Suite],
+    jobs: usize,
+    until: Option<Until>,
+) -> Result<Report, String> {
     let mut config = reference_impl::Config::demo_in_memory();
     config.faults = faults.iter().map(|f| (*f).to_string()).collect();
     let (name, flags) = if faults.is_empty() {
@@ -187,7 +200,45 @@ async fn run_reference(faults: &[&str], suites: &[Suite], jobs: usize) -> Result
             faults.iter().map(|f| format!(" --fault {f}")).collect(),
         )
     };
-    run_configured(config, name, &flags, suites, jobs).await
+    let counterexamples = if faults.is_empty() {
+        Counterexamples::Shrunk
+    } else {
+        Counterexamples::AsFound
+    };
+    let mut opts = RunOptions {
+        jobs,
+        counterexamples,
+        ..RunOptions::default()
+    };
+    if let Some(until) = until {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        opts.stop = Some(rx);
+        opts.partial = vec!["stopped at the first catch".into()];
+        opts.progress = Some(Arc::new(move |r: &CheckResult, _, _| {
+            if until(r) {
+                // A closed receiver only means the run already ended.
+                let _ = tx.send(true);
+            }
+        }));
+    }
+    run_configured(config, (name, &flags), suites, opts).await
+}
+
+/// A result that ends a run early.
+type Until = Arc<dyn Fn(&CheckResult) -> bool + Send + Sync>;
+
+/// Whether `fault` is caught on its own IDs, decided as [`measure_fault`] with
+/// [`Scope::Targeted`] decides it, but stopping the run at the first check that fails
+/// citing them (the test `faults_caught` needs the decision, not every catching check):
+/// the detection is the same, `caught_by` holds the catches seen before the stop. A fault
+/// not caught runs every targeted check, as before.
+pub async fn decide_fault(fault: Fault, suites: &[Suite], jobs: usize) -> FaultResult {
+    let ids: BTreeSet<String> = fault.requirements().iter().map(|r| r.to_string()).collect();
+    let until: Until = Arc::new(move |r: &CheckResult| match &r.verdict {
+        Verdict::Fail(v) => v.requirements.iter().any(|id| ids.contains(id)),
+        _ => false,
+    });
+    measure_once(fault, suites, targeted(suites, fault), jobs, Some(until)).await
 }
 
 /// Measures one fault against its own server.
@@ -199,14 +250,14 @@ pub async fn measure_fault(
 ) -> FaultResult {
     let started = Instant::now();
     let mut result = match scope {
-        Scope::Full => measure_once(fault, suites, all_checks(suites), jobs).await,
-        Scope::Targeted => measure_once(fault, suites, targeted(suites, fault), jobs).await,
+        Scope::Full => measure_once(fault, suites, all_checks(suites), jobs, None).await,
+        Scope::Targeted => measure_once(fault, suites, targeted(suites, fault), jobs, None).await,
         Scope::Auto => {
-            let first = measure_once(fault, suites, targeted(suites, fault), jobs).await;
+            let first = measure_once(fault, suites, targeted(suites, fault), jobs, None).await;
             if first.is_caught() {
                 first
             } else {
-                measure_once(fault, suites, all_checks(suites), jobs).await
+                measure_once(fault, suites, all_checks(suites), jobs, None).await
             }
         }
     };
@@ -219,6 +270,7 @@ async fn measure_once(
     suites: &[Suite],
     selected: Vec<Suite>,
     jobs: usize,
+    until: Option<Until>,
 ) -> FaultResult {
     let started = Instant::now();
     let ids: BTreeSet<&str> = fault.requirements().iter().copied().collect();
@@ -246,7 +298,7 @@ async fn measure_once(
     if selected.is_empty() {
         result.error = Some("no check cites the fault's requirement IDs".into());
     } else {
-        match run_reference(&[fault.name()], &selected, jobs).await {
+        match run_reference(&[fault.name()], &selected, jobs, until).await {
             Ok(report) => {
                 result.checks_run = report.checks.len();
                 result.harness_errors = harness_errors(&report).len();
@@ -295,7 +347,7 @@ async fn measure_clean_with_report(suites: &[Suite], jobs: usize) -> (CleanRun, 
         error: None,
         wall_time_ms: 0,
     };
-    let report = match run_reference(&[], &all_checks(suites), jobs).await {
+    let report = match run_reference(&[], &all_checks(suites), jobs, None).await {
         Ok(report) => {
             clean.checks_run = report.checks.len();
             clean.failures = failed(&report);
@@ -529,7 +581,7 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         Some(r) => Ok(r),
         None => {
             let suites = load_suites(vectors_dir)?;
-            rt.block_on(run_reference(&[], &suites, usize::from(args.jobs)))
+            rt.block_on(run_reference(&[], &suites, usize::from(args.jobs), None))
         }
     };
     match clean_report {

@@ -355,6 +355,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
                 .collect(),
             allow_stale_baseline: args.allow_stale_baseline,
             stop: Some(stop_on_ctrl_c()),
+            ..RunOptions::default()
         };
         let r = run(Arc::new(target), &suites, &opts).await;
         if let Some(bar) = bar {

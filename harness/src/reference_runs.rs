@@ -46,13 +46,13 @@ pub fn load_suites(vectors_dir: &Path) -> Result<Vec<Suite>, PowerError> {
 }
 
 /// Spawns a reference server with `config` (named `name` in the report, started by
-/// `serve --demo` plus `flags` in its reproduction line) and runs `suites` against it.
+/// `serve --demo` plus `flags` in its reproduction line) and runs `suites` against it with
+/// `run` (its jobs, counterexamples, progress and stop; the reproduction command is set here).
 pub(crate) async fn run_configured(
     config: reference_impl::Config,
-    name: String,
-    flags: &str,
+    (name, flags): (String, &str),
     suites: &[Suite],
-    jobs: usize,
+    run_opts: RunOptions,
 ) -> Result<Report, String> {
     let protocols: Vec<_> = suites.iter().map(|s| s.protocol.clone()).collect();
     let opts = ConnectOptions {
@@ -64,11 +64,10 @@ pub(crate) async fn run_configured(
         .map_err(|e| e.to_string())?;
     target.info.name = name;
     let opts = RunOptions {
-        jobs,
         command: format!(
             "reference-server serve --demo --listen 127.0.0.1:0{flags} & conform run --target <profile>"
         ),
-        ..RunOptions::default()
+        ..run_opts
     };
     // The server stops when the last reference to the target is dropped.
     run(Arc::new(target), suites, &opts)

@@ -22,6 +22,7 @@ use crate::engine::protocol::Suite;
 use crate::engine::report::power::{
     VariantResult, VariantsAccepted, cell, render_variants_markdown,
 };
+use crate::engine::run::RunOptions;
 use crate::reference_runs::{
     PowerError, failed, harness_errors, load_suites, run_configured, with_verdict,
 };
@@ -75,7 +76,17 @@ pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) ->
         error: None,
         wall_time_ms: 0,
     };
-    match run_configured(config, name, &flags, suites, jobs).await {
+    match run_configured(
+        config,
+        (name, &flags),
+        suites,
+        RunOptions {
+            jobs,
+            ..RunOptions::default()
+        },
+    )
+    .await
+    {
         Ok(report) => {
             result.checks_run = report.checks.len();
             result.failures = failed(&report);

@@ -126,6 +126,7 @@ fn ssp_concurrent_invocations_are_independent_on_the_reference() {
         target: std::sync::Arc::new(target),
         transport: None,
         run_nonce: "histories".into(),
+        counterexamples: Default::default(),
     };
     let out = rt.block_on(check.run(&ctx));
     assert!(out.verdict.is_pass(), "{:?}", out.verdict);

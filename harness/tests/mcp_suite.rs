@@ -71,6 +71,9 @@ enum Fault {
     NoRequested,
     /// A header mismatch refused with a bare 400 (MCP26-1: an intermediary's answer).
     BareMismatch,
+    /// An unknown version refused with a bare 400, the legacy rule (a dual-era server may
+    /// read a request naming no served version as legacy traffic).
+    LegacyUnsupported,
     /// 2026-07-28 404s without a JSON-RPC body (MCP26-3).
     BareNotFound,
     /// ping and logging/setLevel served in 2026-07-28 (MCP26-3: a dual-era choice).
@@ -445,6 +448,9 @@ fn break_modern(
         Fault::BareMismatch if status == StatusCode::BAD_REQUEST && code == Some(-32020) => {
             Some((StatusCode::BAD_REQUEST, "Bad Request").into_response())
         }
+        Fault::LegacyUnsupported if status == StatusCode::BAD_REQUEST && code == Some(-32022) => {
+            Some((StatusCode::BAD_REQUEST, "Bad Request").into_response())
+        }
         Fault::BareNotFound if modern && status == StatusCode::NOT_FOUND => {
             Some((StatusCode::NOT_FOUND, "Not Found").into_response())
         }
@@ -633,6 +639,13 @@ async fn bare_400_for_a_header_fault_warns_md_4() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_requested_version_warns_md_6() {
     assert_warns(Fault::NoRequested, &["MCP-MD-6/unsupported-version"]).await;
+}
+
+/// MCP26-2 and the note's MCP26-4 scope: the reference serves legacy eras too, so a bare 400
+/// (the legacy rule) for a version it does not serve is warned, not failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn legacy_400_for_an_unknown_version_warns_md_6() {
+    assert_warns(Fault::LegacyUnsupported, &["MCP-MD-6/unsupported-version"]).await;
 }
 
 /// MCP26-3: a dual-era server may keep ping and logging/setLevel.

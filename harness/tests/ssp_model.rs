@@ -48,6 +48,7 @@ fn fixed_seed_passes_with_2000_steps() {
         seed: SEED,
         cases: 25,
         steps: 100,
+        ..Budget::DEFAULT
     };
     let run = passes(&target, &rt, budget);
     eprintln!(
@@ -93,6 +94,7 @@ fn twenty_seeds_pass() {
                 seed,
                 cases: 10,
                 steps: 100,
+                ..Budget::DEFAULT
             },
         );
         total += run.steps_run;

@@ -32,6 +32,7 @@ async fn run_all(target: Arc<Target>) -> BTreeMap<String, Verdict> {
         target,
         transport: None,
         run_nonce: "t1".into(),
+        counterexamples: Default::default(),
     };
     let futs = suite.checks.iter().map(|c| {
         let ctx = ctx.clone();
@@ -305,6 +306,7 @@ async fn a_broken_skill_index_is_tested_not_stopped() {
             target,
             transport: None,
             run_nonce: "t1".into(),
+            counterexamples: Default::default(),
         })
         .await
         .verdict;

@@ -183,6 +183,8 @@ catalogue! {
         "verify counts towards a claim's support like an attestation.";
     RepeatVerifyWritesEvent = "repeat-verify-writes-event", ["PV-DI-9"],
         "A verify of an already verified claim is treated as a transition: a second status event verified → verified is written.";
+    RepeatRefuteWritesEvent = "repeat-refute-writes-event", ["PV-DI-9"],
+        "A refute of an already refuted claim is treated as a transition: a second status event refuted → refuted is written.";
     ClaimChangeWithoutEvent = "claim-change-without-event", ["PV-DI-7"],
         "Claim status changes (attest, verify, refute, supersede) record no event.";
     // ---- Parley: only a sequence reveals these (issue 10) --------------------------------

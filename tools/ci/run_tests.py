@@ -41,6 +41,11 @@ KNOWN_LONG = {
     "harness::sharding": 12.0,
 }
 DOCTESTS = "doctests (cargo test --doc)"
+# Binaries run as several parts, each part on its own lane (libtest-mimic `--exact --skip`):
+# variants_accepted alone held a lane for ~570 s (2026-12-04) while the other lane ran out
+# of work; its trials are independent servers, so halves balance the two lanes. Every trial
+# still runs exactly once: the parts partition the binary's own `--list`.
+SPLIT = {"harness::variants_accepted": 2}
 
 
 def build(cargo_args):
@@ -69,6 +74,35 @@ def build(cargo_args):
     return found
 
 
+def trial_names(exe, env, cwd):
+    """The trials a libtest-mimic binary lists (`[kind] name: test` lines)."""
+    out = subprocess.run([exe, "--list"], cwd=cwd, env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
+    names = []
+    for line in out.splitlines():
+        if line.endswith(": test"):
+            names.append(line[: -len(": test")].split("] ", 1)[-1])
+    return names
+
+
+def split(binaries):
+    """Each binary of SPLIT as its parts: [(name, exe, dir, id, extra args)], the others whole."""
+    out = []
+    for name, exe, pkg_dir, package_id in binaries:
+        parts = SPLIT.get(name, 1)
+        if parts < 2:
+            out.append((name, exe, pkg_dir, package_id, []))
+            continue
+        names = trial_names(exe, cargo_env(pkg_dir, package_id), pkg_dir)
+        if not names:
+            sys.exit(f"run_tests: {name} lists no trial to split")
+        groups = [names[i::parts] for i in range(parts)]
+        for i, group in enumerate(groups):
+            others = [n for n in names if n not in group]
+            extra = ["--exact"] + [a for n in others for a in ("--skip", n)]
+            out.append((f"{name} [part {i + 1}/{parts}]", exe, pkg_dir, package_id, extra))
+    return out
+
+
 def cargo_env(pkg_dir, package_id):
     """The environment cargo gives a test binary it runs (the parts tests may read)."""
     env = dict(os.environ)
@@ -90,7 +124,7 @@ def main():
     cargo_args = ["--workspace", "--all-features"]
 
     started = time.monotonic()
-    binaries = build(cargo_args)
+    binaries = split(build(cargo_args))
     built = time.monotonic() - started
     print(f"run_tests: {len(binaries)} test binaries built in {built:.0f} s; {args.jobs} at a time", flush=True)
 
@@ -99,8 +133,11 @@ def main():
     except (OSError, ValueError):
         previous = {}
     known = {**KNOWN_LONG, **previous}
+    for name, parts in SPLIT.items():
+        for i in range(parts):
+            known.setdefault(f"{name} [part {i + 1}/{parts}]", KNOWN_LONG.get(name, 0.0) / parts)
     # The doctests go through cargo (rustdoc compiles them), as `cargo test` would run them.
-    binaries.append((DOCTESTS, None, os.getcwd(), ""))
+    binaries.append((DOCTESTS, None, os.getcwd(), "", []))
     # Longest first (a long binary started last would trail the run alone).
     order = sorted(binaries, key=lambda b: -known.get(b[0], 0.0))
 
@@ -114,13 +151,13 @@ def main():
             with lock:
                 if not queue:
                     return
-                name, exe, pkg_dir, package_id = queue.pop(0)
-            log = logs / (name.replace("::", "-").replace(" ", "_").replace("(", "").replace(")", "") + ".log")
+                name, exe, pkg_dir, package_id, extra = queue.pop(0)
+            log = logs / ("".join(c if c.isalnum() or c in "-_." else "_" for c in name.replace("::", "-")) + ".log")
             t0 = time.monotonic()
             if exe is None:
                 cmd, env = [CARGO, "test", *cargo_args, "--doc"], None
             else:
-                cmd, env = [exe], cargo_env(pkg_dir, package_id)
+                cmd, env = [exe, *extra], cargo_env(pkg_dir, package_id)
             with open(log, "wb") as out:
                 rc = subprocess.call(cmd, cwd=pkg_dir, env=env, stdout=out, stderr=subprocess.STDOUT)
             secs = time.monotonic() - t0

@@ -52,6 +52,10 @@ pub struct CheckCtx {
     pub transport: Option<TransportKind>,
     /// Unique nonce of this run (`$run`).
     pub run_nonce: String,
+    /// Whether a model shrinks what it found ([`RunOptions::counterexamples`]).
+    ///
+    /// [`RunOptions::counterexamples`]: super::run::RunOptions::counterexamples
+    pub counterexamples: super::counterexample::Counterexamples,
 }
 
 /// What running a check produced.

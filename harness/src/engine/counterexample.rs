@@ -48,12 +48,12 @@ pub struct StepLog {
     pub exchanges: Vec<Exchange>,
 }
 
-/// The numbered transcript of a counterexample of `model` (its `ops` operations, the
-/// `steps` played up to the disagreement), the broken rule and the replay command; `curl`
-/// adds the curl line of every request.
+/// The numbered transcript of a counterexample of `model` (its `ops` operations, `how`
+/// found, the `steps` played up to the disagreement), the broken rule and the replay
+/// command; `curl` adds the curl line of every request.
 pub fn render(
     model: &str,
-    ops: usize,
+    (ops, how): (usize, Counterexamples),
     steps: &[StepLog],
     m: &Mismatch,
     replay: &str,
@@ -63,8 +63,14 @@ pub fn render(
     // Writing to a String cannot fail: the results below are ignored on purpose.
     let _ = writeln!(
         out,
-        "{model} disagrees at step {} of a shrunk {ops}-step sequence [{}]: {}",
+        "{model} disagrees at step {} of {} {} {ops}-step sequence [{}]: {}",
         steps.len(),
+        if how == Counterexamples::AsFound {
+            "an"
+        } else {
+            "a"
+        },
+        how.adjective(),
         m.rules.join(", "),
         m.message
     );
@@ -101,6 +107,50 @@ pub enum ModelResult<C> {
     /// The search itself could not run (no answer, too many rejected sequences, a
     /// counterexample that passed when replayed).
     Error(String),
+}
+
+/// Whether a model shrinks the failing sequence it found before reporting it.
+///
+/// Shrinking replays the failing sequence many times against the target (with every wait
+/// it holds, such as a claim's expiry) to find a minimal one; a person reading the report
+/// needs that. A caller that only asks *whether* a rule is broken (suite power: is a seeded
+/// fault caught on its IDs) discards the counterexample and takes the first one found: the
+/// verdict and the broken rule are those of a sequence that really failed either way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Counterexamples {
+    /// Shrunk to a minimal sequence (`conform run`, `conform model`).
+    #[default]
+    Shrunk,
+    /// The first failing sequence, as found.
+    AsFound,
+}
+
+impl Counterexamples {
+    /// How many shrink steps a search may take: `limit` when shrinking, none otherwise.
+    pub fn shrink_iters(self, limit: u32) -> u32 {
+        match self {
+            Counterexamples::Shrunk => limit,
+            Counterexamples::AsFound => 0,
+        }
+    }
+
+    /// How the transcript names the sequence.
+    pub fn adjective(self) -> &'static str {
+        match self {
+            Counterexamples::Shrunk => "shrunk",
+            Counterexamples::AsFound => "unshrunk",
+        }
+    }
+}
+
+/// Before a search without shrinking reports its first failure: proptest-state-machine
+/// truncates a failing sequence after the transitions it saw (`seen`), and panics when
+/// asked for the failing value while that count is still set (it is reset only by a shrink
+/// step, and no shrink step comes). Zero keeps the whole sequence, which is what was played.
+pub fn keep_as_found(seen: Option<&std::sync::atomic::AtomicUsize>) {
+    if let Some(seen) = seen {
+        seen.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The seeded random source of a model's search: the same seed draws the same sequences.

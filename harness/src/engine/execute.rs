@@ -13,6 +13,7 @@ use futures::FutureExt as _;
 use tokio::sync::Semaphore;
 
 use super::check::{CheckCtx, CheckOutcome};
+use super::counterexample::Counterexamples;
 use super::plan::Job;
 use super::target::Target;
 use super::verdict::Verdict;
@@ -42,6 +43,7 @@ pub async fn execute(
     jobs: &[Job],
     concurrency: usize,
     run_nonce: &str,
+    counterexamples: Counterexamples,
     stop: Option<Stop>,
     mut on_done: impl FnMut(&Done),
 ) -> Vec<Done> {
@@ -54,6 +56,7 @@ pub async fn execute(
             target: target.clone(),
             transport: job.transport,
             run_nonce: run_nonce.to_string(),
+            counterexamples,
         };
         let (tx, check, order) = (tx.clone(), job.check.clone(), job.order);
         let task = tokio::spawn(async move {
@@ -173,6 +176,23 @@ mod tests {
     use crate::engine::target::{ConnectOptions, Profile};
     use futures::future::BoxFuture;
 
+    /// `execute` with no stop and no callback.
+    fn plain<'a>(
+        target: &'a Arc<Target>,
+        jobs: &'a [Job],
+        concurrency: usize,
+    ) -> impl std::future::Future<Output = Vec<Done>> + 'a {
+        execute(
+            target,
+            jobs,
+            concurrency,
+            "r",
+            Counterexamples::Shrunk,
+            None,
+            |_| {},
+        )
+    }
+
     /// A check whose `run` panics before returning its future.
     struct PanicsEagerly(Vec<String>);
 
@@ -250,7 +270,7 @@ mod tests {
                 order,
             })
             .collect();
-        let done = execute(&target, &jobs, 1, "r", None, |_| {}).await;
+        let done = plain(&target, &jobs, 1).await;
         assert_eq!(*started.lock().unwrap(), ["long", "short-1", "short-2"]);
         assert_eq!(done.iter().map(|d| d.order).collect::<Vec<_>>(), [0, 1, 2]);
     }
@@ -269,7 +289,7 @@ mod tests {
             transport: None,
             order: 0,
         }];
-        let run = execute(&target, &jobs, 2, "r", None, |_| {});
+        let run = plain(&target, &jobs, 2);
         let done = tokio::time::timeout(std::time::Duration::from_secs(10), run)
             .await
             .unwrap();

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::baseline::{Baseline, BaselineError};
 use super::check::CheckOutcome;
+use super::counterexample::Counterexamples;
 use super::execute::{Stop, execute};
 use super::judge::{self, ReproContext};
 use super::plan::{Filter, Job, offered, plan};
@@ -49,6 +50,9 @@ pub struct RunOptions {
     /// Set to stop the run early (Ctrl-C): the report then holds the results so far, the
     /// rest `skipped`, and says it was interrupted.
     pub stop: Option<Stop>,
+    /// Whether models shrink what they find (suite power takes the first failure found:
+    /// it keeps only whether and on which rule a check failed).
+    pub counterexamples: Counterexamples,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -75,6 +79,7 @@ impl Default for RunOptions {
             partial: Vec::new(),
             allow_stale_baseline: false,
             stop: None,
+            counterexamples: Counterexamples::Shrunk,
         }
     }
 }
@@ -198,6 +203,7 @@ pub async fn run(
         &jobs,
         opts.jobs,
         &run_nonce,
+        opts.counterexamples,
         opts.stop.clone(),
         |d| {
             done_count += 1;

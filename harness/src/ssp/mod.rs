@@ -21,6 +21,7 @@ pub mod model;
 pub mod protocol;
 pub mod provider;
 pub mod suite;
+pub mod timeout_error;
 pub mod types;
 pub mod validator;
 pub mod vectors;

@@ -92,6 +92,7 @@ impl Shared {
             target,
             transport,
             run_nonce: format!("{nonce_prefix}{}", std::process::id()),
+            counterexamples: Default::default(),
         };
         self.rt.block_on(check.run(&ctx))
     }

@@ -122,6 +122,7 @@ pub async fn fuzz(
         partial: vec!["conform fuzz (its oracle checks only)".into()],
         allow_stale_baseline: false,
         stop: None,
+        ..RunOptions::default()
     };
     let mut report = run(target, &suites, &opts)
         .await

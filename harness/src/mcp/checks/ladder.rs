@@ -73,6 +73,11 @@ pub struct Probe<'a> {
     pub answers: &'a [Specified],
     /// The method is one the revision removed (MCP26-3): a result warns, never fails.
     pub removed: bool,
+    /// The request names no version the server serves while the server also serves a
+    /// legacy era: it may read the request as legacy traffic (note, "MCP26-4 scope": the
+    /// era is chosen by how the client opens), whose rule for an unsupported
+    /// `MCP-Protocol-Version` is a bare 400 (2025-06-18, transports): any 400 warns.
+    pub legacy_400: bool,
     /// The request, for messages.
     pub what: &'a str,
 }
@@ -145,6 +150,9 @@ fn verdict(a: &Answer, p: &Probe) -> Step<Option<Box<Finding>>> {
             ),
         )));
     }
+    if let Some(w) = legacy_reading(a, p) {
+        return Ok(Some(w));
+    }
     let why = match forbidden(code) {
         Some(why) => why.to_string(),
         None => match [HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION]
@@ -167,8 +175,24 @@ fn verdict(a: &Answer, p: &Probe) -> Step<Option<Box<Finding>>> {
     ))
 }
 
+/// A 400 to a request a dual-era server may read as legacy traffic ([`Probe::legacy_400`]):
+/// a warning instead of a failure.
+fn legacy_reading(a: &Answer, p: &Probe) -> Option<Box<Finding>> {
+    (p.legacy_400 && a.status == 400).then(|| {
+        warn(
+            a,
+            p,
+            "/error",
+            "HTTP 400 without the 2026-07-28 answer (MCP26-2 expects -32022); a server that also serves a legacy era may answer an unknown version by the legacy rule (a 400)".into(),
+        )
+    })
+}
+
 /// An answer whose body is no JSON-RPC error.
 fn bare(a: &Answer, p: &Probe) -> Step<Option<Box<Finding>>> {
+    if let Some(w) = legacy_reading(a, p) {
+        return Ok(Some(w));
+    }
     if a.status == 400 && p.answers.contains(&HEADER_MISMATCH) {
         // MCP26-1 (streamable-http, "Server Validation", note): an intermediary may
         // refuse a header fault with a bare 400.
@@ -299,6 +323,7 @@ pub(crate) mod tests {
             rule: "MCP-MD-X",
             answers,
             removed,
+            legacy_400: false,
             what: "probe",
         };
         match judge(&mut warnings, a, &p) {
@@ -428,5 +453,35 @@ pub(crate) mod tests {
         // A defined code used for a condition the request does not break (MCP26-7).
         let sup = json!({"supported": ["2026-07-28"], "requested": "x"});
         assert_eq!(v(&error(400, -32022, sup), &h), "fail");
+    }
+
+    #[test]
+    fn a_dual_era_server_may_answer_an_unknown_version_by_the_legacy_rule() {
+        let answers = [UNSUPPORTED_VERSION, MISSING_CAPABILITY];
+        let probe = |legacy_400| Probe {
+            rule: "MCP-MD-6",
+            answers: &answers,
+            removed: false,
+            legacy_400,
+            what: "probe",
+        };
+        let judged = |a: &Answer, legacy_400| {
+            let mut warnings = Vec::new();
+            match judge(&mut warnings, a, &probe(legacy_400)) {
+                Err(_) => "fail",
+                Ok(()) if warnings.is_empty() => "pass",
+                Ok(()) => "warn",
+            }
+        };
+        let bare_400 = answer(400, Value::Null);
+        let other_400 = error(400, -32600, Value::Null);
+        // A server that also serves a legacy era: any 400 warns; another status still fails.
+        assert_eq!(judged(&bare_400, true), "warn");
+        assert_eq!(judged(&other_400, true), "warn");
+        assert_eq!(judged(&error(404, -32600, Value::Null), true), "fail");
+        assert_eq!(judged(&result(), true), "fail");
+        // A modern-only server: the request is modern traffic, MCP26-2 holds.
+        assert_eq!(judged(&bare_400, false), "fail");
+        assert_eq!(judged(&other_400, false), "fail");
     }
 }

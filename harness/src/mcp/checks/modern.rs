@@ -138,6 +138,7 @@ pub async fn version_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
             rule: "MCP-MD-3",
             answers: &answers,
             removed: false,
+            legacy_400: false,
             what: &what,
         },
     )?;
@@ -170,6 +171,7 @@ async fn missing_version_header(w: &mut Wire, facts: &ModernFacts) -> Step<()> {
             rule: "MCP-MD-3",
             answers: &[HEADER_MISMATCH, MISSING_CAPABILITY],
             removed: false,
+            legacy_400: false,
             what: &what,
         },
     )
@@ -192,6 +194,7 @@ pub async fn method_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
             rule: "MCP-MD-4",
             answers: &[HEADER_MISMATCH, MISSING_CAPABILITY],
             removed: false,
+            legacy_400: false,
             what: "server/discover with Mcp-Method: tools/list",
         },
     )
@@ -222,6 +225,7 @@ pub async fn name_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
             rule: "MCP-MD-5",
             answers: &answers,
             removed: false,
+            legacy_400: false,
             what: &format!("tools/call {name} with Mcp-Name: conform-other-tool"),
         },
     )
@@ -229,8 +233,10 @@ pub async fn name_mismatch(w: &mut Wire, part: &McpPart) -> Step<()> {
 
 /// MCP-MD-6 (MCP26-2): an unsupported version (header and `_meta` agree) is refused with
 /// 400 + -32022, `data.supported` naming the served versions (`data.requested`: SHOULD).
+/// Neither names 2026-07-28: a server that also serves a legacy era may take the request
+/// for legacy traffic, so its other 400s warn ([`Probe::legacy_400`]).
 pub async fn unsupported_version(w: &mut Wire, part: &McpPart) -> Step<()> {
-    part.modern()?;
+    let facts = part.modern()?;
     let id = w.id();
     let body = modern_body(id, "server/discover", json!({}), "1999-01-01");
     let h = modern_headers(&body);
@@ -242,6 +248,7 @@ pub async fn unsupported_version(w: &mut Wire, part: &McpPart) -> Step<()> {
             rule: "MCP-MD-6",
             answers: &[UNSUPPORTED_VERSION, MISSING_CAPABILITY],
             removed: false,
+            legacy_400: facts.versions.iter().any(|v| v != MODERN),
             what: "server/discover in version 1999-01-01",
         },
     )
@@ -271,6 +278,7 @@ pub async fn missing_meta(w: &mut Wire, part: &McpPart) -> Step<()> {
             rule: "MCP-MD-7",
             answers: &answers,
             removed: false,
+            legacy_400: false,
             what: &format!("tools/list with MCP-Protocol-Version: {MODERN} and no _meta"),
         },
     )
@@ -294,6 +302,7 @@ pub async fn unknown_methods(w: &mut Wire, part: &McpPart) -> Step<()> {
                 rule: "MCP-MD-8",
                 answers: &[METHOD_NOT_FOUND],
                 removed,
+                legacy_400: false,
                 what: &format!("{method} in {MODERN}"),
             },
         )?;

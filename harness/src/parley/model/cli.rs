@@ -71,6 +71,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             Some(f) => Focus::parse(f)
                 .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims)")))?,
         },
+        ..Budget::DEFAULT
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -150,7 +150,10 @@ impl Check for ModelCheck {
                 });
             };
             let target = ctx.target.clone();
-            let budget = self.budget;
+            let budget = Budget {
+                found: ctx.counterexamples,
+                ..self.budget
+            };
             let handle = tokio::runtime::Handle::current();
             let run = tokio::task::spawn_blocking(move || {
                 target

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
-use crate::engine::counterexample::{search_config, search_rng};
+use crate::engine::counterexample::{Counterexamples, search_config, search_rng};
 use crate::engine::verdict::Cause;
 
 use super::clock::SharedClock;
@@ -65,6 +65,8 @@ pub struct Budget {
     pub steps: usize,
     /// What the sequences concentrate on.
     pub focus: Focus,
+    /// Whether a failing sequence is shrunk before it is reported.
+    pub found: Counterexamples,
 }
 
 impl Budget {
@@ -74,6 +76,7 @@ impl Budget {
         cases: 20,
         steps: 100,
         focus: Focus::Threads,
+        found: Counterexamples::Shrunk,
     };
 
     /// The claims model inside `conform run`.
@@ -96,6 +99,8 @@ pub struct Counterexample {
     pub roles: Vec<Role>,
     /// The model before the first step.
     pub world: World,
+    /// Shrunk, or as found.
+    pub how: Counterexamples,
 }
 
 /// What a model run found.
@@ -367,7 +372,7 @@ pub fn run_model(
         return tally.finish(ModelResult::Unsupported(Cause::Target, reason.into()), None);
     }
     let mut runner = TestRunner::new_with_rng(
-        search_config(budget.cases, 100_000),
+        search_config(budget.cases, budget.found.shrink_iters(100_000)),
         search_rng(budget.seed),
     );
     let first_failure: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
@@ -401,6 +406,9 @@ pub fn run_model(
             let Err(failure) = played else {
                 return Ok(());
             };
+            if budget.found == Counterexamples::AsFound {
+                crate::engine::counterexample::keep_as_found(seen.as_deref());
+            }
             if let Ok(mut f) = first_failure.lock() {
                 f.get_or_insert_with(Instant::now);
             }
@@ -427,20 +435,27 @@ pub fn run_model(
         Err(TestError::Fail(reason, value)) => {
             let minimal = last_failing.lock().ok().and_then(|mut l| l.take());
             let (init, generated) = minimal.unwrap_or((value.0, value.1));
-            replay_counterexample(handle, parts, &tally, init, &generated, &reason)
+            replay_counterexample(
+                handle,
+                parts,
+                &tally,
+                init,
+                (&generated, budget.found),
+                &reason,
+            )
         }
     };
     tally.finish(outcome, shrink_time)
 }
 
-/// Plays the shrunk sequence once more to record its numbered transcript: the
+/// Plays the shrunk (or first failing) sequence once more to record its numbered transcript: the
 /// counterexample, or an error when it passes this time (a target not deterministic on it).
 fn replay_counterexample(
     handle: &tokio::runtime::Handle,
     parts: DriverParts<'_>,
     tally: &Tally,
     init: World,
-    generated: &[Op],
+    (generated, how): (&[Op], Counterexamples),
     reason: &impl std::fmt::Display,
 ) -> ModelResult {
     // The concrete operations the replay applies (unresolvable picks dropped).
@@ -471,10 +486,11 @@ fn replay_counterexample(
                 mismatch,
                 roles: parts.2.to_vec(),
                 world: init,
+                how,
             }))
         }
         Ok(_) => ModelResult::Error(format!(
-            "the shrunk counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
+            "the counterexample passed when replayed (the target is not deterministic for this sequence); the search saw: {reason}"
         )),
     }
 }

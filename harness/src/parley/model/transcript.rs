@@ -32,6 +32,6 @@ pub fn replay_command(target: &Target, kind: TransportKind, budget: Budget) -> S
 /// The numbered transcript of `cx`, the broken rule and the replay command; `curl` adds
 /// the curl line of every request.
 pub fn render(cx: &Counterexample, replay: &str, curl: bool) -> String {
-    let (ops, steps) = (cx.ops.len(), &cx.steps);
+    let (ops, steps) = ((cx.ops.len(), cx.how), &cx.steps);
     crate::engine::counterexample::render("the model", ops, steps, &cx.mismatch, replay, curl)
 }

@@ -27,6 +27,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
         cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
         steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
+        ..Budget::DEFAULT
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -370,67 +370,11 @@ impl Track {
     }
 }
 
-/// SSP-INV-5: a timed-out execution's error (`EXECUTION_TIMEOUT` is a warning, ssp.md §1;
-/// a missing `details` member or `retry` a warning too: seed §8.2 makes both optional).
+/// SSP-INV-5: the timed-out execution's error, judged by the one judge the scripted
+/// checks use (`ssp/timeout_error.rs`).
 fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Warnings, Box<Mismatch>> {
-    let mut warnings = Vec::new();
-    let err = &body["error"];
-    match err["code"].as_str() {
-        Some("INVOCATION_TIMEOUT") => {}
-        Some("EXECUTION_TIMEOUT") => warnings.push((
-            "SSP-INV-5",
-            "EXECUTION_TIMEOUT is upstream's alias; the seed says INVOCATION_TIMEOUT (ssp.md §1)"
-                .to_string(),
-        )),
-        other => {
-            return Err(breach(
-                INV5,
-                "a timed-out execution's error is INVOCATION_TIMEOUT",
-                json!("INVOCATION_TIMEOUT"),
-                json!(other),
-            ));
-        }
+    match crate::ssp::timeout_error::judge(body, id, exec.effective_ms) {
+        Ok(notes) => Ok(notes.into_iter().map(|n| (n.rule, n.message)).collect()),
+        Err(n) => Err(breach(&[n.rule], n.message, n.expected, n.observed)),
     }
-    for m in ["timeout_ms", "execution_id"] {
-        if err["details"].get(m).is_none() {
-            warnings.push((
-                "SSP-INV-5",
-                format!("the timeout error SHOULD carry details.{m} (seed §8.3.5; §8.2: details optional)"),
-            ));
-        }
-    }
-    if err.get("retry").is_none() {
-        warnings.push((
-            "SSP-INV-5",
-            "the timeout error SHOULD carry retry {suggested_delay_ms, max_attempts} (seed §8.3.5; §8.2: optional)".to_string(),
-        ));
-    }
-    if let Some(d) = err["details"].as_object() {
-        if let Some(x) = d.get("execution_id")
-            && x != id
-        {
-            return Err(breach(
-                INV5,
-                "details.execution_id names the execution",
-                json!(id),
-                x.clone(),
-            ));
-        }
-        if let (Some(t), Some(eff)) = (
-            d.get("timeout_ms").and_then(Value::as_f64),
-            exec.effective_ms,
-        ) && (t - eff).abs() > 1.0
-            && !(eff <= 0.0 && t <= 0.0)
-        {
-            // The seed does not say which timeout details.timeout_ms reports: the binding's
-            // reading (the effective one) is a warning only, as in the scripted checks.
-            warnings.push((
-                "SSP-INV-5",
-                format!(
-                    "details.timeout_ms {t} SHOULD be the effective timeout {eff} ms, min(endpoint.timeout_ms, context.timeout_ms)"
-                ),
-            ));
-        }
-    }
-    Ok(warnings)
 }

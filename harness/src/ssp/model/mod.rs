@@ -196,7 +196,10 @@ impl Check for ModelCheck {
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
             let target = ctx.target.clone();
-            let budget = self.budget;
+            let budget = Budget {
+                found: ctx.counterexamples,
+                ..self.budget
+            };
             let nonce = ctx.run_nonce.clone();
             let handle = tokio::runtime::Handle::current();
             let run =

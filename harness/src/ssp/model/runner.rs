@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
-use crate::engine::counterexample::{search_config, search_rng};
+use crate::engine::counterexample::{Counterexamples, search_config, search_rng};
 use crate::engine::verdict::Cause;
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};
@@ -32,6 +32,8 @@ pub struct Budget {
     pub cases: u32,
     /// Operations per sequence (at most).
     pub steps: usize,
+    /// Whether a failing sequence is shrunk before it is reported.
+    pub found: Counterexamples,
 }
 
 impl Budget {
@@ -40,6 +42,7 @@ impl Budget {
         seed: 10,
         cases: 12,
         steps: 40,
+        found: Counterexamples::Shrunk,
     };
 }
 
@@ -54,6 +57,8 @@ pub struct Counterexample {
     pub mismatch: Mismatch,
     /// The model before the first step.
     pub world: World,
+    /// Shrunk, or as found.
+    pub how: Counterexamples,
 }
 
 /// What a model run found.
@@ -239,8 +244,10 @@ type LastFailure = Mutex<Option<(World, Vec<Op>, Mismatch, Vec<StepLog>)>>;
 /// replay, since a provider's state left by earlier sequences (ids already handed out) can
 /// be part of what broke.
 fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
-    let mut runner =
-        TestRunner::new_with_rng(search_config(budget.cases, 2_000), search_rng(budget.seed));
+    let mut runner = TestRunner::new_with_rng(
+        search_config(budget.cases, budget.found.shrink_iters(2_000)),
+        search_rng(budget.seed),
+    );
     let last: LastFailure = Mutex::new(None);
     let strategy = sequences(world, budget.steps);
     let outcome = runner.run(
@@ -250,6 +257,9 @@ fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
                 Ok(_) => return Ok(()),
                 Err(f) => *f,
             };
+            if budget.found == Counterexamples::AsFound {
+                crate::engine::counterexample::keep_as_found(seen.as_deref());
+            }
             let (mismatch, steps) = failure;
             let message = format!("{} ({})", mismatch.message, mismatch.rules.join(", "));
             if let Ok(mut l) = last.lock() {
@@ -290,6 +300,7 @@ fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
                 steps,
                 mismatch,
                 world: init,
+                how: budget.found,
             }))
         }
     }

@@ -259,7 +259,8 @@ pub(crate) fn mark_outcome(
 
 /// The effect of a claim act, from the domain's `correct` one (PV-DI-3..5).
 /// `refuted-claim-verifiable` verifies a refuted claim; `repeat-verify-writes-event` moves
-/// a verified claim to verified again (a second status event); `refute-of-verified-refused`
+/// a verified claim to verified again (a second status event), `repeat-refute-writes-event`
+/// a refuted one to refuted again; `refute-of-verified-refused`
 /// refuses to refute a verified one.
 pub(crate) fn claim_effect(
     faults: Faults,
@@ -278,6 +279,12 @@ pub(crate) fn claim_effect(
         && status == ClaimStatus::Verified
     {
         return Ok(ClaimEffect::Moves(ClaimStatus::Verified));
+    }
+    if faults.is_on(Fault::RepeatRefuteWritesEvent)
+        && kind == Kind::Refute
+        && status == ClaimStatus::Refuted
+    {
+        return Ok(ClaimEffect::Moves(ClaimStatus::Refuted));
     }
     if faults.is_on(Fault::RefuteOfVerifiedRefused)
         && kind == Kind::Refute
