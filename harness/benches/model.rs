@@ -41,7 +41,7 @@ fn model(
     b: Budget,
 ) -> ModelRun {
     let part = target.part::<ParleyTarget>().expect("pre-flight");
-    run_model(rt.handle(), part, kind, b, None)
+    run_model(rt.handle(), part, kind, b, None, None)
 }
 
 /// Peak resident memory of this process (Linux `VmHWM`), in MiB.
@@ -107,6 +107,7 @@ fn main() {
         &clean,
         conform::ssp::model::runner::Budget::DEFAULT,
         "bench",
+        None,
     );
     assert!(
         matches!(ssp.result, conform::ssp::model::runner::ModelResult::Passed),

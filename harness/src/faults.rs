@@ -5,7 +5,9 @@
 //! switched on, runs the suites against it and records which checks failed. A fault is
 //! **caught** when at least one failing check cites one of the fault's requirement IDs,
 //! **caught elsewhere** when only checks citing other IDs fail, **missed** when nothing
-//! fails. The fault-free reference is measured the same way and must fail nothing.
+//! fails. The fault-free reference is measured the same way and must fail nothing (a faulty
+//! run's models only skip shrinking what they found: whether and on which rule they fail is
+//! all a measurement keeps).
 //!
 //! A rule whose catalogue level is below MUST and REC (SHOULD, MAY) is reported by its checks as a
 //! warning, never a failure (that is how the suite reports such rules to everyone): a fault
@@ -18,7 +20,8 @@
 //! Scopes: [`Scope::Full`] runs every check of both suites against every faulty server
 //! (the honest "caught elsewhere" picture, for the report); [`Scope::Targeted`] runs only
 //! the checks citing the fault's IDs (plus every transport comparison when the fault cites
-//! PV-TR-1), which is enough to decide "caught on its own IDs" and is what the test uses;
+//! PV-TR-1), which is enough to decide "caught on its own IDs"; the test `faults_caught`
+//! decides the same way with [`decide_fault`], which stops a run at its first catch;
 //! [`Scope::Auto`] (the CLI default) runs targeted and re-measures in full only the faults
 //! that were not caught.
 

@@ -127,6 +127,7 @@ fn ssp_concurrent_invocations_are_independent_on_the_reference() {
         transport: None,
         run_nonce: "histories".into(),
         counterexamples: Default::default(),
+        stop: None,
     };
     let out = rt.block_on(check.run(&ctx));
     assert!(out.verdict.is_pass(), "{:?}", out.verdict);
@@ -241,6 +242,7 @@ mod races {
                 TransportKind::Http,
                 budget,
                 target.part(),
+                None,
             );
             assert!(
                 matches!(run.result, ModelResult::Passed),

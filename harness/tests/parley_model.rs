@@ -28,7 +28,7 @@ fn passes(kind: TransportKind, revision: McpRevision, budget: Budget, min_steps:
         ))
         .unwrap();
     let part = target.part::<ParleyTarget>().unwrap();
-    let run = run_model(rt.handle(), part, kind, budget, target.part());
+    let run = run_model(rt.handle(), part, kind, budget, target.part(), None);
     let replay = transcript::replay_command(&target, kind, budget);
     match run.result {
         ModelResult::Passed => {}
@@ -107,6 +107,7 @@ fn counterexample_promotes_to_a_loadable_vector() {
         TransportKind::Http,
         budget,
         target.part(),
+        None,
     );
     let ModelResult::Failed(cx) = run.result else {
         panic!(

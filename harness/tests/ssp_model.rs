@@ -27,7 +27,13 @@ fn reference(rt: &tokio::runtime::Runtime) -> Target {
 }
 
 fn passes(target: &Target, rt: &tokio::runtime::Runtime, budget: Budget) -> ModelRun {
-    let run = run_model(rt.handle(), target, budget, &format!("t{}", budget.seed));
+    let run = run_model(
+        rt.handle(),
+        target,
+        budget,
+        &format!("t{}", budget.seed),
+        None,
+    );
     let replay = transcript::replay_command(target, budget);
     match &run.result {
         ModelResult::Passed => run,
@@ -125,7 +131,7 @@ fn sequence_faults_are_caught_on_their_own_ids() {
             ))
             .unwrap();
         let budget = Budget::DEFAULT;
-        let run = run_model(rt.handle(), &target, budget, "fault");
+        let run = run_model(rt.handle(), &target, budget, "fault", None);
         let ModelResult::Failed(cx) = run.result else {
             panic!("{name}: not caught by the model: {:?}", run.result);
         };

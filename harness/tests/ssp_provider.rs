@@ -33,6 +33,7 @@ async fn run_all(target: Arc<Target>) -> BTreeMap<String, Verdict> {
         transport: None,
         run_nonce: "t1".into(),
         counterexamples: Default::default(),
+        stop: None,
     };
     let futs = suite.checks.iter().map(|c| {
         let ctx = ctx.clone();
@@ -307,6 +308,7 @@ async fn a_broken_skill_index_is_tested_not_stopped() {
             transport: None,
             run_nonce: "t1".into(),
             counterexamples: Default::default(),
+            stop: None,
         })
         .await
         .verdict;

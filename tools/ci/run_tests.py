@@ -2,7 +2,8 @@
 """Runs the tests of `cargo test --workspace --all-features`, several test binaries at a time.
 
 The same binaries with the same arguments, working directory and cargo environment as
-`cargo test` gives them; only the order and the overlap differ. Why (issue 25, CI time):
+`cargo test` gives them (a binary of SPLIT runs as parts that partition its trials); only
+the order and the overlap differ. Why (issue 25, CI time):
 `cargo test` runs its ~55 test binaries one after another, and several of them spend most
 of their time waiting on real clocks (a quota window of a minute, soak kills, expiry and
 execution waits) while others keep both cores busy; two lanes overlap the waits with work.
@@ -77,10 +78,11 @@ def build(cargo_args):
 def trial_names(exe, env, cwd):
     """The trials a libtest-mimic binary lists (`[kind] name: test` lines)."""
     out = subprocess.run([exe, "--list"], cwd=cwd, env=env, stdout=subprocess.PIPE, text=True, check=True).stdout
-    names = []
-    for line in out.splitlines():
-        if line.endswith(": test"):
-            names.append(line[: -len(": test")].split("] ", 1)[-1])
+    # `--exact` and `--skip` match the whole listed name, `[kind] name` included.
+    names = [line[: -len(": test")] for line in out.splitlines() if line.endswith(": test")]
+    if len(set(names)) != len(names):
+        print(f"run_tests: {exe} lists a trial twice; it cannot be split", file=sys.stderr)
+        sys.exit(2)
     return names
 
 
@@ -93,8 +95,9 @@ def split(binaries):
             out.append((name, exe, pkg_dir, package_id, []))
             continue
         names = trial_names(exe, cargo_env(pkg_dir, package_id), pkg_dir)
-        if not names:
-            sys.exit(f"run_tests: {name} lists no trial to split")
+        if len(names) < parts:
+            print(f"run_tests: {name} lists {len(names)} trials, fewer than its {parts} parts", file=sys.stderr)
+            sys.exit(2)
         groups = [names[i::parts] for i in range(parts)]
         for i, group in enumerate(groups):
             others = [n for n in names if n not in group]

@@ -56,6 +56,16 @@ pub struct CheckCtx {
     ///
     /// [`RunOptions::counterexamples`]: super::run::RunOptions::counterexamples
     pub counterexamples: super::counterexample::Counterexamples,
+    /// Set when the run stops early: the check's task is aborted then, but work it handed
+    /// to a blocking thread (a model's search) polls this between cases to end as well.
+    pub stop: Option<super::execute::Stop>,
+}
+
+impl CheckCtx {
+    /// Whether the run was asked to stop.
+    pub fn stopped(stop: Option<&super::execute::Stop>) -> bool {
+        stop.is_some_and(|s| *s.borrow())
+    }
 }
 
 /// What running a check produced.

@@ -1,6 +1,6 @@
 //! What every protocol's state-machine model reports when a target disagrees with it: the
-//! broken postcondition ([`Mismatch`], with its requirement IDs), the steps of the shrunk
-//! sequence ([`StepLog`]) and the numbered transcript people read ([`render`]).
+//! broken postcondition ([`Mismatch`], with its requirement IDs), the steps of the failing
+//! sequence, shrunk unless the run asked for it as found ([`Counterexamples`]), ([`StepLog`]) and the numbered transcript people read ([`render`]).
 
 use std::fmt::Write as _;
 
@@ -94,12 +94,12 @@ pub fn render(
     out
 }
 
-/// What a model run found, `C` being the protocol's shrunk counterexample.
+/// What a model run found, `C` being the protocol's counterexample.
 #[derive(Debug, Clone)]
 pub enum ModelResult<C> {
     /// Every sequence agreed with the model.
     Passed,
-    /// A sequence disagreed; here it is, shrunk.
+    /// A sequence disagreed; here it is (shrunk, unless the run took it as found).
     Failed(Box<C>),
     /// The target or the profile lacks what the model needs (`unsupported`, never a pass;
     /// the cause decides between `n/a` and `untested`).
@@ -143,13 +143,25 @@ impl Counterexamples {
     }
 }
 
-/// Before a search without shrinking reports its first failure: proptest-state-machine
-/// truncates a failing sequence after the transitions it saw (`seen`), and panics when
-/// asked for the failing value while that count is still set (it is reset only by a shrink
-/// step, and no shrink step comes). Zero keeps the whole sequence, which is what was played.
-pub fn keep_as_found(seen: Option<&std::sync::atomic::AtomicUsize>) {
-    if let Some(seen) = seen {
-        seen.store(0, std::sync::atomic::Ordering::SeqCst);
+/// Held across one case of a search without shrinking: proptest-state-machine counts the
+/// transitions a case saw (`seen`) and panics when asked for the failing value while that
+/// count is set (only a shrink step resets it, and none comes). Dropping the guard zeroes
+/// it after the case, also when the case panicked; the reported value is then the whole
+/// generated sequence, which the caller cuts to the steps played.
+pub struct AsFoundCase<'a>(pub Option<&'a std::sync::atomic::AtomicUsize>);
+
+impl Drop for AsFoundCase<'_> {
+    fn drop(&mut self) {
+        if let Some(seen) = self.0 {
+            seen.store(0, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+impl<'a> AsFoundCase<'a> {
+    /// A guard for `seen` when `found` is [`Counterexamples::AsFound`], else none.
+    pub fn new(found: Counterexamples, seen: Option<&'a std::sync::atomic::AtomicUsize>) -> Self {
+        Self(seen.filter(|_| found == Counterexamples::AsFound))
     }
 }
 

@@ -31,6 +31,9 @@ pub struct Done {
 /// A request to stop a run early (Ctrl-C): set once, seen by every waiter.
 pub type Stop = tokio::sync::watch::Receiver<bool>;
 
+/// How long a stopped run waits for its running checks before aborting them.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Why a job has no outcome of its own after a stop.
 pub const INTERRUPTED: &str = "interrupted: the run was stopped before this check finished";
 
@@ -49,6 +52,7 @@ pub async fn execute(
 ) -> Vec<Done> {
     let sem = Arc::new(Semaphore::new(concurrency.max(1)));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Done>();
+    let cancel = stop.clone();
     // A job takes its permit before it is spawned, in the order given: tokio's scheduler
     // would otherwise let any waiting task take a freed permit first.
     let spawn_job = |job: &Job, permit: tokio::sync::OwnedSemaphorePermit| {
@@ -57,6 +61,7 @@ pub async fn execute(
             transport: job.transport,
             run_nonce: run_nonce.to_string(),
             counterexamples,
+            stop: cancel.clone(),
         };
         let (tx, check, order) = (tx.clone(), job.check.clone(), job.order);
         let task = tokio::spawn(async move {
@@ -127,6 +132,23 @@ pub async fn execute(
         }
     }
     if stopped {
+        // A check that hands its work to a blocking thread (a model's search) sees the stop
+        // between two requests and ends then; an aborted task's blocking work would outlive
+        // it and fail its requests once the runtime shuts down. Waiting a bounded moment
+        // lets that work end first; what answers meanwhile is kept, the rest is aborted.
+        let mut outstanding = running.len() - slots.iter().filter(|s| s.is_some()).count();
+        let grace = tokio::time::sleep(STOP_GRACE);
+        tokio::pin!(grace);
+        while outstanding > 0 {
+            tokio::select! {
+                _ = &mut grace => break,
+                d = rx.recv() => {
+                    let Some(d) = d else { break };
+                    outstanding -= 1;
+                    record(d, &mut slots, &mut on_done);
+                }
+            }
+        }
         running.iter().for_each(tokio::task::AbortHandle::abort);
         // Results that arrived between the stop and the aborts are kept.
         while let Ok(d) = rx.try_recv() {
@@ -147,7 +169,8 @@ pub async fn execute(
         .collect()
 }
 
-fn interrupted() -> CheckOutcome {
+/// The outcome of a check that saw the run stop before it could judge anything.
+pub fn interrupted() -> CheckOutcome {
     CheckOutcome::verdict(Verdict::Skipped {
         reason: INTERRUPTED.into(),
     })

@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 use crate::ssp::codes::{self, Condition};
 use crate::ssp::types::ErrorCode;
 
-/// One finding on the error: where, what was expected and seen, why, and the rule.
+/// One finding on the error: where, what was expected and seen, why, and the rules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Note {
-    /// The rule it concerns.
-    pub rule: &'static str,
+    /// The rules it concerns (a warning names one; a wrong code the code rule and INV-5).
+    pub rules: Vec<&'static str>,
     /// JSON pointer into the execution body.
     pub pointer: &'static str,
     /// What was expected.
@@ -38,30 +38,38 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
     let err = &body["error"];
     let code = err["code"].as_str().unwrap_or("");
     let mut notes = Vec::new();
-    let note = |rule, pointer, expected, observed: Option<&Value>, message: String| Note {
-        rule,
-        pointer,
-        expected,
-        observed: observed.cloned().unwrap_or(Value::Null),
-        message,
-    };
+    let note =
+        |rules: [&'static str; 2], pointer, expected, observed: Option<&Value>, message| Note {
+            rules: rules.into_iter().filter(|r| !r.is_empty()).collect(),
+            pointer,
+            expected,
+            observed: observed.cloned().unwrap_or(Value::Null),
+            message,
+        };
     let want = json!(ErrorCode::INVOCATION_TIMEOUT);
     match codes::judge(Condition::Timeout, None, code) {
         codes::Verdict::Pass => {}
         codes::Verdict::Warn(m) => notes.push(note(
-            "SSP-ERR-3",
+            ["SSP-ERR-3", ""],
             "/error/code",
             want,
             err.get("code"),
             format!("timeout error code: {m}"),
         )),
+        // The code rule broken (SSP-ERR-2/3) and SSP-INV-5, which names the code: a
+        // timed-out execution's error is INVOCATION_TIMEOUT (ssp.md).
         codes::Verdict::Fail { rule, message } => {
+            let message = if code.is_empty() {
+                "a timed-out execution's error carries no code (INVOCATION_TIMEOUT expected)".into()
+            } else {
+                format!("timeout error code: {message}")
+            };
             return Err(Box::new(note(
-                rule,
+                [rule, "SSP-INV-5"],
                 "/error/code",
                 want,
                 err.get("code"),
-                format!("timeout error code: {message}"),
+                message,
             )));
         }
     }
@@ -70,7 +78,7 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
     let id = err.pointer("/details/execution_id");
     if id.and_then(Value::as_str) != Some(execution_id) {
         notes.push(note(
-            "SSP-INV-5",
+            ["SSP-INV-5", ""],
             "/error/details/execution_id",
             json!(execution_id),
             id,
@@ -80,7 +88,7 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
     let tm = err.pointer("/details/timeout_ms");
     match (tm.and_then(Value::as_f64), effective_ms) {
         (None, _) => notes.push(note(
-            "SSP-INV-5",
+            ["SSP-INV-5", ""],
             "/error/details/timeout_ms",
             json!({"$type": "number"}),
             tm,
@@ -88,7 +96,7 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
         )),
         (Some(t), Some(eff)) if (t - eff).abs() > 1.0 && !(eff <= 0.0 && t <= 0.0) => {
             notes.push(note(
-                "SSP-INV-5",
+                ["SSP-INV-5", ""],
                 "/error/details/timeout_ms",
                 json!(eff),
                 tm,
@@ -101,7 +109,7 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
     }
     if err.get("retry").is_none() {
         notes.push(note(
-            "SSP-INV-5",
+            ["SSP-INV-5", ""],
             "/error/retry",
             json!({"suggested_delay_ms": {"$type": "number"}, "max_attempts": {"$type": "number"}}),
             None,
@@ -153,7 +161,7 @@ mod tests {
         other["details"] = json!({"timeout_ms": 999, "execution_id": "e2"});
         let notes = judge(&body(other), "e1", Some(50.0)).expect("warnings only");
         assert_eq!(notes.len(), 2, "{notes:?}");
-        assert!(notes.iter().all(|n| n.rule == "SSP-INV-5"));
+        assert!(notes.iter().all(|n| n.rules == ["SSP-INV-5"]));
     }
 
     #[test]
@@ -161,10 +169,15 @@ mod tests {
         let mut e = full();
         e["code"] = json!("SKILL_FAILED");
         let n = judge(&body(e), "e1", None).expect_err("a code outside the seven");
-        assert_eq!((n.rule, n.pointer), ("SSP-ERR-3", "/error/code"));
+        assert_eq!(
+            (n.rules.as_slice(), n.pointer),
+            (["SSP-ERR-3", "SSP-INV-5"].as_slice(), "/error/code")
+        );
         let mut e = full();
         e["code"] = json!("ENDPOINT_UNREACHABLE");
         let n = judge(&body(e), "e1", None).expect_err("the seed names the timeout's code");
-        assert_eq!(n.rule, "SSP-ERR-2");
+        assert_eq!(n.rules, ["SSP-ERR-2", "SSP-INV-5"]);
+        let n = judge(&body(json!({"message": "over"})), "e1", None).expect_err("no code");
+        assert!(n.message.contains("carries no code"), "{}", n.message);
     }
 }

@@ -93,6 +93,7 @@ impl Shared {
             transport,
             run_nonce: format!("{nonce_prefix}{}", std::process::id()),
             counterexamples: Default::default(),
+            stop: None,
         };
         self.rt.block_on(check.run(&ctx))
     }

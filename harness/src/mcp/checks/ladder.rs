@@ -150,7 +150,10 @@ fn verdict(a: &Answer, p: &Probe) -> Step<Option<Box<Finding>>> {
             ),
         )));
     }
-    if let Some(w) = legacy_reading(a, p) {
+    // MCP26-7 first: a code the revision forbids fails whatever era the request is read in.
+    if forbidden(code).is_none()
+        && let Some(w) = legacy_reading(a, p)
+    {
         return Ok(Some(w));
     }
     let why = match forbidden(code) {

@@ -171,12 +171,22 @@ pub fn remember(op: &Op, answer: &Answer, ids: &mut Ids) {
     }
 }
 
-/// A claim as a `read_claim` body shows it (PV-DI-7).
-pub fn claim_view(body: &Value) -> ClaimView {
+/// A claim as a `read_claim` body shows it (PV-DI-7), with its status events from a
+/// `list_events` body: events of subject `claim` naming it, a creation event (to
+/// `unverified`, which no transition reaches) not counted, since the notes call only status
+/// *changes* events.
+pub fn claim_view(body: &Value, id: &str, events: &Value) -> ClaimView {
+    let status_events = events["events"].as_array().map(|all| {
+        all.iter()
+            .filter(|e| e["subject"] == "claim" && e["claim"] == id)
+            .filter(|e| e["to_state"] != "unverified")
+            .count()
+    });
     ClaimView {
         status: body["status"].as_str().unwrap_or_default().to_string(),
         support: body["support"].as_u64(),
         refutations: body["refutations"].as_array().map(Vec::len),
+        status_events,
     }
 }
 

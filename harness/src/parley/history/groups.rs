@@ -5,8 +5,8 @@
 //! racing one rule: rival marks (PV-ST-1/3), marks against a reopen of a locked thread
 //! (PV-ST-4/6, PV-AU-3), replies to one message (PV-KD-2, PV-ID-2), a lock holder's
 //! confirmation against the creator's next proposal (PV-ST-5), twin answers (PV-ST-1,
-//! PV-ST-7), claim acts racing on one claim — attest, verify and refute (PV-DI-3/4/5, on a
-//! target whose manifest lists `dialectic`). A template needs some parties (the creator,
+//! PV-ST-7), claim acts racing on one claim — attest, verify and refute (PV-DI-3/4/5), two
+//! verifies or two refutes (PV-DI-9), on a target whose manifest lists `dialectic`. A template needs some parties (the creator,
 //! another writer, a lock holder, a human, a verifier); a profile lacking one drops the
 //! templates that need it.
 
@@ -75,7 +75,7 @@ pub struct Group {
 }
 
 /// Every template name, in draw order.
-pub const TEMPLATES: [&str; 7] = [
+pub const TEMPLATES: [&str; 9] = [
     "rival-marks",
     "marks-race-reopen",
     "replies-to-one-message",
@@ -83,6 +83,8 @@ pub const TEMPLATES: [&str; 7] = [
     "twin-answers",
     "rival-reopens",
     "claim-acts-race",
+    "verify-twice",
+    "refute-twice",
 ];
 
 fn p(actor: usize) -> Party {
@@ -137,7 +139,7 @@ fn act(by: usize, act: Act) -> Op {
 /// PV-DI-3/4/5: one attest, one verify and one refute of a fresh claim at once. Every order
 /// is one the notes settle (a refute after a verify moves it to refuted; an attest or a
 /// verify after a refute is refused), so the read-back's status, support and refutations
-/// must be one order's. Never two refutes or two verifies: their second is an open point.
+/// must be one order's. Two verifies or two refutes: `repeat_race`.
 fn claim_acts(cast: Cast) -> Option<(Vec<Op>, Vec<Op>)> {
     let c = cast.creator?;
     if !cast.dialectic {
@@ -157,6 +159,38 @@ fn claim_acts(cast: Cast) -> Option<(Vec<Op>, Vec<Op>)> {
         act(r, Act::Refute),
     ];
     Some((vec![assert_claim(c)], concurrent))
+}
+
+/// PV-DI-9: two verifies (`act` Verify) or two refutes of one claim at once, from
+/// `unverified` or (after an attest) `supported`. The notes settle the race: at least one
+/// succeeds, the claim ends verified (refuted) with exactly one status event to it, support
+/// unchanged by the repeat, `refutations[]` holding exactly the accepted refutes; the other
+/// is accepted without a change or refused `invalid_transition` (the model allows both).
+/// Two parties when the profile has them, else one party from two clients.
+fn repeat_race(cast: Cast, act_kind: Act, supported: bool) -> Option<(Vec<Op>, Vec<Op>)> {
+    let c = cast.creator?;
+    if !cast.dialectic {
+        return None;
+    }
+    let candidates: Vec<usize> = match act_kind {
+        Act::Verify => [cast.verifier, cast.human].into_iter().flatten().collect(),
+        // Not the creator: a refute replies to the claim's message (PV-ID-2).
+        _ => [cast.other, cast.lock, cast.human, cast.verifier]
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
+    let first = *candidates.first()?;
+    let second = candidates
+        .iter()
+        .copied()
+        .find(|a| *a != first)
+        .unwrap_or(first);
+    let mut setup = vec![assert_claim(c)];
+    if supported && let Some(o) = cast.other {
+        setup.push(act(o, Act::Attest));
+    }
+    Some((setup, vec![act(first, act_kind), act(second, act_kind)]))
 }
 
 /// The group of template `name` for `cast`, its free choices drawn from `rng`; `None` when
@@ -226,6 +260,8 @@ pub fn build(name: &str, cast: Cast, rng: &mut fastrand::Rng) -> Option<Group> {
             (vec![open(c), mark(l, pick(&lateral))], ops)
         }
         "claim-acts-race" => claim_acts(cast)?,
+        "verify-twice" => repeat_race(cast, Act::Verify, rng.bool())?,
+        "refute-twice" => repeat_race(cast, Act::Refute, rng.bool())?,
         _ => return None,
     };
     Some(Group {

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::client::{self, Ids, Sent};
 use super::groups::{Cast as Parties, Group, draw};
@@ -201,6 +201,7 @@ async fn read_claims(
     ctx: &Ctx<'_>,
     auth: &crate::transport::Auth,
     ids: &Ids,
+    events: &Value,
 ) -> (Option<Result<Vec<ClaimView>, String>>, Vec<Exchange>) {
     let mut views = Vec::new();
     let mut exchanges = Vec::new();
@@ -209,7 +210,7 @@ async fn read_claims(
         let sent = client::send(ctx.target, ctx.kind, "read_claim", &args, auth).await;
         exchanges.extend(sent.exchanges);
         match sent.answer {
-            Some(Answer::Success(body)) => views.push(client::claim_view(&body)),
+            Some(Answer::Success(body)) => views.push(client::claim_view(&body, id, events)),
             Some(other) => {
                 let why = format!(" / read_claim: {}", other.summary());
                 return (Some(Err(why)), exchanges);
@@ -227,7 +228,12 @@ async fn read_back(ctx: &Ctx<'_>, run: &mut GroupRun, ids: &Ids, reader: usize) 
     let invoked = ctx.clock.now();
     let tree = client::send(ctx.target, ctx.kind, "read_thread", &args, &auth).await;
     let events = client::send(ctx.target, ctx.kind, "list_events", &args, &auth).await;
-    let (claims, claim_exchanges) = read_claims(ctx, &auth, ids).await;
+    let no_events = Value::Null;
+    let listed = match &events.answer {
+        Some(Answer::Success(e)) => e,
+        _ => &no_events,
+    };
+    let (claims, claim_exchanges) = read_claims(ctx, &auth, ids, listed).await;
     let output = match (&tree.answer, &events.answer, claims) {
         (Some(Answer::Success(t)), Some(Answer::Success(e)), Some(Ok(claims))) => {
             Some(Observed::View(client::view(t, e, claims)))
@@ -381,7 +387,15 @@ pub fn replay(world: &World, history: &History<Step, Observed>, prefix: &[usize]
     prefix
         .iter()
         .fold(world.clone(), |w, &i| match &history.ops[i].input {
-            Step::Op(op) if w.valid(op) => predict(&w, op).next,
+            Step::Op(op) if w.exists(op) => {
+                let p = predict(&w, op);
+                // The observed outcome decides between the two readings of a repeat.
+                let accepted = matches!(
+                    history.ops[i].response.as_ref().map(|r| &r.output),
+                    Some(Observed::Accepted { .. })
+                );
+                super::spec::after(&p, accepted).clone()
+            }
             _ => w,
         })
 }
@@ -398,7 +412,7 @@ pub fn stuck_rules(
     for &i in steps {
         let step = &run.history.ops[i].input;
         let valid = match step {
-            Step::Op(op) => w.valid(op),
+            Step::Op(op) => w.exists(op),
             Step::ReadBack { .. } => true,
         };
         let rs = if valid {

@@ -9,7 +9,9 @@ use std::hash::{Hash, Hasher};
 use serde_json::{Value, json};
 
 use crate::engine::history::Spec;
-use crate::parley::model::state::{Awaiting, EXTENSIONS, Op, Outcome, Party, World, predict};
+use crate::parley::model::state::{
+    Awaiting, EXTENSIONS, Op, Outcome, Party, Prediction, World, predict,
+};
 
 /// The model as the checker's state: `World`'s own equality, and a hash of the fields a
 /// Parley operation changes (equal worlds hash equally, which is all `Hash` must ensure).
@@ -70,6 +72,9 @@ pub struct ClaimView {
     pub support: Option<u64>,
     /// The number of `refutations`.
     pub refutations: Option<usize>,
+    /// Claim status events for it in `list_events` (PV-DI-7), a creation event aside: one
+    /// per status change, none for an accepted repeat (PV-DI-9).
+    pub status_events: Option<usize>,
 }
 
 /// What the target did.
@@ -110,13 +115,20 @@ impl Spec for ParleySpec {
     fn step(&self, state: &Model, input: &Step) -> Vec<(Model, Expected)> {
         match input {
             // An operation naming what does not exist (a set-up step was refused): no path.
-            Step::Op(op) if !state.0.valid(op) => Vec::new(),
+            Step::Op(op) if !state.0.exists(op) => Vec::new(),
             Step::Op(op) => {
-                // Every allowed outcome leaves the same model (`Prediction::next`).
+                // An outcome leaves `Prediction::next`, except an acceptance where the notes
+                // allow refusing too (PV-DI-9's repeats): that one leaves `accepted_next`.
                 let p = predict(&state.0, op);
                 p.allowed
-                    .into_iter()
-                    .map(|o| (Model(p.next.clone()), Expected::Outcome(o)))
+                    .iter()
+                    .map(|o| {
+                        let accepted = matches!(o, Outcome::Accepted { .. });
+                        (
+                            Model(after(&p, accepted).clone()),
+                            Expected::Outcome(o.clone()),
+                        )
+                    })
                     .collect()
             }
             Step::ReadBack { thread, .. } => state
@@ -143,6 +155,15 @@ impl Spec for ParleySpec {
     }
 }
 
+/// The model after a prediction's operation was `accepted` or not (the two-outcome repeat
+/// of PV-DI-9: an acceptance stores the message and, for a refute, the refutation).
+pub fn after(p: &Prediction, accepted: bool) -> &World {
+    match (accepted, &p.accepted_next) {
+        (true, Some(next)) => next,
+        _ => &p.next,
+    }
+}
+
 /// The requirement IDs deciding `step` from `state` (for a violation).
 pub fn rules(state: &World, step: &Step) -> Vec<&'static str> {
     match step {
@@ -152,7 +173,7 @@ pub fn rules(state: &World, step: &Step) -> Vec<&'static str> {
                 "PV-ST-1", "PV-ST-5", "PV-ST-7", "PV-KD-2", "PV-RD-1", "PV-RD-2",
             ];
             if state.claims.iter().any(|c| c.thread == *thread) {
-                r.extend(["PV-DI-3", "PV-DI-4", "PV-DI-5", "PV-DI-7"]);
+                r.extend(["PV-DI-3", "PV-DI-4", "PV-DI-5", "PV-DI-7", "PV-DI-9"]);
             }
             r
         }
@@ -199,6 +220,7 @@ pub fn view_of(w: &World, t: usize) -> View {
                 status: c.status.as_str().into(),
                 support: Some(u64::from(c.support)),
                 refutations: usize::try_from(c.refutations).ok(),
+                status_events: usize::try_from(c.changes).ok(),
             })
             .collect(),
     }

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 use super::groups::{Cast, TEMPLATES, build, draw};
-use super::spec::{Model, Observed, ParleySpec, Step, view_of};
+use super::spec::{Model, Observed, ParleySpec, Step, View, view_of};
 use crate::engine::history::{Bound, History, Linearizability, check};
 use crate::parley::model::claims::{Act, Evidence, Until};
 use crate::parley::model::state::{Actor, Body, Op, Party, St, World, predict};
@@ -156,9 +156,14 @@ fn templates_drop_with_the_parties_they_need() {
     let no_lock = Cast { lock: None, ..all };
     let names: Vec<_> = draw(3, 12, no_lock).iter().map(|g| g.name).collect();
     assert!(
-        names
-            .iter()
-            .all(|n| ["replies-to-one-message", "twin-answers", "claim-acts-race"].contains(n)),
+        names.iter().all(|n| [
+            "replies-to-one-message",
+            "twin-answers",
+            "claim-acts-race",
+            "verify-twice",
+            "refute-twice"
+        ]
+        .contains(n)),
         "{names:?}"
     );
     // Without the dialectic profile, no claim race.
@@ -239,4 +244,105 @@ fn a_verify_and_a_refute_race_to_one_order_s_claim() {
         Observed::View(kept),
     );
     assert!(matches!(verdict(&h), Linearizability::NotLinearizable(_)));
+}
+
+/// The model after `steps`, each accepted (an act the notes let go either way included).
+fn accepted(steps: &[Step]) -> World {
+    steps.iter().fold(world(), |w, s| match s {
+        Step::Op(op) => {
+            let p = predict(&w, op);
+            p.accepted_next.unwrap_or(p.next)
+        }
+        Step::ReadBack { .. } => w,
+    })
+}
+
+/// A claim asserted, then `first` and `second` at once, then read back as `read`.
+fn repeat_history(
+    first: (&Step, Observed),
+    second: (&Step, Observed),
+    read: View,
+) -> History<Step, Observed> {
+    let mut h = History::new();
+    h.done(0, assert_claim(), 0, 10, ok(false));
+    h.done(1, first.0.clone(), 20, 50, first.1);
+    h.done(2, second.0.clone(), 21, 49, second.1);
+    h.done(
+        0,
+        Step::ReadBack { by: A, thread: 0 },
+        60,
+        70,
+        Observed::View(read),
+    );
+    h
+}
+
+#[test]
+fn two_verifies_race_to_one_status_event() {
+    // PV-DI-9: the repeat is accepted without a change or refused; one status event.
+    let v = claim_act(HUMAN, Act::Verify);
+    let both = view_of(&accepted(&[assert_claim(), v.clone(), v.clone()]), 0);
+    let one = view_of(&after(&[assert_claim(), v.clone()]), 0);
+    assert_eq!(
+        (
+            both.claims[0].status.as_str(),
+            both.claims[0].status_events,
+            both.messages
+        ),
+        ("verified", Some(1), 3)
+    );
+    let linearizable =
+        |h: &History<Step, Observed>| matches!(verdict(h), Linearizability::Linearizable { .. });
+    assert!(linearizable(&repeat_history(
+        (&v, ok(false)),
+        (&v, ok(false)),
+        both.clone()
+    )));
+    let refusal = refused("invalid_transition");
+    assert!(linearizable(&repeat_history(
+        (&v, refusal.clone()),
+        (&v, ok(false)),
+        one.clone()
+    )));
+    // A second status event (fault repeat-verify-writes-event): no order gives it.
+    let mut twice = both.clone();
+    twice.claims[0].status_events = Some(2);
+    assert!(!linearizable(&repeat_history(
+        (&v, ok(false)),
+        (&v, ok(false)),
+        twice
+    )));
+    // Both refused: the first to arrive is no repeat.
+    let unverified = view_of(&after(&[assert_claim()]), 0);
+    assert!(!linearizable(&repeat_history(
+        (&v, refusal.clone()),
+        (&v, refusal),
+        unverified
+    )));
+}
+
+#[test]
+fn two_refutes_race_to_the_accepted_refutations() {
+    // PV-DI-9: refutations[] holds exactly the accepted refutes, one status event.
+    let (r1, r2) = (claim_act(MOD, Act::Refute), claim_act(B, Act::Refute));
+    let both = view_of(&accepted(&[assert_claim(), r1.clone(), r2.clone()]), 0);
+    assert_eq!(
+        (both.claims[0].refutations, both.claims[0].status_events),
+        (Some(2), Some(1))
+    );
+    let linearizable =
+        |h: &History<Step, Observed>| matches!(verdict(h), Linearizability::Linearizable { .. });
+    assert!(linearizable(&repeat_history(
+        (&r1, ok(false)),
+        (&r2, ok(false)),
+        both.clone()
+    )));
+    // Both accepted but one refutation recorded: no order.
+    let mut lost = both;
+    lost.claims[0].refutations = Some(1);
+    assert!(!linearizable(&repeat_history(
+        (&r1, ok(false)),
+        (&r2, ok(false)),
+        lost
+    )));
 }

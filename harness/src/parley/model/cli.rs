@@ -99,7 +99,14 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             continue;
         }
         // Not inside the runtime: the model's steps block on it from this thread.
-        let run = run_model(rt.handle(), part, kind, budget, target.part::<Pacer>());
+        let run = run_model(
+            rt.handle(),
+            part,
+            kind,
+            budget,
+            target.part::<Pacer>(),
+            None,
+        );
         let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
         let stats = format!(
             "{} steps in {:.2} s ({rate:.0} steps/s; {:.2} s of it waiting on the target's clock)",

@@ -155,12 +155,24 @@ impl Check for ModelCheck {
                 ..self.budget
             };
             let handle = tokio::runtime::Handle::current();
+            let stop = ctx.stop.clone();
             let run = tokio::task::spawn_blocking(move || {
-                target
-                    .part::<ParleyTarget>()
-                    .map(|p| run_model(&handle, p, kind, budget, target.part::<Pacer>()))
+                target.part::<ParleyTarget>().map(|p| {
+                    run_model(
+                        &handle,
+                        p,
+                        kind,
+                        budget,
+                        target.part::<Pacer>(),
+                        stop.as_ref(),
+                    )
+                })
             })
             .await;
+            if CheckCtx::stopped(ctx.stop.as_ref()) {
+                // The search ended at the stop: it judged nothing (never a pass).
+                return crate::engine::execute::interrupted();
+            }
             let run = match run {
                 Ok(Some(r)) => r,
                 Ok(None) => {

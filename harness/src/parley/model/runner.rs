@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
-use crate::engine::counterexample::{Counterexamples, search_config, search_rng};
+use crate::engine::check::CheckCtx;
+use crate::engine::counterexample::{AsFoundCase, Counterexamples, search_config, search_rng};
+use crate::engine::execute::Stop;
 use crate::engine::verdict::Cause;
 
 use super::clock::SharedClock;
@@ -86,10 +88,10 @@ impl Budget {
     };
 }
 
-/// A shrunk counterexample.
+/// A counterexample (shrunk unless `how` says as found).
 #[derive(Debug, Clone)]
 pub struct Counterexample {
-    /// The shrunk sequence.
+    /// The sequence, up to the step that broke.
     pub ops: Vec<Op>,
     /// The steps of its replay, in order (the last one broke the model).
     pub steps: Vec<StepLog>,
@@ -207,6 +209,10 @@ fn play(
         let Some(op) = world.resolve(op) else {
             continue;
         };
+        if CheckCtx::stopped(counter.stop.as_ref()) {
+            // Nobody reads this search any more: no request outlives the run.
+            return Ok(drv.log);
+        }
         counter.steps.fetch_add(1, Ordering::Relaxed);
         let result = handle.block_on(drv.step(&world, &op));
         let sent = drv.log.last().map_or(0, |l| l.exchanges.len());
@@ -300,6 +306,8 @@ pub fn play_once(
 struct Counts {
     steps: AtomicUsize,
     exchanges: AtomicU64,
+    /// The run's stop: once set, no further step is sent (see `CheckCtx::stop`).
+    stop: Option<Stop>,
 }
 
 /// What a run counts while it searches: its start, the steps sent and the signatures of
@@ -355,8 +363,10 @@ pub fn run_model(
     kind: TransportKind,
     budget: Budget,
     pacer: Option<&Pacer>,
+    stop: Option<&Stop>,
 ) -> ModelRun {
-    let tally = Tally::new();
+    let mut tally = Tally::new();
+    tally.counter.stop = stop.cloned();
     let Cast {
         roles,
         world,
@@ -380,7 +390,9 @@ pub fn run_model(
     // the minimal one (kept here rather than read back from the value tree).
     let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
     let mut base = InboxBase::new();
-    advance_inbox_base(handle, target, kind, &roles, &mut base);
+    if !CheckCtx::stopped(stop) {
+        advance_inbox_base(handle, target, kind, &roles, &mut base);
+    }
     let parts = (
         target,
         kind,
@@ -394,6 +406,11 @@ pub fn run_model(
     let result = runner.run(
         &strategy,
         |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| {
+            let _case = AsFoundCase::new(budget.found, seen.as_deref());
+            if CheckCtx::stopped(stop) {
+                // The run stopped and nobody reads this search's result: end it quickly.
+                return Ok(());
+            }
             let played = play(
                 handle,
                 parts,
@@ -406,9 +423,6 @@ pub fn run_model(
             let Err(failure) = played else {
                 return Ok(());
             };
-            if budget.found == Counterexamples::AsFound {
-                crate::engine::counterexample::keep_as_found(seen.as_deref());
-            }
             if let Ok(mut f) = first_failure.lock() {
                 f.get_or_insert_with(Instant::now);
             }
@@ -480,6 +494,9 @@ fn replay_counterexample(
     match replayed {
         Err(failure) => {
             let (mismatch, steps) = *failure;
+            // An unshrunk sequence goes on past the step that broke: keep what was played.
+            let mut ops = ops;
+            ops.truncate(steps.len());
             ModelResult::Failed(Box::new(Counterexample {
                 ops,
                 steps,

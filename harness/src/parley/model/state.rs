@@ -519,8 +519,22 @@ impl World {
         &self.actors[i.min(self.actors.len().saturating_sub(1))]
     }
 
-    /// Whether `op` refers only to what exists (the precondition keeping shrunk sequences legal).
+    /// Whether `op` refers only to what exists (the precondition keeping shrunk sequences
+    /// legal) and stays out of the points the notes leave to the target (a repeat claim act,
+    /// superseding a claim of a locked thread): what follows those would depend on the
+    /// target's reading, so neither a generated sequence nor a promoted vector could judge it.
     pub fn valid(&self, op: &Op) -> bool {
+        self.refers(op, true)
+    }
+
+    /// Whether `op` refers only to what exists: the precondition of the concurrent
+    /// histories, whose groups race into the open points on purpose (PV-DI-9) and accept
+    /// every reading the model allows.
+    pub fn exists(&self, op: &Op) -> bool {
+        self.refers(op, false)
+    }
+
+    fn refers(&self, op: &Op, generated: bool) -> bool {
         let actor_ok = op.actor() < self.actors.len() || matches!(op, Op::Anonymous { .. });
         let thread_ok = |t: usize| t < self.threads.len();
         let msg_ok = |t: usize, m: usize| thread_ok(t) && m < self.threads[t].messages.len();
@@ -560,12 +574,17 @@ impl World {
                     self.dialectic
                         && (*until != Until::Soon || !self.threads.is_empty())
                         && thread.is_none_or(thread_ok)
-                        && supersedes.is_none_or(|c| self.supersedable(c))
+                        && supersedes.is_none_or(|c| {
+                            if generated {
+                                self.supersedable(c)
+                            } else {
+                                c < self.claims.len()
+                            }
+                        })
                 }
-                Op::ClaimAct { claim, act, .. } => self
-                    .claims
-                    .get(*claim)
-                    .is_some_and(|c| self.dialectic && claims::settled(*act, c.status)),
+                Op::ClaimAct { claim, act, .. } => self.claims.get(*claim).is_some_and(|c| {
+                    self.dialectic && (!generated || claims::settled(*act, c.status))
+                }),
                 Op::ReadClaim { claim, .. } => self.dialectic && *claim < self.claims.len(),
             }
     }

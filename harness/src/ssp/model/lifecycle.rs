@@ -374,7 +374,10 @@ impl Track {
 /// checks use (`ssp/timeout_error.rs`).
 fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Warnings, Box<Mismatch>> {
     match crate::ssp::timeout_error::judge(body, id, exec.effective_ms) {
-        Ok(notes) => Ok(notes.into_iter().map(|n| (n.rule, n.message)).collect()),
-        Err(n) => Err(breach(&[n.rule], n.message, n.expected, n.observed)),
+        Ok(notes) => Ok(notes
+            .into_iter()
+            .map(|n| (n.rules.first().copied().unwrap_or("SSP-INV-5"), n.message))
+            .collect()),
+        Err(n) => Err(breach(&n.rules, n.message, n.expected, n.observed)),
     }
 }

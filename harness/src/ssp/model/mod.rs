@@ -201,10 +201,16 @@ impl Check for ModelCheck {
                 ..self.budget
             };
             let nonce = ctx.run_nonce.clone();
+            let stop = ctx.stop.clone();
             let handle = tokio::runtime::Handle::current();
-            let run =
-                tokio::task::spawn_blocking(move || run_model(&handle, &target, budget, &nonce))
-                    .await;
+            let run = tokio::task::spawn_blocking(move || {
+                run_model(&handle, &target, budget, &nonce, stop.as_ref())
+            })
+            .await;
+            if CheckCtx::stopped(ctx.stop.as_ref()) {
+                // The search ended at the stop: it judged nothing (never a pass).
+                return crate::engine::execute::interrupted();
+            }
             match run {
                 Ok(run) => self.outcome(run, &transcript::replay_command(&ctx.target, budget)),
                 Err(e) => CheckOutcome::verdict(Verdict::HarnessError {

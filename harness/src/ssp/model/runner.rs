@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
-use crate::engine::counterexample::{Counterexamples, search_config, search_rng};
+use crate::engine::check::CheckCtx;
+use crate::engine::counterexample::{AsFoundCase, Counterexamples, search_config, search_rng};
+use crate::engine::execute::Stop;
 use crate::engine::verdict::Cause;
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};
@@ -46,10 +48,10 @@ impl Budget {
     };
 }
 
-/// A shrunk counterexample.
+/// A counterexample (shrunk unless `how` says as found).
 #[derive(Debug, Clone)]
 pub struct Counterexample {
-    /// The shrunk sequence (resolved operations).
+    /// The sequence (resolved operations), up to the step that broke.
     pub ops: Vec<Op>,
     /// The steps of its replay, in order (the last one broke the model).
     pub steps: Vec<StepLog>,
@@ -94,6 +96,8 @@ struct Parts<'a> {
     exchanges: AtomicU64,
     warnings: Mutex<Vec<(&'static str, String)>>,
     waited: Mutex<Duration>,
+    /// The run's stop: once set, no further step is sent (see `CheckCtx::stop`).
+    stop: Option<Stop>,
 }
 
 type Failure = Box<(Mismatch, Vec<StepLog>)>;
@@ -125,6 +129,10 @@ impl Parts<'_> {
             let Some(op) = world.resolve(op) else {
                 continue;
             };
+            if CheckCtx::stopped(self.stop.as_ref()) {
+                // Nobody reads this search any more: no request outlives the run.
+                return Ok(drv.log);
+            }
             self.counter.fetch_add(1, Ordering::Relaxed);
             let result = self.handle.block_on(drv.step(&world, &op));
             let sent = std::mem::take(&mut drv.sent);
@@ -170,6 +178,7 @@ pub fn run_model(
     target: &Target,
     budget: Budget,
     nonce: &str,
+    stop: Option<&Stop>,
 ) -> ModelRun {
     let started = Instant::now();
     let (client, base, profile) = match reach(target) {
@@ -206,8 +215,9 @@ pub fn run_model(
         exchanges: AtomicU64::new(0),
         warnings: Mutex::new(Vec::new()),
         waited: Mutex::new(Duration::ZERO),
+        stop: stop.cloned(),
     };
-    let result = search(&parts, world, budget);
+    let result = search(&parts, world, budget, stop);
     let warnings = parts.warnings.lock().map(|w| w.clone()).unwrap_or_default();
     let mut run = finished(
         result,
@@ -243,7 +253,7 @@ type LastFailure = Mutex<Option<(World, Vec<Op>, Mismatch, Vec<StepLog>)>>;
 /// (shrinking only moves to failing runs, so it is the minimal one), as observed: not a
 /// replay, since a provider's state left by earlier sequences (ids already handed out) can
 /// be part of what broke.
-fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
+fn search(parts: &Parts<'_>, world: World, budget: Budget, stop: Option<&Stop>) -> ModelResult {
     let mut runner = TestRunner::new_with_rng(
         search_config(budget.cases, budget.found.shrink_iters(2_000)),
         search_rng(budget.seed),
@@ -253,13 +263,15 @@ fn search(parts: &Parts<'_>, world: World, budget: Budget) -> ModelResult {
     let outcome = runner.run(
         &strategy,
         |(init, ops, seen): (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>)| {
+            let _case = AsFoundCase::new(budget.found, seen.as_deref());
+            if CheckCtx::stopped(stop) {
+                // The run stopped and nobody reads this search's result: end it quickly.
+                return Ok(());
+            }
             let failure = match parts.play(init.clone(), &ops, seen.as_deref()) {
                 Ok(_) => return Ok(()),
                 Err(f) => *f,
             };
-            if budget.found == Counterexamples::AsFound {
-                crate::engine::counterexample::keep_as_found(seen.as_deref());
-            }
             let (mismatch, steps) = failure;
             let message = format!("{} ({})", mismatch.message, mismatch.rules.join(", "));
             if let Ok(mut l) = last.lock() {

@@ -845,7 +845,7 @@ fn check_timeout_error(
     }
     let found = |n: crate::ssp::timeout_error::Note, warn: bool| {
         let make = if warn { Finding::warn } else { Finding::fail };
-        make(n.pointer, n.expected, n.observed, n.message).on(&[n.rule])
+        make(n.pointer, n.expected, n.observed, n.message).on(&n.rules)
     };
     let effective = effective.map(|e| e as f64);
     match crate::ssp::timeout_error::judge(last, exec, effective) {
