@@ -66,6 +66,24 @@ impl CheckCtx {
     pub fn stopped(stop: Option<&super::execute::Stop>) -> bool {
         stop.is_some_and(|s| *s.borrow())
     }
+
+    /// `work`'s result, or `None` as soon as the run stops (a step of a blocking search
+    /// may wait long: an execution's polling, a quota window).
+    pub async fn unless_stopped<T>(
+        stop: Option<&super::execute::Stop>,
+        work: impl std::future::Future<Output = T>,
+    ) -> Option<T> {
+        let Some(stop) = stop else {
+            return Some(work.await);
+        };
+        let mut stop = stop.clone();
+        tokio::select! {
+            biased;
+            // A closed channel (the run ended) disables this branch: the work goes on.
+            Ok(_) = stop.wait_for(|s| *s) => None,
+            t = work => Some(t),
+        }
+    }
 }
 
 /// What running a check produced.

@@ -180,7 +180,8 @@ pub fn claim_view(body: &Value, id: &str, events: &Value) -> ClaimView {
         all.iter()
             .filter(|e| e["subject"] == "claim" && e["claim"] == id)
             .filter(|e| e["to_state"] != "unverified")
-            .count()
+            .map(|e| e["to_state"].as_str().unwrap_or_default().to_string())
+            .collect()
     });
     ClaimView {
         status: body["status"].as_str().unwrap_or_default().to_string(),

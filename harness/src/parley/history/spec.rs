@@ -72,9 +72,10 @@ pub struct ClaimView {
     pub support: Option<u64>,
     /// The number of `refutations`.
     pub refutations: Option<usize>,
-    /// Claim status events for it in `list_events` (PV-DI-7), a creation event aside: one
-    /// per status change, none for an accepted repeat (PV-DI-9).
-    pub status_events: Option<usize>,
+    /// The `to_state` of each claim status event for it in `list_events` (PV-DI-7), in
+    /// order, a creation event aside: one per status change, none for an accepted repeat
+    /// (PV-DI-9).
+    pub status_events: Option<Vec<String>>,
 }
 
 /// What the target did.
@@ -220,7 +221,7 @@ pub fn view_of(w: &World, t: usize) -> View {
                 status: c.status.as_str().into(),
                 support: Some(u64::from(c.support)),
                 refutations: usize::try_from(c.refutations).ok(),
-                status_events: usize::try_from(c.changes).ok(),
+                status_events: Some(c.changes.iter().map(|s| s.as_str().to_string()).collect()),
             })
             .collect(),
     }

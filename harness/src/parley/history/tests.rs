@@ -286,10 +286,10 @@ fn two_verifies_race_to_one_status_event() {
     assert_eq!(
         (
             both.claims[0].status.as_str(),
-            both.claims[0].status_events,
+            both.claims[0].status_events.clone(),
             both.messages
         ),
-        ("verified", Some(1), 3)
+        ("verified", Some(vec!["verified".to_string()]), 3)
     );
     let linearizable =
         |h: &History<Step, Observed>| matches!(verdict(h), Linearizability::Linearizable { .. });
@@ -306,7 +306,7 @@ fn two_verifies_race_to_one_status_event() {
     )));
     // A second status event (fault repeat-verify-writes-event): no order gives it.
     let mut twice = both.clone();
-    twice.claims[0].status_events = Some(2);
+    twice.claims[0].status_events = Some(vec!["verified".into(), "verified".into()]);
     assert!(!linearizable(&repeat_history(
         (&v, ok(false)),
         (&v, ok(false)),
@@ -327,8 +327,11 @@ fn two_refutes_race_to_the_accepted_refutations() {
     let (r1, r2) = (claim_act(MOD, Act::Refute), claim_act(B, Act::Refute));
     let both = view_of(&accepted(&[assert_claim(), r1.clone(), r2.clone()]), 0);
     assert_eq!(
-        (both.claims[0].refutations, both.claims[0].status_events),
-        (Some(2), Some(1))
+        (
+            both.claims[0].refutations,
+            both.claims[0].status_events.clone()
+        ),
+        (Some(2), Some(vec!["refuted".to_string()]))
     );
     let linearizable =
         |h: &History<Step, Observed>| matches!(verdict(h), Linearizability::Linearizable { .. });

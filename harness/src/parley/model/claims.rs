@@ -141,8 +141,8 @@ pub struct Claim {
     pub superseded_by: SupersededBy,
     /// Its `valid_until`.
     pub until: Until,
-    /// Status changes since creation (each one an event, PV-DI-7).
-    pub changes: u32,
+    /// The statuses reached since creation, in order (each change one event, PV-DI-7).
+    pub changes: Vec<ClaimSt>,
 }
 
 fn writer(world: &World, by: usize) -> bool {
@@ -229,7 +229,7 @@ pub fn predict_assert(
         supersedes: supersedes.into_iter().collect(),
         superseded_by: SupersededBy::Nobody,
         until,
-        changes: 0,
+        changes: Vec::new(),
     });
     Prediction {
         allowed: vec![Outcome::Accepted { event: false }],
@@ -273,7 +273,7 @@ fn supersede(c: &mut Claim, by: usize) {
         _ => {
             c.status = ClaimSt::Superseded;
             c.superseded_by = SupersededBy::Claim(by);
-            c.changes += 1;
+            c.changes.push(ClaimSt::Superseded);
         }
     }
 }
@@ -343,8 +343,11 @@ pub fn predict_claim_act(
         return refuse(world, (409, "thread_locked"), vec!["PV-ST-4"]);
     }
     let self_reply = world.same_party(th.messages[claim.message].author, by);
-    let rules = vec!["PV-DI-3", "PV-DI-4", "PV-DI-5", "PV-ID-2"];
     let step = claim_step(act, claim.status);
+    let mut rules = vec!["PV-DI-3", "PV-DI-4", "PV-DI-5", "PV-ID-2"];
+    if matches!(step, Step::Either(_)) {
+        rules.push("PV-DI-9");
+    }
     let mut refusals = Vec::new();
     if !matches!(step, Step::To(_)) {
         refusals.push((409, "invalid_transition"));
@@ -380,7 +383,7 @@ fn accept_act(world: &World, by: Party, c: usize, act: Act, to: ClaimSt) -> Worl
     let mut next = world.clone();
     let claim = &mut next.claims[c];
     if claim.status != to {
-        claim.changes += 1;
+        claim.changes.push(to);
     }
     claim.status = to;
     match act {
@@ -523,7 +526,14 @@ mod tests {
             act(B, 0, Act::Attest),
         ]);
         let c = &w.claims[0];
-        assert_eq!((c.status, c.support, c.changes), (ClaimSt::Verified, 4, 2));
+        assert_eq!(
+            (c.status, c.support, c.changes.as_slice()),
+            (
+                ClaimSt::Verified,
+                4,
+                [ClaimSt::Supported, ClaimSt::Verified].as_slice()
+            )
+        );
         // PV-DI-5: a verified claim can still fall; a refutation awaits the claim's author.
         let w = accepted(&[
             assert_op(A, None, None),

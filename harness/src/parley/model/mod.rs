@@ -169,8 +169,10 @@ impl Check for ModelCheck {
                 })
             })
             .await;
-            if CheckCtx::stopped(ctx.stop.as_ref()) {
-                // The search ended at the stop: it judged nothing (never a pass).
+            // A search that ended at the stop judged nothing: never a pass, nor a harness
+            // error; a failure it found before the stop is kept.
+            let found = matches!(&run, Ok(Some(r)) if matches!(r.result, ModelResult::Failed(_)));
+            if CheckCtx::stopped(ctx.stop.as_ref()) && !found {
                 return crate::engine::execute::interrupted();
             }
             let run = match run {

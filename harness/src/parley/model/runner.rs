@@ -214,7 +214,11 @@ fn play(
             return Ok(drv.log);
         }
         counter.steps.fetch_add(1, Ordering::Relaxed);
-        let result = handle.block_on(drv.step(&world, &op));
+        let stop = counter.stop.as_ref();
+        let Some(result) = handle.block_on(CheckCtx::unless_stopped(stop, drv.step(&world, &op)))
+        else {
+            return Ok(drv.log);
+        };
         let sent = drv.log.last().map_or(0, |l| l.exchanges.len());
         counter.exchanges.fetch_add(sent as u64, Ordering::Relaxed);
         if let Ok(mut all) = sink.lock() {

@@ -207,8 +207,10 @@ impl Check for ModelCheck {
                 run_model(&handle, &target, budget, &nonce, stop.as_ref())
             })
             .await;
-            if CheckCtx::stopped(ctx.stop.as_ref()) {
-                // The search ended at the stop: it judged nothing (never a pass).
+            // A search that ended at the stop judged nothing: never a pass, nor a harness
+            // error; a failure it found before the stop is kept.
+            let found = matches!(&run, Ok(r) if matches!(r.result, ModelResult::Failed(_)));
+            if CheckCtx::stopped(ctx.stop.as_ref()) && !found {
                 return crate::engine::execute::interrupted();
             }
             match run {

@@ -134,7 +134,11 @@ impl Parts<'_> {
                 return Ok(drv.log);
             }
             self.counter.fetch_add(1, Ordering::Relaxed);
-            let result = self.handle.block_on(drv.step(&world, &op));
+            let stop = self.stop.as_ref();
+            let step = CheckCtx::unless_stopped(stop, drv.step(&world, &op));
+            let Some(result) = self.handle.block_on(step) else {
+                return Ok(drv.log);
+            };
             let sent = std::mem::take(&mut drv.sent);
             self.exchanges.fetch_add(sent, Ordering::Relaxed);
             if let Ok(mut w) = self.waited.lock() {
