@@ -57,7 +57,8 @@ pub struct CheckCtx {
     /// [`RunOptions::counterexamples`]: super::run::RunOptions::counterexamples
     pub counterexamples: super::counterexample::Counterexamples,
     /// Set when the run stops early: the check's task is aborted then, but work it handed
-    /// to a blocking thread (a model's search) polls this between cases to end as well.
+    /// to a blocking thread (a model's search) checks it between steps and races each step
+    /// against it ([`CheckCtx::unless_stopped`]), so that it ends as well.
     pub stop: Option<super::execute::Stop>,
 }
 

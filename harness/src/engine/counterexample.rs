@@ -1,6 +1,7 @@
 //! What every protocol's state-machine model reports when a target disagrees with it: the
 //! broken postcondition ([`Mismatch`], with its requirement IDs), the steps of the failing
-//! sequence, shrunk unless the run asked for it as found ([`Counterexamples`]), ([`StepLog`]) and the numbered transcript people read ([`render`]).
+//! sequence ([`StepLog`]; shrunk unless the run takes it as found, [`Counterexamples`]) and
+//! the numbered transcript people read ([`render`]).
 
 use std::fmt::Write as _;
 
