@@ -127,6 +127,18 @@ async fn invoke(base: &str, slug: &str, inputs: Value, auth: &[(&str, &str)]) ->
 }
 
 /// POSTs raw JSON text (`body`) with `auth`; the status.
+/// The descriptor's `endpoint.<key>` template with the accepted execution's id in it.
+fn execution_url(accepted: &Seen, descriptor: &Value, key: &str) -> String {
+    let id = accepted.json()["execution_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    descriptor["endpoint"][key]
+        .as_str()
+        .unwrap()
+        .replace("{execution_id}", &id)
+}
+
 async fn send_raw(base: &str, path: &str, auth: (&str, &str), body: String) -> u16 {
     reqwest::Client::new()
         .post(format!("{base}{path}"))
@@ -339,14 +351,7 @@ async fn observe(variant: Variant) {
         Variant::SspEarlyResult409 => {
             let (accepted, d) =
                 invoke(&base, "slow-task", json!({"delay_ms": 3000}), &[API_KEY]).await;
-            let id = accepted.json()["execution_id"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            let url = d["endpoint"]["result_url"]
-                .as_str()
-                .unwrap()
-                .replace("{execution_id}", &id);
+            let url = execution_url(&accepted, &d, "result_url");
             assert_eq!(send("", "GET", &url, &[API_KEY], None).await.status, 409);
         }
         Variant::SspUnknownFilterEmpty => {
@@ -362,14 +367,7 @@ async fn observe(variant: Variant) {
         }
         Variant::SspExecutionTimeoutAlias => {
             let (accepted, d) = invoke(&base, "overrun", json!({}), &[]).await;
-            let id = accepted.json()["execution_id"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            let url = d["endpoint"]["status_url"]
-                .as_str()
-                .unwrap()
-                .replace("{execution_id}", &id);
+            let url = execution_url(&accepted, &d, "status_url");
             let done = until_terminal(&url, &[]).await;
             assert_eq!(done["error"]["code"], "EXECUTION_TIMEOUT");
         }
@@ -393,14 +391,7 @@ async fn observe(variant: Variant) {
         Variant::SspHiddenExecutionRefused => {
             let (accepted, d) =
                 invoke(&base, "slow-task", json!({"delay_ms": 1}), &[API_KEY]).await;
-            let id = accepted.json()["execution_id"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            let url = d["endpoint"]["status_url"]
-                .as_str()
-                .unwrap()
-                .replace("{execution_id}", &id);
+            let url = execution_url(&accepted, &d, "status_url");
             let other = ("x-api-key", "demo-ssp-key-limited");
             let r = send("", "GET", &url, &[other], None).await;
             assert_eq!(
