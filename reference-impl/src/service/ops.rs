@@ -100,9 +100,7 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
         let mut cursor = a.since;
         let mut last_item_seq = None;
         let include_lateral = hooks::reads::inbox_shows_lateral(faults);
-        store::inbox_candidates(conn, &actor.identity, a.since, include_lateral, |t| {
-            let last = store::get_message(conn, t.last_message)?
-                .ok_or_else(|| crate::store::StoreError::Corrupt("last message missing".into()))?;
+        store::inbox_candidates(conn, &caller, a.since, include_lateral, |t| {
             let locked = StateView {
                 state: t.state,
                 confirmed: t.state_confirmed_at.is_some(),
@@ -111,10 +109,18 @@ pub(crate) fn inbox(inner: &Inner, actor: &Actor, args: &Value) -> Result<Value,
             if hooks::sequences::inbox_hides(faults, conn, &t)? {
                 return Ok(true);
             }
+            let lateral = t.state.is_lateral() && !include_lateral;
+            if locked || lateral || !t.awaiting.awaits(&caller, passed_extension) {
+                // Hidden whoever wrote the last message: skip reading it back (one query per
+                // candidate was most of an inbox call's cost, issue 25).
+                return Ok(true);
+            }
+            let last = store::get_message(conn, t.last_message)?
+                .ok_or_else(|| crate::store::StoreError::Corrupt("last message missing".into()))?;
             let last_author = hooks::reads::inbox_last_author(faults, &last.author, &nobody);
             if inbox_visible(
                 locked,
-                t.state.is_lateral() && !include_lateral,
+                lateral,
                 &t.awaiting,
                 last_author,
                 &caller,

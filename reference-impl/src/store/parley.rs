@@ -312,25 +312,39 @@ pub fn set_thread_state(
 }
 
 /// Inbox candidates (PV-RD-3) with activity after `since_seq`, oldest activity first: not
-/// lateral, not confirmed-closed, awaiting `any` or naming `identity`. The precise rule is
-/// applied by the caller with `awaiting::inbox_visible`; `visit` returns `false` to stop.
-/// `include_lateral` is only ever true for the seeded fault `inbox-shows-lateral` (issue 6).
+/// lateral, not confirmed-closed, awaiting `any` except a party other than `caller`, or
+/// naming `caller`'s identity. The precise rule is applied by the caller with
+/// `awaiting::inbox_visible`; `visit` returns `false` to stop. `include_lateral` is only ever
+/// true for the seeded fault `inbox-shows-lateral` (issue 6).
+///
+/// The `any` rows the caller itself opened are left out here rather than by the caller: a
+/// long-lived server accumulates them (every `ask` a client opens), and reading each one back
+/// to drop it made an inbox call cost the caller's whole history (issue 25's profile).
 pub fn inbox_candidates(
     conn: &Connection,
-    identity: &str,
+    caller: &Party,
     since_seq: i64,
     include_lateral: bool,
     mut visit: impl FnMut(ThreadRow) -> Result<bool, StoreError>,
 ) -> Result<(), StoreError> {
+    // `IS` compares NULL with NULL as equal: the parties `(id, null)` match exactly
+    // (`Awaiting::awaits`: `any` awaits everyone but the `except` party itself).
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {THREAD_COLS} FROM parley_threads
          WHERE activity_seq > ?1
            AND (?3 OR state IN ('open', 'answered', 'decided', 'closed'))
            AND NOT (state = 'closed' AND state_confirmed_at IS NOT NULL)
-           AND (awaiting_mode = 'any' OR (awaiting_mode = 'party' AND awaiting_identity = ?2))
+           AND ((awaiting_mode = 'any'
+                 AND NOT (awaiting_identity = ?2 AND awaiting_extension IS ?4))
+                OR (awaiting_mode = 'party' AND awaiting_identity = ?2))
          ORDER BY activity_seq"
     ))?;
-    let mut rows = stmt.query(params![since_seq, identity, include_lateral])?;
+    let mut rows = stmt.query(params![
+        since_seq,
+        caller.identity,
+        include_lateral,
+        caller.extension
+    ])?;
     while let Some(r) = rows.next()? {
         if !visit(thread_from_row(r)??)? {
             break;

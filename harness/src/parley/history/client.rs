@@ -118,8 +118,8 @@ pub async fn send(
 ) -> Sent {
     let call = target.transport(kind).call(op, args, auth);
     match tokio::time::timeout(REQUEST_TIMEOUT, call).await {
-        Ok(Ok(reply)) => Sent {
-            answer: Some(Answer::read(kind, &reply)),
+        Ok(Ok(mut reply)) => Sent {
+            answer: Some(Answer::read(kind, &mut reply)),
             exchanges: reply.exchanges,
         },
         Ok(Err(e)) => {

@@ -5,6 +5,7 @@
 //! (ids unique and never reused, events gap-free and in order) are kept.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
@@ -104,7 +105,9 @@ pub(super) struct Ids {
     pub(super) until: Vec<Option<DateTime<Utc>>>,
 }
 
-/// Inbox cursors per caller `(actor, extension)`, taken before any model thread exists.
+/// Inbox cursors per caller `(actor, extension)`, each taken before the sequence that pages
+/// from it began: a sequence's threads are all newer than it (PV-RD-3's cursor is a position
+/// in the activity sequence), so an inbox read from it finds them all.
 pub type InboxBase = HashMap<(usize, Option<usize>), Value>;
 
 /// Pages `caller`'s inbox from `from` (its start when `None`) to its end: the last cursor
@@ -133,12 +136,12 @@ pub async fn inbox_end(
         if let Some(c) = &cursor {
             args["since"] = c.clone();
         }
-        let reply = target
+        let mut reply = target
             .transport(kind)
             .call("inbox", &args, &auth)
             .await
             .ok()?;
-        let Answer::Success(page) = Answer::read(kind, &reply) else {
+        let Answer::Success(page) = Answer::read(kind, &mut reply) else {
             return None;
         };
         let n = page["items"].as_array().map_or(0, Vec::len) as u64;
@@ -160,9 +163,13 @@ pub struct Driver<'a> {
     roles: &'a [Role],
     quota: &'a Quota,
     inbox_limit: u64,
-    /// Per caller `(actor, extension)`: the inbox cursor taken before the run's first
-    /// sequence, so an inbox read pages only through threads active since then.
-    base: &'a InboxBase,
+    /// Per caller `(actor, extension)`: the inbox cursor taken before this sequence began
+    /// (a copy of `ends` then), so an inbox read pages only through threads active since.
+    base: InboxBase,
+    /// Where an inbox read that paged to the end records its last cursor, the base of the
+    /// later sequences: without it every read paged through every thread the run (and the
+    /// checks beside it) had opened, a cost that grew with the square of the steps (issue 25).
+    ends: &'a Mutex<InboxBase>,
     pub(super) ids: Ids,
     /// The PV-TR-1 numbering of the ids met in success bodies.
     normalised: HashMap<String, String>,
@@ -217,7 +224,7 @@ impl<'a> Driver<'a> {
         kind: TransportKind,
         roles: &'a [Role],
         quota: &'a Quota,
-        base: &'a InboxBase,
+        base: &'a Mutex<InboxBase>,
         clock: &'a SharedClock,
     ) -> Self {
         let inbox_limit = target
@@ -233,7 +240,9 @@ impl<'a> Driver<'a> {
             roles,
             quota,
             inbox_limit,
-            base,
+            // A poisoned lock (a panicking sequence) leaves no base: pages from the start.
+            base: base.lock().map(|b| b.clone()).unwrap_or_default(),
+            ends: base,
             ids: Ids::default(),
             normalised: HashMap::new(),
             clock,
@@ -280,7 +289,7 @@ impl<'a> Driver<'a> {
             .call(op, &args, &auth)
             .await
         {
-            Ok(reply) => (Answer::read(self.kind, &reply), reply.exchanges),
+            Ok(mut reply) => (Answer::read(self.kind, &mut reply), reply.exchanges),
             Err(e) => (
                 Answer::Other(format!("no answer: {e}")),
                 e.exchanges().to_vec(),
@@ -342,15 +351,16 @@ impl<'a> Driver<'a> {
         }
         self.signatures
             .push(signature(&answer, op, &mut self.normalised));
+        let summary = answer.summary();
         self.log.push(StepLog {
             text,
-            answer: answer.summary(),
+            answer: summary.clone(),
             exchanges,
         });
         let expected = json!(pred.allowed.iter().map(outcome_json).collect::<Vec<_>>());
-        match &answer {
+        match answer {
             Answer::Refusal { status, reason } => {
-                if status == &429
+                if status == 429
                     && reason == "rate_limited"
                     && op.is_write()
                     && (self.quota.tolerates(actor) || self.unprovoked_429())
@@ -360,24 +370,24 @@ impl<'a> Driver<'a> {
                 if pred
                     .allowed
                     .iter()
-                    .any(|o| matches!(o, Outcome::Refused((s, r)) if s == status && r == reason))
+                    .any(|o| matches!(o, Outcome::Refused((s, r)) if *s == status && *r == reason))
                 {
                     return Ok(pred.next);
                 }
                 let mut rules = pred.rules.clone();
-                rules.extend(reason_rules(reason));
+                rules.extend(reason_rules(&reason));
                 Err(mismatch(
                     &rules,
                     format!("refused {status} {reason}, the model expects otherwise"),
                     expected,
-                    answer.summary(),
+                    summary,
                 ))
             }
             Answer::Other(s) => Err(mismatch(
                 &["PV-TR-2", "PV-TR-3"],
                 format!("not a Parley answer: {s}"),
                 expected,
-                answer.summary(),
+                summary,
             )),
             Answer::Success(body) => {
                 let event = pred.allowed.iter().find_map(|o| match o {
@@ -389,12 +399,11 @@ impl<'a> Driver<'a> {
                         &pred.rules,
                         "accepted, the model expects a refusal",
                         expected,
-                        answer.summary(),
+                        summary,
                     ));
                 };
-                let body = body.clone();
                 let after = pred.accepted_next.unwrap_or(pred.next);
-                self.check_success(world, &after, op, event, &body).await?;
+                self.check_success(world, &after, op, event, body).await?;
                 Ok(after)
             }
         }
@@ -515,20 +524,20 @@ impl<'a> Driver<'a> {
         after: &World,
         op: &Op,
         event: bool,
-        body: &Value,
+        body: Value,
     ) -> Result<(), Box<Mismatch>> {
         match op {
             Op::Open { by, .. } => {
-                self.new_thread(body)?;
+                self.new_thread(&body)?;
                 let t = after.threads.len() - 1;
-                self.check_message(after, t, 0, Kind::Ask, *by, body)?;
+                self.check_message(after, t, 0, Kind::Ask, *by, &body)?;
                 self.check_thread(after, t, &body["thread"])
             }
             Op::Post {
                 by, thread, kind, ..
             } => {
                 let m = after.threads[*thread].messages.len() - 1;
-                self.check_message(after, *thread, m, *kind, *by, body)?;
+                self.check_message(after, *thread, m, *kind, *by, &body)?;
                 let new_events =
                     after.threads[*thread].events.len() - before.threads[*thread].events.len();
                 self.ids.events[*thread].extend(std::iter::repeat_n(None, new_events));
@@ -580,21 +589,21 @@ impl<'a> Driver<'a> {
                 }
             }
             Op::ListEvents { by, thread, since } => {
-                self.check_events(after, *by, *thread, *since, body).await
+                self.check_events(after, *by, *thread, *since, &body).await
             }
-            Op::Inbox { by } => self.check_inbox(after, *by, body.clone()).await,
+            Op::Inbox { by } => self.check_inbox(after, *by, body).await,
             Op::Assert {
                 by, thread, until, ..
-            } => self.check_assert(before, after, *by, *thread, *until, body),
+            } => self.check_assert(before, after, *by, *thread, *until, &body),
             Op::ClaimAct { by, claim, act, .. } => {
                 let t = after.claims[*claim].thread;
                 let m = after.threads[t].messages.len() - 1;
-                self.check_message(after, t, m, act.kind(), *by, body)?;
-                self.check_act_claim(*claim, body)?;
+                self.check_message(after, t, m, act.kind(), *by, &body)?;
+                self.check_act_claim(*claim, &body)?;
                 self.check_thread(after, t, &body["thread"])
             }
-            Op::ReadClaim { claim, .. } => self.check_claim(after, *claim, body),
-            Op::Whoami { by } => check_whoami(&after.actors[*by], body),
+            Op::ReadClaim { claim, .. } => self.check_claim(after, *claim, &body),
+            Op::Whoami { by } => check_whoami(&after.actors[*by], &body),
             Op::Anonymous { .. } => Err(mismatch(
                 &["PV-TR-4"],
                 "accepted without a token",
@@ -915,8 +924,8 @@ impl<'a> Driver<'a> {
         let mut page = first;
         let mut cursor;
         for _ in 0..10_000 {
-            let items = page["items"].as_array().cloned().unwrap_or_default();
-            for it in &items {
+            let items = page["items"].as_array().map_or(&[][..], Vec::as_slice);
+            for it in items {
                 let Some(t) = str_at(it, "/thread").and_then(|id| mine.get(id).copied()) else {
                     continue;
                 };
@@ -931,6 +940,11 @@ impl<'a> Driver<'a> {
             }
             cursor = page.get("cursor").cloned().unwrap_or(Value::Null);
             if (items.len() as u64) < self.inbox_limit || cursor.is_null() {
+                if !cursor.is_null()
+                    && let Ok(mut ends) = self.ends.lock()
+                {
+                    ends.insert((by.actor, by.ext), cursor);
+                }
                 break;
             }
             let mut args = json!({"limit": self.inbox_limit, "since": cursor});

@@ -22,8 +22,10 @@ pub enum Answer {
 }
 
 impl Answer {
-    /// Reads a reply.
-    pub fn read(kind: TransportKind, reply: &Reply) -> Self {
+    /// Reads a reply, taking its JSON out (`reply.json` is `None` after): inbox pages and
+    /// thread reads are large, and a copy of each was a measurable share of a model run's
+    /// CPU (issue 25).
+    pub fn read(kind: TransportKind, reply: &mut Reply) -> Self {
         match kind {
             TransportKind::Http => read_http(reply),
             TransportKind::Mcp => read_mcp(reply),
@@ -40,8 +42,8 @@ impl Answer {
     }
 }
 
-fn read_http(reply: &Reply) -> Answer {
-    let Some(body) = &reply.json else {
+fn read_http(reply: &mut Reply) -> Answer {
+    let Some(body) = reply.json.take() else {
         return Answer::Other(format!(
             "HTTP {} without a JSON body: {}",
             reply.http_status,
@@ -49,7 +51,7 @@ fn read_http(reply: &Reply) -> Answer {
         ));
     };
     if (200..300).contains(&reply.http_status) {
-        return Answer::Success(body.clone());
+        return Answer::Success(body);
     }
     match body.pointer("/error/reason").and_then(Value::as_str) {
         Some(reason) => Answer::Refusal {
@@ -60,8 +62,8 @@ fn read_http(reply: &Reply) -> Answer {
     }
 }
 
-fn read_mcp(reply: &Reply) -> Answer {
-    let Some(msg) = &reply.json else {
+fn read_mcp(reply: &mut Reply) -> Answer {
+    let Some(mut msg) = reply.json.take() else {
         return Answer::Other(format!(
             "MCP HTTP {} without a JSON-RPC message",
             reply.http_status
@@ -70,12 +72,12 @@ fn read_mcp(reply: &Reply) -> Answer {
     if let Some(e) = msg.get("error") {
         return Answer::Other(format!("JSON-RPC error {e}"));
     }
-    let Some(result) = msg.get("result") else {
+    let Some(result) = msg.get_mut("result") else {
         return Answer::Other("JSON-RPC message without result".into());
     };
     let sc = result
-        .get("structuredContent")
-        .cloned()
+        .get_mut("structuredContent")
+        .map(Value::take)
         .unwrap_or(Value::Null);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         let status = sc.pointer("/error/status").and_then(Value::as_u64);

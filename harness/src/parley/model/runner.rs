@@ -184,7 +184,7 @@ type DriverParts<'a> = (
     TransportKind,
     &'a [Role],
     &'a Quota,
-    &'a InboxBase,
+    &'a std::sync::Mutex<InboxBase>,
     Option<&'a Pacer>,
     &'a SharedClock,
 );
@@ -284,16 +284,17 @@ pub fn play_once(
     // The inbox base moves before every sequence: the target keeps every earlier sequence's
     // threads, and an inbox read pages only through what is newer than the base.
     advance_inbox_base(handle, target, kind, &cast.roles, base);
+    let shared = std::sync::Mutex::new(std::mem::take(base));
     let parts = (
         target,
         kind,
         cast.roles.as_slice(),
         &cast.quota,
-        &*base,
+        &shared,
         None,
         &SharedClock::default(),
     );
-    play(
+    let played = play(
         handle,
         parts,
         cast.world.clone(),
@@ -301,7 +302,11 @@ pub fn play_once(
         &Counts::default(),
         None,
         &Signatures::default(),
-    )
+    );
+    // The inbox reads' last cursors are the next sequence's starting points (a poisoned
+    // lock leaves none: the next advance pages from the start).
+    *base = shared.into_inner().unwrap_or_default();
+    played
 }
 
 /// What the plays of one run sent: steps, and the exchanges they made (the report counts
@@ -397,6 +402,7 @@ pub fn run_model(
     if !CheckCtx::stopped(stop) {
         advance_inbox_base(handle, target, kind, &roles, &mut base);
     }
+    let base = std::sync::Mutex::new(base);
     let parts = (
         target,
         kind,
