@@ -147,7 +147,14 @@ fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, Start
     // The rebinding check is the outermost layer: a foreign page learns nothing, not even
     // whether a route exists.
     Ok(crate::variants::layer(router, variants)
-        .layer(axum::middleware::from_fn_with_state(limits, guard))
+        .layer(axum::middleware::from_fn_with_state(
+            Guard {
+                limits,
+                faults,
+                plain: variants.plain_transport_refusals(),
+            },
+            guard,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             rebinding,
             rebinding::guard,
@@ -155,20 +162,36 @@ fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, Start
         .layer(axum::middleware::from_fn(unread::close_if_unread)))
 }
 
+/// What [`guard`] needs: the limits, the seeded faults and the refusal-shape variant.
+#[derive(Clone)]
+struct Guard {
+    limits: Limits,
+    faults: crate::faults::Faults,
+    /// `transport-refusals-plain`: the stock plain-text refusals (PV-TR-6 allows them).
+    plain: bool,
+}
+
 /// The request deadline and the URI limit, answered in the refusal shape (tower-http's
 /// timeout answers with an empty body). Applies to every route, before routing.
 async fn guard(
-    axum::extract::State(limits): axum::extract::State<Limits>,
+    axum::extract::State(g): axum::extract::State<Guard>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
+    let refuse = |r: TransportRefusal| if g.plain { r.plain() } else { r.response() };
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
-    if uri_len > limits.max_uri_bytes {
-        return TransportRefusal::UriTooLong.response();
+    if uri_len > g.limits.max_uri_bytes {
+        if crate::faults::hooks::request::uri_limit_crashes(g.faults) {
+            return axum::response::IntoResponse::into_response((
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "internal server error",
+            ));
+        }
+        return refuse(TransportRefusal::UriTooLong);
     }
-    match tokio::time::timeout(limits.request_timeout, next.run(req)).await {
+    match tokio::time::timeout(g.limits.request_timeout, next.run(req)).await {
         Ok(resp) => resp,
-        Err(_) => TransportRefusal::RequestTimeout.response(),
+        Err(_) => refuse(TransportRefusal::RequestTimeout),
     }
 }
 

@@ -127,6 +127,9 @@ catalogue! {
     TitleCaseHeaders = "title-case-headers",
         "RFC 9110 §5.1: field names are case-insensitive; no note fixes their casing",
         "Response header names are written in title case (`Content-Type`, `Retry-After`).";
+    TransportRefusalsPlain = "transport-refusals-plain",
+        "parley-v1.md §1 PV-TR-6: a refusal raised before routing SHOULD use the PV-TR-3 shape with its row's reason; a check judges the status only (shape and reason are warnings)",
+        "The refusals the HTTP layer raises before routing for the URI limit and the request deadline (414, 408) are plain text, as a stock HTTP stack sends them, not the Parley refusal shape.";
     ConnectionClose = "connection-close",
         "RFC 9112 §9.6: a server may close the connection after any response (`Connection: close`); no note asks for keep-alive",
         "Every connection is closed after one response: no keep-alive.";
@@ -272,6 +275,12 @@ impl Variants {
             limits.writes_per_minute = 12_000;
         }
         limits
+    }
+
+    /// Whether the pre-routing refusals of the URI limit and the request deadline are plain
+    /// text (`transport-refusals-plain`) instead of the Parley refusal shape.
+    pub fn plain_transport_refusals(&self) -> bool {
+        self.is_on(Variant::TransportRefusalsPlain)
     }
 
     /// How the accept loop speaks HTTP/1.1 under the connection variants:

@@ -324,6 +324,12 @@ async fn observe(variant: Variant) {
             let head = raw_head(srv.addr, "/v1/manifest").await;
             assert!(head.contains("\r\nContent-Type: "), "{head}");
         }
+        Variant::TransportRefusalsPlain => {
+            let long = format!("/v1/manifest?pad={}", "a".repeat(16 * 1024));
+            let r = send(&base, "GET", &long, &[], None).await;
+            assert_eq!(r.status, 414);
+            assert!(r.header("content-type").starts_with("text/plain"));
+        }
         Variant::ConnectionClose => {
             assert_eq!(manifest().await.header("connection"), "close");
         }

@@ -15,6 +15,7 @@ pub mod init;
 pub mod manifest;
 pub mod model;
 pub mod pacing;
+pub mod pre_routing;
 pub mod preflight;
 pub mod role;
 pub mod tokens;
@@ -93,6 +94,11 @@ impl Protocol for Parley {
         if catalogue.get("PV-TR-1a").is_some() {
             checks.push(Arc::new(BindingsOffered {
                 requirements: vec!["PV-TR-1a".into()],
+            }));
+        }
+        if catalogue.get("PV-TR-6").is_some() {
+            checks.push(Arc::new(pre_routing::PreRouting {
+                requirements: vec!["PV-TR-6".into(), "PV-TR-3".into()],
             }));
         }
         Ok(Suite::new(self, catalogue, checks))

@@ -6,6 +6,7 @@
 pub mod http;
 pub mod limits;
 pub mod mcp;
+pub mod pre_routing;
 pub mod raw;
 pub mod tls;
 

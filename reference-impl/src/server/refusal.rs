@@ -140,17 +140,27 @@ impl TransportRefusal {
         out
     }
 
-    /// The response for a routed request (the request deadline, the URI limit). Closes the
-    /// connection: the request was not read to its end.
+    /// The refusal as a stock HTTP stack sends it: the status and its phrase in plain text
+    /// (variant `transport-refusals-plain`, a reading PV-TR-6 allows).
+    pub fn plain(self) -> HttpResponse {
+        self.with_body(
+            self.phrase().as_bytes().to_vec(),
+            "text/plain; charset=utf-8",
+        )
+    }
+
+    /// The response for a routed request (the request deadline, the URI limit), in the
+    /// Parley refusal shape. Closes the connection: the request was not read to its end.
     pub fn response(self) -> HttpResponse {
-        let mut out = HttpResponse::new(axum::body::Body::from(self.body()));
+        self.with_body(self.body(), "application/json")
+    }
+
+    fn with_body(self, body: Vec<u8>, content_type: &'static str) -> HttpResponse {
+        let mut out = HttpResponse::new(axum::body::Body::from(body));
         *out.status_mut() = axum::http::StatusCode::from_u16(self.status())
             .unwrap_or(axum::http::StatusCode::BAD_REQUEST);
         let headers = out.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         out
     }

@@ -41,6 +41,9 @@ pub struct Oracle {
     pub title: &'static str,
     /// Requirement IDs cited (first = primary).
     pub requirements: &'static [&'static str],
+    /// Its rule is a SHOULD: a finding is a warning, not a failure (e.g. PV-TR-6's shape of
+    /// a refusal raised before routing).
+    pub warns: bool,
 }
 
 /// One distinct finding, as the report shows it.
@@ -262,7 +265,11 @@ impl OracleCheck {
             transcript: first.exchanges.clone(),
         };
         CheckOutcome {
-            verdict: Verdict::Fail(violation),
+            verdict: if self.oracle.warns {
+                Verdict::Warn(violation)
+            } else {
+                Verdict::Fail(violation)
+            },
             exchanges: mine.iter().flat_map(|f| f.exchanges.clone()).collect(),
             steps: Vec::new(),
             unkept: 0,

@@ -88,7 +88,7 @@ fn retryable(case: &Case, r: &Result<Reply, TransportError>) -> bool {
     let error = last
         .and_then(|x| x.error.clone())
         .unwrap_or_else(|| e.to_string());
-    case.op != "headers" && worth_retrying(last.and_then(|x| x.status), Some(&error))
+    cases::pre_routing(case).is_none() && worth_retrying(last.and_then(|x| x.status), Some(&error))
 }
 
 struct Run<'a> {
@@ -134,7 +134,8 @@ impl Run<'_> {
         case: &Case,
         r: Result<Reply, TransportError>,
     ) -> (Outcome, Vec<Breach>, Vec<Exchange>) {
-        let (outcome, breaches) = oracles::judge(kind, &r, &self.declared, case.op == "headers");
+        let (outcome, breaches) =
+            oracles::judge(kind, &r, &self.declared, cases::pre_routing(case));
         let exchanges = match &r {
             Ok(reply) => reply.exchanges.clone(),
             Err(e) => e.exchanges().to_vec(),

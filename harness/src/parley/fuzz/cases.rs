@@ -10,12 +10,14 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use crate::transport::http::encode_segment;
+use crate::transport::pre_routing::Condition;
 use crate::transport::raw::{RawHttp, RawMcp};
 
 /// One hostile request.
 #[derive(Debug, Clone)]
 pub struct Case {
-    /// Operation it targets (`post`, `read_thread`, `inbox`, `mark`, `jsonrpc`, `headers`).
+    /// Operation it targets (`post`, `read_thread`, `inbox`, `mark`, `jsonrpc`, and the
+    /// requests refused before routing: `headers`, `uri`).
     pub op: &'static str,
     /// What was mutated (one line, for the report).
     pub mutation: String,
@@ -519,10 +521,21 @@ fn jsonrpc_case(rng: &mut fastrand::Rng) -> Case {
     }
 }
 
+/// The condition a case breaks before routing (PV-TR-6's transport table), if any: its
+/// answer is judged on status, with the reason and shape as warnings.
+pub fn pre_routing(case: &Case) -> Option<Condition> {
+    match case.op {
+        "headers" => Some(Condition::HeadTooLarge),
+        "uri" => Some(Condition::UriTooLong),
+        _ => None,
+    }
+}
+
 /// Oversized or odd request heads (a refusal here may come before routing).
 fn header_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
     let (_, path) = k.route("whoami");
     let mut req = get(path);
+    let mut op = "headers";
     let mutation = match rng.u8(..3) {
         0 => {
             let n = [8 * 1024usize, 64 * 1024, 512 * 1024][rng.usize(..3)];
@@ -537,13 +550,15 @@ fn header_case(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
             format!("{n} headers")
         }
         _ => {
-            let n = [4 * 1024usize, 64 * 1024][rng.usize(..2)];
+            // Under 64 KiB: the harness's HTTP stack cannot send a longer target.
+            let n = [4 * 1024usize, 60 * 1024][rng.usize(..2)];
             req.path = format!("{}?pad={}", req.path, "a".repeat(n));
+            op = "uri";
             format!("request target of {n} bytes")
         }
     };
     Case {
-        op: "headers",
+        op,
         mutation,
         http: Some(req),
         mcp: None,

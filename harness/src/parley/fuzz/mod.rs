@@ -28,7 +28,7 @@ use campaign::Outcomes;
 use oracles::Oracle;
 
 /// The oracles as the engine reports them (`fuzz/<name>`).
-static ORACLES: [fuzz::Oracle; 7] = [
+static ORACLES: [fuzz::Oracle; 8] = [
     Oracle::NoServerError.spec(),
     Oracle::Answers.spec(),
     Oracle::RefusalShape.spec(),
@@ -36,6 +36,7 @@ static ORACLES: [fuzz::Oracle; 7] = [
     Oracle::StateIntact.spec(),
     Oracle::NoLeak.spec(),
     Oracle::InvalidRefused.spec(),
+    Oracle::TransportRefusal.spec(),
 ];
 
 /// One Parley campaign; keeps its own outcomes (hostile requests included) for `--promote`.

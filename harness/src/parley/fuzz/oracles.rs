@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::transport::pre_routing::{Condition, Status, judge_status, routed};
 use crate::transport::{Reply, TransportError, TransportKind};
 
 /// One oracle: a property of every answer (or of the target after the campaign).
@@ -26,11 +27,14 @@ pub enum Oracle {
     NoLeak,
     /// A post the envelope rules certainly refuse is never accepted.
     InvalidRefused,
+    /// A request refused before routing gets its §10 transport status, in the PV-TR-3 shape
+    /// with the row's reason (PV-TR-6: SHOULDs, so its findings are warnings).
+    TransportRefusal,
 }
 
 impl Oracle {
     /// Every oracle, in report order.
-    pub const ALL: [Oracle; 7] = [
+    pub const ALL: [Oracle; 8] = [
         Oracle::NoServerError,
         Oracle::Answers,
         Oracle::RefusalShape,
@@ -38,6 +42,7 @@ impl Oracle {
         Oracle::StateIntact,
         Oracle::NoLeak,
         Oracle::InvalidRefused,
+        Oracle::TransportRefusal,
     ];
 
     /// The oracle as the engine reports it.
@@ -46,6 +51,7 @@ impl Oracle {
             name: self.name(),
             title: self.title(),
             requirements: self.requirements(),
+            warns: matches!(self, Oracle::TransportRefusal),
         }
     }
 
@@ -59,6 +65,7 @@ impl Oracle {
             Oracle::StateIntact => "state-intact",
             Oracle::NoLeak => "no-leak",
             Oracle::InvalidRefused => "invalid-refused",
+            Oracle::TransportRefusal => "transport-refusal",
         }
     }
 
@@ -80,6 +87,9 @@ impl Oracle {
             Oracle::InvalidRefused => {
                 "A post the envelope rules certainly refuse (unknown member, missing or empty body, body over the limit, undeclared kind, reply without thread) is never accepted"
             }
+            Oracle::TransportRefusal => {
+                "An oversized head or request target refused before routing gets its §10 transport status (431, 414) in the refusal shape with that row's reason (SHOULD: warnings)"
+            }
         }
     }
 
@@ -91,6 +101,7 @@ impl Oracle {
             Oracle::BindingsAgree => &["PV-TR-1"],
             Oracle::StateIntact => &["PV-TR-3"],
             Oracle::InvalidRefused => &["PV-EN-1", "PV-EN-2", "PV-EN-3", "PV-EN-6"],
+            Oracle::TransportRefusal => &["PV-TR-6"],
         }
     }
 }
@@ -177,12 +188,13 @@ fn refusal_reason(
     Ok(reason.to_string())
 }
 
-/// Judges one answer; `tolerate_no_answer` for requests a server may drop (oversized heads).
+/// Judges one answer; `pre_routing` for a request that breaks a condition of PV-TR-6's
+/// transport table (an oversized head or target): judged on status, the rest warnings.
 pub fn judge(
     kind: TransportKind,
     reply: &Result<Reply, TransportError>,
     declared: &BTreeSet<String>,
-    tolerate_no_answer: bool,
+    pre_routing: Option<Condition>,
 ) -> (Outcome, Vec<Breach>) {
     let reply = match reply {
         Ok(r) => r,
@@ -193,15 +205,37 @@ pub fn judge(
             } else {
                 "no answer"
             };
-            let found = if tolerate_no_answer {
-                Vec::new()
-            } else {
-                vec![breach(Oracle::Answers, key, format!("no answer: {why}"))]
+            let found = match pre_routing {
+                None => vec![breach(Oracle::Answers, key, format!("no answer: {why}"))],
+                // The harness's HTTP stack refused to build it: nothing reached the target.
+                Some(_) if why.contains("builder error") => Vec::new(),
+                // A server may drop an oversized head; PV-TR-6 asks for its status (SHOULD).
+                Some(cond) => vec![breach(
+                    Oracle::TransportRefusal,
+                    key,
+                    format!(
+                        "no answer where §10 gives {} {}: {why}",
+                        cond.status(),
+                        cond.reason()
+                    ),
+                )],
             };
             return (Outcome::Other(key.into()), found);
         }
     };
     let mut found = Vec::new();
+    let reason = reply
+        .json
+        .as_ref()
+        .and_then(|j| j.pointer("/error/reason"))
+        .and_then(Value::as_str);
+    if let Some(cond) = pre_routing
+        && !routed(cond, reply.http_status, reason)
+    {
+        no_leak(reply, &mut found);
+        let outcome = transport_outcome(cond, reply, declared, &mut found);
+        return (outcome, found);
+    }
     if reply.http_status >= 500 {
         found.push(breach(
             Oracle::NoServerError,
@@ -209,6 +243,15 @@ pub fn judge(
             format!("HTTP {} to a hostile request", reply.http_status),
         ));
     }
+    no_leak(reply, &mut found);
+    let outcome = match kind {
+        TransportKind::Http => http_outcome(reply, declared, &mut found),
+        TransportKind::Mcp => mcp_outcome(reply, declared, &mut found),
+    };
+    (outcome, found)
+}
+
+fn no_leak(reply: &Reply, found: &mut Vec<Breach>) {
     if let Some(m) = crate::engine::fuzz::leaked(&reply.text) {
         found.push(breach(
             Oracle::NoLeak,
@@ -216,11 +259,58 @@ pub fn judge(
             format!("the answer shows internals: {m:?}"),
         ));
     }
-    let outcome = match kind {
-        TransportKind::Http => http_outcome(reply, declared, &mut found),
-        TransportKind::Mcp => mcp_outcome(reply, declared, &mut found),
-    };
-    (outcome, found)
+}
+
+/// PV-TR-6 on the answer to a request breaking `cond`: its status decides (a 5xx fails, the
+/// row's status or a 2xx passes, anything else warns); with the row's status, the PV-TR-3
+/// shape, the row's reason and its listing in the manifest are warnings when missing.
+fn transport_outcome(
+    cond: Condition,
+    reply: &Reply,
+    declared: &BTreeSet<String>,
+    found: &mut Vec<Breach>,
+) -> Outcome {
+    let status = reply.http_status;
+    let warn = |key: String, message: String| breach(Oracle::TransportRefusal, key, message);
+    match judge_status(cond, Some(status)) {
+        Status::Served => Outcome::Success,
+        Status::ServerError(m) => {
+            found.push(breach(Oracle::NoServerError, format!("HTTP {status}"), m));
+            Outcome::Other(format!("HTTP {status}"))
+        }
+        Status::Other(m) => {
+            found.push(warn(format!("HTTP {status}"), m));
+            Outcome::Other(format!("HTTP {status}"))
+        }
+        Status::Row => {
+            let labelled = reply
+                .header("content-type")
+                .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+            if !labelled {
+                found.push(warn(
+                    format!("HTTP {status} not labelled application/json"),
+                    format!("transport refusal HTTP {status} is not application/json (PV-TR-3 shape, a SHOULD here)"),
+                ));
+            }
+            match refusal_reason(reply.json.as_ref(), Some(status), declared) {
+                Ok(r) if r == cond.reason() => Outcome::Refusal(r),
+                Ok(r) => {
+                    found.push(warn(
+                        format!("reason {r}"),
+                        format!("transport refusal HTTP {status} with reason {r:?} where §10 gives {:?}", cond.reason()),
+                    ));
+                    Outcome::Refusal(r)
+                }
+                Err(b) => {
+                    found.push(Breach {
+                        oracle: Oracle::TransportRefusal,
+                        ..b
+                    });
+                    Outcome::Other(format!("HTTP {status}"))
+                }
+            }
+        }
+    }
 }
 
 fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Breach>) -> Outcome {
@@ -345,39 +435,78 @@ mod tests {
             400,
             json!({"error": {"reason": "invalid_body", "status": 400, "message": "m"}}),
         );
-        let (o, b) = judge(TransportKind::Http, &ok, &declared, false);
+        let (o, b) = judge(TransportKind::Http, &ok, &declared, None);
         assert_eq!((o, b), (Outcome::Refusal("invalid_body".into()), vec![]));
         let odd = reply(
             400,
             json!({"error": {"reason": "nope", "status": 400, "message": "m"}}),
         );
-        let (_, b) = judge(TransportKind::Http, &odd, &declared, false);
+        let (_, b) = judge(TransportKind::Http, &odd, &declared, None);
         assert_eq!(b[0].oracle, Oracle::RefusalShape);
-        let (_, b) = judge(
-            TransportKind::Http,
-            &reply(500, json!({})),
-            &declared,
-            false,
-        );
+        let (_, b) = judge(TransportKind::Http, &reply(500, json!({})), &declared, None);
         assert!(b.iter().any(|b| b.oracle == Oracle::NoServerError));
         let leak = reply(
             400,
             json!({"error": {"reason": "invalid_body", "status": 400,
             "message": "thread 'x' panicked at src/service/post.rs:12:5"}}),
         );
-        let (_, b) = judge(TransportKind::Http, &leak, &declared, false);
+        let (_, b) = judge(TransportKind::Http, &leak, &declared, None);
         assert!(b.iter().any(|b| b.oracle == Oracle::NoLeak));
         let tool = reply(
             200,
             json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true,
             "structuredContent": {"error": {"reason": "invalid_body", "status": 400, "message": "m"}}}}),
         );
-        let (o, b) = judge(TransportKind::Mcp, &tool, &declared, false);
+        let (o, b) = judge(TransportKind::Mcp, &tool, &declared, None);
         assert_eq!((o, b), (Outcome::Refusal("invalid_body".into()), vec![]));
         assert!(compare(&Outcome::Success, &Outcome::Refusal("x".into())).is_some());
         assert!(compare(&Outcome::Refusal("x".into()), &Outcome::Refusal("x".into())).is_none());
         let quota = Outcome::Refusal("rate_limited".into());
         assert!(compare(&Outcome::Refusal("x".into()), &quota).is_none());
         assert!(compare(&quota, &Outcome::Success).is_none());
+    }
+
+    /// PV-TR-6: an oversized head is judged on status; shape and reason only warn.
+    #[test]
+    fn transport_refusals_are_judged_on_status() {
+        let declared: BTreeSet<String> = ["headers_too_large".to_string()].into();
+        let head = Some(Condition::HeadTooLarge);
+        let oracles = |r: &Result<Reply, TransportError>| {
+            let (_, b) = judge(TransportKind::Http, r, &declared, head);
+            b.into_iter().map(|b| b.oracle).collect::<Vec<_>>()
+        };
+        let right =
+            json!({"error": {"reason": "headers_too_large", "status": 431, "message": "m"}});
+        assert_eq!(oracles(&reply(431, right)), []);
+        assert_eq!(oracles(&reply(200, json!({}))), []);
+        // hyper's default: no body; nginx's 400 to a large header; no answer at all
+        let bare = Ok(Reply {
+            http_status: 431,
+            headers: Vec::new(),
+            text: String::new(),
+            json: None,
+            exchanges: Vec::new(),
+        });
+        assert!(
+            oracles(&bare)
+                .iter()
+                .all(|o| *o == Oracle::TransportRefusal)
+        );
+        assert!(!oracles(&bare).is_empty());
+        let other = json!({"error": {"reason": "invalid_request", "status": 400, "message": "m"}});
+        assert_eq!(oracles(&reply(400, other)), [Oracle::TransportRefusal]);
+        // Within the server's limit, a route refused it for its own reason: judged as any
+        // refusal (this one's reason is undeclared: the refusal shape oracle says so).
+        let routed = json!({"error": {"reason": "invalid_body", "status": 400, "message": "m"}});
+        assert_eq!(oracles(&reply(400, routed)), [Oracle::RefusalShape]);
+        let dropped = Err(TransportError::Io {
+            message: "connection reset".into(),
+            exchanges: Vec::new(),
+        });
+        assert_eq!(oracles(&dropped), [Oracle::TransportRefusal]);
+        // A 5xx is no refusal: it fails.
+        assert_eq!(oracles(&reply(500, json!({}))), [Oracle::NoServerError]);
+        assert!(Oracle::TransportRefusal.spec().warns);
+        assert!(!Oracle::NoServerError.spec().warns);
     }
 }

@@ -44,8 +44,12 @@ pub fn vector_file(findings: &[Finding], seed: u64) -> Option<Value> {
     let mut vectors = Vec::new();
     for (i, f) in findings.iter().enumerate() {
         // Its vector would need "refused" as the expectation, which `well_formed` is not;
-        // the campaign's report keeps such a finding with its reproduction.
-        if f.breach.oracle == super::oracles::Oracle::InvalidRefused {
+        // the campaign's report keeps such a finding with its reproduction. A transport
+        // refusal's finding is a warning (PV-TR-6): `well_formed` would make it a failure.
+        if matches!(
+            f.breach.oracle,
+            super::oracles::Oracle::InvalidRefused | super::oracles::Oracle::TransportRefusal
+        ) {
             continue;
         }
         let Some(step) = step(f) else { continue };

@@ -596,7 +596,7 @@ fn well_formed(
         text: obs.text.clone(),
         exchanges: Vec::new(),
     });
-    let (_, breaches) = crate::parley::fuzz::oracles::judge(obs.kind, &reply, reasons, false);
+    let (_, breaches) = crate::parley::fuzz::oracles::judge(obs.kind, &reply, reasons, None);
     match breaches.first() {
         None => Ok(()),
         Some(b) => Err(mismatch(

@@ -16,36 +16,42 @@ pub const NO_5XX: Oracle = Oracle {
     name: "no-5xx",
     title: "Hostile SSP requests never get a 5xx",
     requirements: &["SSP-ERR-1", "SSP-INV-2"],
+    warns: false,
 };
 /// An answer in time.
 pub const ANSWERS: Oracle = Oracle {
     name: "answers",
     title: "Hostile SSP requests get an answer within the timeout",
     requirements: &["SSP-ERR-1", "SSP-INV-2"],
+    warns: false,
 };
 /// The unified error shape.
 pub const ERROR_SHAPE: Oracle = Oracle {
     name: "error-shape",
     title: "Errors to hostile SSP requests have the unified shape, one of the seven codes and its status",
     requirements: &["SSP-ERR-1", "SSP-ERR-2", "SSP-ERR-3"],
+    warns: false,
 };
 /// Invalid requests refused.
 pub const REFUSED: Oracle = Oracle {
     name: "invalid-refused",
     title: "Malformed invocations and foreign credentials are refused, never executed",
     requirements: &["SSP-INV-2", "SSP-AUTH-2", "SSP-AUTH-4"],
+    warns: false,
 };
 /// No internals.
 pub const NO_LEAK: Oracle = Oracle {
     name: "no-leak",
     title: "SSP answers leak no stack trace, SQL or file path",
     requirements: &["SSP-ERR-1"],
+    warns: false,
 };
 /// The provider still works afterwards.
 pub const STATE_INTACT: Oracle = Oracle {
     name: "state-intact",
     title: "After the campaign the provider lists its skills and runs an invocation to its end",
     requirements: &["SSP-DISC-1", "SSP-INV-1", "SSP-INV-3"],
+    warns: false,
 };
 
 /// Every oracle, in report order.

@@ -57,6 +57,12 @@ pub(crate) fn rights(faults: Faults, op: Operation, rights: Vec<Right>) -> Vec<R
     rights
 }
 
+/// Whether a request target over the URI limit breaks the server (PV-TR-6: 414
+/// `uri_too_long`); `uri-too-long-500` answers 500 instead.
+pub(crate) fn uri_limit_crashes(faults: Faults) -> bool {
+    faults.is_on(Fault::UriTooLong500)
+}
+
 /// Which transport limits of PV-TR-5 / PV-RS-4 the server enforces.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Enforced {
