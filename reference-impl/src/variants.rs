@@ -186,7 +186,8 @@ impl Variant {
             | JsonCharsetParameter
             | ChunkedResponses
             | RefusalMessagesFrench
-            | TimestampsWithOffset => "both",
+            | TimestampsWithOffset
+            | TransportRefusalsPlain => "both",
             _ => "parley",
         }
     }

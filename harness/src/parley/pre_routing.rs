@@ -14,19 +14,11 @@ use super::preflight::ParleyTarget;
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
 use crate::engine::target::truncate;
 use crate::engine::verdict::{Verdict, Violation};
-use crate::transport::pre_routing::{Condition, Status, judge_status, routed};
+use crate::transport::pre_routing::{
+    Condition, Status, describe, judge_status, oversized, routed, shortened, sizes,
+};
 use crate::transport::raw::RawHttp;
 use crate::transport::{Auth, Exchange, Reply, Transport, TransportKind};
-
-/// Sizes tried in turn for `cond`: over the common limits (8–16 KiB request lines, 64 KiB
-/// heads), then far over them. A request target stays under 64 KiB: the harness's HTTP
-/// stack cannot send a longer one (`http::Uri`).
-fn sizes(cond: Condition) -> [usize; 2] {
-    match cond {
-        Condition::UriTooLong => [16 * 1024, 60 * 1024],
-        Condition::HeadTooLarge => [64 * 1024 + 1, 1024 * 1024],
-    }
-}
 
 /// PV-TR-6 (status) with PV-TR-3 (a 5xx is no refusal).
 pub struct PreRouting {
@@ -184,24 +176,15 @@ async fn probe(
         reply: None,
     };
     for size in sizes(cond) {
-        let mut req = RawHttp {
+        let (target, headers) = oversized(cond, path, size);
+        let req = RawHttp {
             method: method.to_string(),
-            path: path.to_string(),
-            headers: Default::default(),
+            path: target,
+            headers: headers.into_iter().collect(),
             body: None,
             body_json: None,
             body_base64: None,
         };
-        let pad = "a".repeat(size);
-        match cond {
-            Condition::UriTooLong => {
-                let sep = if path.contains('?') { '&' } else { '?' };
-                req.path = format!("{path}{sep}conform_pad={pad}");
-            }
-            Condition::HeadTooLarge => {
-                req.headers.insert("x-conform-pad".into(), pad);
-            }
-        }
         let (status, reply) = match http.raw_http(&req, &Auth::None).await {
             Ok(mut r) => {
                 exchanges.extend(r.exchanges.drain(..).map(shortened));
@@ -239,27 +222,6 @@ async fn probe(
         }
     }
     p
-}
-
-/// The probe's padding cut down to a mention: a report keeps the exchange, not the MiB.
-fn shortened(mut ex: Exchange) -> Exchange {
-    const KEEP: usize = 80;
-    if ex.url.len() > KEEP * 2 {
-        ex.url = format!("{} ({} bytes)", truncate(&ex.url, KEEP), ex.url.len());
-    }
-    for (_, v) in &mut ex.request_headers {
-        if v.len() > KEEP * 2 {
-            *v = format!("{} ({} bytes)", truncate(v, KEEP), v.len());
-        }
-    }
-    ex
-}
-
-fn describe(cond: Condition, size: usize) -> String {
-    match cond {
-        Condition::UriTooLong => format!("a request target of {size} bytes"),
-        Condition::HeadTooLarge => format!("a header of {size} bytes"),
-    }
 }
 
 /// PV-TR-6's SHOULDs on a refusal with the right status: the PV-TR-3 shape, the row's

@@ -7,6 +7,9 @@
 //! status of its row (SHOULD); its reason and body shape are SHOULDs of their own, judged by
 //! each protocol as warnings where it says so.
 
+use super::Exchange;
+use crate::engine::target::truncate;
+
 /// The reasons of §10's transport table: a refusal naming another one came from a route.
 pub const TRANSPORT_REASONS: [&str; 8] = [
     "invalid_request",
@@ -52,6 +55,51 @@ impl Condition {
             Condition::UriTooLong => "uri_too_long",
         }
     }
+}
+
+/// Sizes a probe of `cond` tries in turn: over the common limits (8–16 KiB request lines,
+/// 64 KiB heads), then far over them. A request target stays under 64 KiB: the harness's
+/// HTTP stack cannot send a longer one (`http::Uri`).
+pub fn sizes(cond: Condition) -> [usize; 2] {
+    match cond {
+        Condition::UriTooLong => [16 * 1024, 60 * 1024],
+        Condition::HeadTooLarge => [64 * 1024 + 1, 1024 * 1024],
+    }
+}
+
+/// The request target (from `path`) and extra headers of `cond`'s probe at `size`.
+pub fn oversized(cond: Condition, path: &str, size: usize) -> (String, Vec<(String, String)>) {
+    let pad = "a".repeat(size);
+    match cond {
+        Condition::UriTooLong => {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            (format!("{path}{sep}conform_pad={pad}"), Vec::new())
+        }
+        Condition::HeadTooLarge => (path.to_string(), vec![("x-conform-pad".into(), pad)]),
+    }
+}
+
+/// One probe in words (`a request target of 16384 bytes`).
+pub fn describe(cond: Condition, size: usize) -> String {
+    match cond {
+        Condition::UriTooLong => format!("a request target of {size} bytes"),
+        Condition::HeadTooLarge => format!("a header of {size} bytes"),
+    }
+}
+
+/// A probe's exchange with its padding cut down to a mention: a report keeps the exchange,
+/// not the megabyte.
+pub fn shortened(mut ex: Exchange) -> Exchange {
+    const KEEP: usize = 80;
+    if ex.url.len() > KEEP * 2 {
+        ex.url = format!("{} ({} bytes)", truncate(&ex.url, KEEP), ex.url.len());
+    }
+    for (_, v) in &mut ex.request_headers {
+        if v.len() > KEEP * 2 {
+            *v = format!("{} ({} bytes)", truncate(v, KEEP), v.len());
+        }
+    }
+    ex
 }
 
 /// What the status of an answer to an oversized request says, before any body is read.

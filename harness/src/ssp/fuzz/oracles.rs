@@ -54,8 +54,25 @@ pub const STATE_INTACT: Oracle = Oracle {
     warns: false,
 };
 
+/// A refusal raised before routing (SSP-ERR-4): judged on status, any JSON body conforms,
+/// a non-JSON one is a finding of this oracle, whose check warns (a SHOULD).
+pub const TRANSPORT_REFUSAL: Oracle = Oracle {
+    name: "transport-refusal",
+    title: "Refusals raised before an SSP route (oversized or hostile request targets and heads) carry a JSON body (a SHOULD: warnings)",
+    requirements: &["SSP-ERR-4"],
+    warns: true,
+};
+
 /// Every oracle, in report order.
-pub static ALL: [Oracle; 6] = [NO_5XX, ANSWERS, ERROR_SHAPE, REFUSED, NO_LEAK, STATE_INTACT];
+pub static ALL: [Oracle; 7] = [
+    NO_5XX,
+    ANSWERS,
+    ERROR_SHAPE,
+    REFUSED,
+    NO_LEAK,
+    STATE_INTACT,
+    TRANSPORT_REFUSAL,
+];
 
 /// One violated oracle: deduplicated by (operation, oracle, `key`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,12 +149,29 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
             format!("HTTP {} to a request that must be refused", r.status),
         ));
     }
-    // 414 and 431 are answered by the HTTP layer before any route is chosen; so may be a
-    // 400 without JSON to a hostile URI (an encoded NUL, a long line): not SSP's answer.
-    let http_layer =
-        matches!(r.status, 414 | 431) || (case.hostile_uri && r.status == 400 && r.json.is_none());
+    // SSP-ERR-4: 414, 431 and 505 are answered by the HTTP layer before any route is
+    // chosen; so are a 408 or 413 without SSP's unified error (SSP has its own 408 and 413),
+    // and a 400 without JSON to a hostile URI (an encoded NUL, a long line). Such a refusal is
+    // not one of SSP's error responses: its status alone is judged, any JSON body conforms.
+    let ssp_error = (r.json.as_ref())
+        .and_then(|j| j.pointer("/error/code"))
+        .is_some();
+    let http_layer = matches!(r.status, 414 | 431 | 505)
+        || (matches!(r.status, 408 | 413) && !ssp_error)
+        || (case.hostile_uri && r.status == 400 && r.json.is_none());
     if r.status >= 400 && case.ssp_route && !http_layer {
         found.extend(shape(r));
+    }
+    if http_layer && r.json.is_none() {
+        found.push(breach(
+            TRANSPORT_REFUSAL,
+            format!("HTTP {} not JSON", r.status),
+            format!(
+                "transport refusal HTTP {} without a JSON body (SSP-ERR-4: a warning): {}",
+                r.status,
+                r.text.chars().take(80).collect::<String>()
+            ),
+        ));
     }
     found
 }
@@ -293,8 +327,20 @@ mod tests {
         let mut dropped = case(false);
         dropped.may_drop = true;
         assert!(judge(&dropped, None, &exchange(None, Some("reset"))).is_empty());
+        // SSP-ERR-4: a transport refusal's status alone is judged: any JSON body conforms
+        // (Parley's shape from a server hosting both), a non-JSON one only warns.
         let mut uri = case(false);
         uri.hostile_uri = true;
-        assert!(judge(&uri, Some(&resp(400, "<html>")), &ex).is_empty());
+        assert_eq!(
+            oracles(&uri, Some(&resp(400, "<html>")), &ex),
+            ["transport-refusal"]
+        );
+        let parley = r#"{"error":{"reason":"payload_too_large","status":413,"message":"m"}}"#;
+        assert!(judge(&c, Some(&resp(413, parley)), &ex).is_empty());
+        assert_eq!(
+            oracles(&c, Some(&resp(431, "Request Header Fields Too Large")), &ex),
+            ["transport-refusal"]
+        );
+        const { assert!(TRANSPORT_REFUSAL.warns && !ERROR_SHAPE.warns) };
     }
 }

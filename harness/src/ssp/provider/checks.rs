@@ -71,6 +71,8 @@ pub enum Kind {
     ConsumerCompat,
     /// SSP-VER-2: the harness's consumer against a refused connection.
     ConsumerUnreachable,
+    /// SSP-ERR-4: oversized request target and header refused before routing.
+    PreRouting,
 }
 
 impl Kind {
@@ -83,7 +85,11 @@ impl Kind {
     pub fn roles(self) -> Vec<FixtureRole> {
         use FixtureRole::*;
         match self {
-            Kind::WellKnown | Kind::Filter | Kind::Agreement | Kind::ConsumerUnreachable => vec![],
+            Kind::WellKnown
+            | Kind::Filter
+            | Kind::Agreement
+            | Kind::ConsumerUnreachable
+            | Kind::PreRouting => vec![],
             Kind::Visibility => vec![Private, Restricted],
             Kind::DescriptorErrors => vec![Private],
             Kind::Accepted
@@ -130,6 +136,7 @@ pub async fn run(kind: Kind, env: &mut Env) -> Step<()> {
         Kind::WrongHeader => wrong_header(env).await,
         Kind::ConsumerCompat => consumer_compat(env).await,
         Kind::ConsumerUnreachable => consumer_unreachable().await,
+        Kind::PreRouting => super::pre_routing::pre_routing(env).await,
     }
 }
 
@@ -1513,6 +1520,13 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
             "the harness's consumer reports ENDPOINT_UNREACHABLE after honouring endpoint.retry",
             &["SSP-VER-2"],
             Kind::ConsumerUnreachable,
+        ),
+        (
+            "SSP-ERR-4/pre-routing",
+            "an oversized request target or header on the discovery path is refused before routing with its transport status (414, 431), never a 5xx",
+            // SSP-ERR-1: a 5xx is no refusal at all (the only failure; the rest warns).
+            &["SSP-ERR-4", "SSP-ERR-1"],
+            Kind::PreRouting,
         ),
     ]
 }

@@ -8,6 +8,7 @@
 
 pub mod checks;
 pub mod env;
+pub mod pre_routing;
 pub mod profile;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
