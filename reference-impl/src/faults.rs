@@ -132,7 +132,7 @@ catalogue! {
     McpRefusalAsJsonRpcError = "mcp-refusal-as-jsonrpc-error", ["PV-TR-2"],
         "MCP refusals are sent as JSON-RPC errors instead of tool results with isError: true.";
     UriTooLong500 = "uri-too-long-500", ["PV-TR-6", "PV-TR-3"],
-        "A request target over the server's URI limit crashes its handler: 500 instead of 414 uri_too_long.";
+        "A request target over the server's URI limit crashes its handler: 500 (a JSON error body) instead of 414 uri_too_long.";
     // ---- Parley: identity (PV-ID) -------------------------------------------------------
     SelfReplyByIdentity = "self-reply-by-identity", ["PV-ID-2"],
         "Self-reply is checked on the identity alone: extension A may not reply to extension B of the same identity.";

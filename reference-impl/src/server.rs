@@ -182,9 +182,11 @@ async fn guard(
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if uri_len > g.limits.max_uri_bytes {
         if crate::faults::hooks::request::uri_limit_crashes(g.faults) {
+            // A framework's error handler: JSON, with a reason of its own.
             return axum::response::IntoResponse::into_response((
                 axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                "internal server error",
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                r#"{"error":{"reason":"internal_error","status":500,"message":"request target too long"}}"#,
             ));
         }
         return refuse(TransportRefusal::UriTooLong);

@@ -113,10 +113,13 @@ impl PreRouting {
                 None | Some(Status::Served) => {}
                 Some(Status::Row) => {
                     judged += 1;
-                    if let Some(r) = &p.reply {
-                        warns.extend(
+                    match &p.reply {
+                        Some(r) => warns.extend(
                             body_warnings(p.cond, r, declared).map(|w| format!("{what}: {w}")),
-                        );
+                        ),
+                        // Over the harness's own limits: the status came, the body's shape
+                        // (PV-TR-3) cannot be told, so it cannot pass.
+                        None => warns.push(format!("{what}: the refusal's body was not readable")),
                     }
                 }
                 Some(Status::Other(m)) => {
@@ -151,7 +154,15 @@ impl PreRouting {
             return Verdict::Warn(violation(vec!["PV-TR-6".into()], &warns));
         }
         if judged == 0 {
-            let tried: Vec<String> = probes.iter().map(|p| describe(p.cond, p.size)).collect();
+            let tried: Vec<String> = (probes.iter())
+                .filter(|p| p.status.is_some())
+                .map(|p| describe(p.cond, p.size))
+                .collect();
+            if tried.is_empty() {
+                return Verdict::HarnessError {
+                    message: "the harness could not send an oversized request".into(),
+                };
+            }
             return Verdict::not_offered(format!(
                 "no transport refusal to judge: the target served {}",
                 tried.join(" and ")

@@ -23,12 +23,20 @@ pub const TRANSPORT_REASONS: [&str; 8] = [
 ];
 
 /// Whether an answer to a request breaking `cond` came from a route rather than the HTTP
-/// layer: a status other than the row's with a refusal naming a reason outside the
-/// transport table. The request was then within the server's own limit and a route refused
-/// it for reasons of its own (an unknown query parameter…): judged as any refusal, not here.
+/// layer: a 4xx that is not about size (413, 414, 431) with a refusal naming a reason outside
+/// the transport table. The request was then within the server's own limit and a route
+/// refused it for reasons of its own (an unknown query parameter…): judged as any refusal,
+/// not here. Never a 5xx: a crash with a JSON body is still a crash.
 pub fn routed(cond: Condition, status: u16, reason: Option<&str>) -> bool {
-    status != cond.status() && reason.is_some_and(|r| !TRANSPORT_REASONS.contains(&r))
+    (400..500).contains(&status)
+        && !matches!(status, 413 | 414 | 431)
+        && status != cond.status()
+        && reason.is_some_and(|r| !TRANSPORT_REASONS.contains(&r))
 }
+
+/// The statuses of the transport table's rows (PV-TR-6): another row's status for the wrong
+/// condition is a warning, not a server error.
+const ROW_STATUSES: [u16; 7] = [400, 403, 408, 414, 431, 503, 505];
 
 /// A condition the HTTP layer answers before routing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,9 +117,9 @@ pub enum Status {
     Row,
     /// 2xx: the request was within the server's own limit (no refusal to judge).
     Served,
-    /// Another 4xx, a 503 (another row's status) or no answer at all: a warning.
+    /// Another 4xx, another row's 5xx (503, 505) or no answer at all: a warning.
     Other(String),
-    /// A 5xx other than 503: a failure (PV-TR-6: "a 500 fails").
+    /// A 5xx no row gives (500, 502, 504…): a failure (PV-TR-6: "a 500 fails").
     ServerError(String),
 }
 
@@ -126,8 +134,8 @@ pub fn judge_status(cond: Condition, status: Option<u16>) -> Status {
         )),
         Some(s) if s == row => Status::Row,
         Some(s) if (200..300).contains(&s) => Status::Served,
-        Some(503) => Status::Other(format!(
-            "HTTP 503 (the connection cap's status) where §10 gives {row} {}",
+        Some(s) if ROW_STATUSES.contains(&s) && s >= 500 => Status::Other(format!(
+            "HTTP {s} (another row of the transport table) where §10 gives {row} {}",
             cond.reason()
         )),
         Some(s) if s >= 500 => Status::ServerError(format!(
@@ -160,6 +168,10 @@ mod tests {
             judge_status(UriTooLong, Some(503)),
             Status::Other(_)
         ));
+        assert!(matches!(
+            judge_status(UriTooLong, Some(505)),
+            Status::Other(_)
+        ));
         assert!(matches!(judge_status(UriTooLong, None), Status::Other(_)));
         assert!(matches!(
             judge_status(UriTooLong, Some(500)),
@@ -178,5 +190,8 @@ mod tests {
         assert!(!routed(UriTooLong, 400, Some("invalid_request")));
         assert!(!routed(UriTooLong, 400, None));
         assert!(!routed(UriTooLong, 414, Some("not_found")));
+        // A crash with a JSON body is no route's refusal; nor is a size refusal.
+        assert!(!routed(UriTooLong, 500, Some("internal_error")));
+        assert!(!routed(HeadTooLarge, 413, Some("payload_too_large")));
     }
 }

@@ -317,9 +317,10 @@ pub fn set_thread_state(
 /// `awaiting::inbox_visible`; `visit` returns `false` to stop. `include_lateral` is only ever
 /// true for the seeded fault `inbox-shows-lateral` (issue 6).
 ///
-/// The `any` rows the caller itself opened are left out here rather than by the caller: a
-/// long-lived server accumulates them (every `ask` a client opens), and reading each one back
-/// to drop it made an inbox call cost the caller's whole history (issue 25's profile).
+/// The `any` rows whose `except` party is the caller's `(identity, extension)` are left out
+/// here rather than by the caller (they await everyone else): a long-lived server
+/// accumulates them (every `ask` a client opens), and reading each one back to drop it made
+/// an inbox call cost the caller's whole history (issue 25's profile).
 pub fn inbox_candidates(
     conn: &Connection,
     caller: &Party,

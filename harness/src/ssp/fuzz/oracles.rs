@@ -127,8 +127,10 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
         };
     };
     let mut found = Vec::new();
-    // 503 with Retry-After is a provider shedding load (RFC 9110 §15.6.4), not a crash.
-    if r.status >= 500 && !(r.status == 503 && r.header("retry-after").is_some()) {
+    // 503 with Retry-After is a provider shedding load (RFC 9110 §15.6.4), not a crash; 505
+    // is the HTTP layer's (PV-TR-6's table), judged below as a transport refusal.
+    if r.status >= 500 && r.status != 505 && !(r.status == 503 && r.header("retry-after").is_some())
+    {
         found.push(breach(
             NO_5XX,
             format!("HTTP {}", r.status),
@@ -158,16 +160,16 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
         .is_some();
     let http_layer = matches!(r.status, 414 | 431 | 505)
         || (matches!(r.status, 408 | 413) && !ssp_error)
-        || (case.hostile_uri && r.status == 400 && r.json.is_none());
+        || (case.hostile_uri && r.status == 400 && !ssp_error);
     if r.status >= 400 && case.ssp_route && !http_layer {
         found.extend(shape(r));
     }
-    if http_layer && r.json.is_none() {
+    if http_layer && (r.json.is_none() || r.status == 505) {
         found.push(breach(
             TRANSPORT_REFUSAL,
             format!("HTTP {} not JSON", r.status),
             format!(
-                "transport refusal HTTP {} without a JSON body (SSP-ERR-4: a warning): {}",
+                "transport refusal HTTP {} (505: another row's status) or without a JSON body (SSP-ERR-4: a warning): {}",
                 r.status,
                 r.text.chars().take(80).collect::<String>()
             ),
@@ -337,6 +339,12 @@ mod tests {
         );
         let parley = r#"{"error":{"reason":"payload_too_large","status":413,"message":"m"}}"#;
         assert!(judge(&c, Some(&resp(413, parley)), &ex).is_empty());
+        let invalid = r#"{"error":{"reason":"invalid_request","status":400,"message":"m"}}"#;
+        assert!(judge(&uri, Some(&resp(400, invalid)), &ex).is_empty());
+        assert_eq!(
+            oracles(&c, Some(&resp(505, "{}")), &ex),
+            ["transport-refusal"]
+        );
         assert_eq!(
             oracles(&c, Some(&resp(431, "Request Header Fields Too Large")), &ex),
             ["transport-refusal"]

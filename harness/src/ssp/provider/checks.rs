@@ -1524,8 +1524,8 @@ pub fn catalogue() -> Vec<(&'static str, &'static str, &'static [&'static str], 
         (
             "SSP-ERR-4/pre-routing",
             "an oversized request target or header on the discovery path is refused before routing with its transport status (414, 431), never a 5xx",
-            // SSP-ERR-1: a 5xx is no refusal at all (the only failure; the rest warns).
-            &["SSP-ERR-4", "SSP-ERR-1"],
+            // SSP-ERR-4 only: its pass shows a JSON body, not SSP-ERR-1's unified shape.
+            &["SSP-ERR-4"],
             Kind::PreRouting,
         ),
     ]
