@@ -46,7 +46,10 @@ pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
         ) else {
             continue;
         };
-        let verdict = not_compared(h, m).unwrap_or_else(|| compare(id, &h.steps, &m.steps));
+        let verdict = not_compared(h, m).unwrap_or_else(|| {
+            let (hs, ms) = compared_steps(h, m);
+            compare(id, hs, ms)
+        });
         out.push(CheckResult {
             id: derived_id(id),
             check: derived_id(id),
@@ -90,6 +93,25 @@ fn not_compared(http: &CheckOutcome, mcp: &CheckOutcome) -> Option<Verdict> {
         }
     }
     None
+}
+
+/// The steps of two runs that say whether the bindings agree. When both runs failed, each on
+/// a rule of its own (already reported, with its ID), where each stopped says which step
+/// broke that rule — a model's sequence that meets a fault at another step on each binding,
+/// the checks beside it filling the target differently — not that the bindings disagree:
+/// only the steps both made are compared. Otherwise every step is (a run that stopped
+/// early while the other went on is a disagreement).
+fn compared_steps<'a>(
+    http: &'a CheckOutcome,
+    mcp: &'a CheckOutcome,
+) -> (&'a [StepSignature], &'a [StepSignature]) {
+    let failed = |o: &CheckOutcome| matches!(o.verdict, Verdict::Fail(_));
+    if failed(http) && failed(mcp) {
+        let n = http.steps.len().min(mcp.steps.len());
+        (&http.steps[..n], &mcp.steps[..n])
+    } else {
+        (&http.steps, &mcp.steps)
+    }
 }
 
 /// Compares the step signatures of one vector on HTTP and MCP (PV-TR-1).
@@ -231,6 +253,34 @@ mod tests {
             sig(2, "refusal", Some("rate_limited"), None),
         ];
         assert!(matches!(compare("v", &h, &early), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn two_failed_runs_are_compared_on_the_steps_both_made() {
+        let failed = || {
+            Verdict::Fail(crate::engine::verdict::Violation {
+                check: "v".into(),
+                requirements: vec!["PV-RD-3".into()],
+                step: None,
+                pointer: String::new(),
+                expected: json!(null),
+                observed: json!(null),
+                message: "m".into(),
+                transcript: Vec::new(),
+            })
+        };
+        let run = |verdict: Verdict, n: usize| {
+            let mut o = CheckOutcome::verdict(verdict);
+            o.steps = (1..=n).map(|i| sig(i, "success", None, None)).collect();
+            o
+        };
+        let (h, m) = (run(failed(), 3), run(failed(), 5));
+        let (hs, ms) = compared_steps(&h, &m);
+        assert_eq!(compare("v", hs, ms), Verdict::Pass);
+        // One run stopped early while the other passed on: a disagreement.
+        let m = run(Verdict::Pass, 5);
+        let (hs, ms) = compared_steps(&h, &m);
+        assert!(matches!(compare("v", hs, ms), Verdict::Fail(_)));
     }
 
     #[test]
