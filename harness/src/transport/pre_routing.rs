@@ -8,7 +8,6 @@
 //! each protocol as warnings where it says so.
 
 use super::Exchange;
-use crate::engine::target::truncate;
 
 /// The reasons of §10's transport table: a refusal naming another one came from a route.
 pub const TRANSPORT_REASONS: [&str; 8] = [
@@ -99,12 +98,17 @@ pub fn describe(cond: Condition, size: usize) -> String {
 /// not the megabyte.
 pub fn shortened(mut ex: Exchange) -> Exchange {
     const KEEP: usize = 80;
+    // Here rather than the engine's `truncate`: the transport layer imports nothing above it.
+    let cut = |s: &str| {
+        let head: String = s.chars().take(KEEP).collect();
+        format!("{head}… ({} bytes)", s.len())
+    };
     if ex.url.len() > KEEP * 2 {
-        ex.url = format!("{} ({} bytes)", truncate(&ex.url, KEEP), ex.url.len());
+        ex.url = cut(&ex.url);
     }
     for (_, v) in &mut ex.request_headers {
         if v.len() > KEEP * 2 {
-            *v = format!("{} ({} bytes)", truncate(v, KEEP), v.len());
+            *v = cut(v);
         }
     }
     ex
