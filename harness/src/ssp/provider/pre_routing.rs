@@ -25,12 +25,10 @@ pub async fn pre_routing(env: &mut Env) -> Step<()> {
     let mut tried = Vec::new();
     for cond in [Condition::UriTooLong, Condition::HeadTooLarge] {
         let (size, status, resp) = probe(env, cond).await;
-        tried.push(if status.is_some() {
-            describe(cond, size)
-        } else {
-            String::new()
-        });
         let what = describe(cond, size);
+        if status.is_some() {
+            tried.push(what.clone());
+        }
         let rules: &[&str] = &["SSP-ERR-4"];
         match status {
             None | Some(Status::Served) => {}
@@ -67,19 +65,14 @@ pub async fn pre_routing(env: &mut Env) -> Step<()> {
         }
     }
     if judged == 0 {
-        if tried.iter().all(|t| t.is_empty()) {
+        if tried.is_empty() {
             return Err(Finding::harness(
                 "the harness could not send an oversized request",
             ));
         }
         return Err(Finding::unsupported(format!(
             "no transport refusal to judge: the provider served {}",
-            tried
-                .iter()
-                .filter(|t| !t.is_empty())
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" and ")
+            tried.join(" and ")
         )));
     }
     Ok(())
