@@ -17,6 +17,7 @@ pub mod model;
 pub mod pacing;
 pub mod pre_routing;
 pub mod preflight;
+pub mod refusal;
 pub mod role;
 pub mod tokens;
 pub mod vectors;

@@ -243,33 +243,23 @@ fn body_warnings(
     declared: &std::collections::BTreeSet<String>,
 ) -> impl Iterator<Item = String> {
     let mut out = Vec::new();
-    let json_type = r
-        .header("content-type")
-        .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
-    let error = r.json.as_ref().and_then(|j| j.get("error"));
-    let reason = error.and_then(|e| e.get("reason")).and_then(Value::as_str);
-    let status = error.and_then(|e| e.get("status")).and_then(Value::as_u64);
-    let message = error
-        .and_then(|e| e.get("message"))
-        .is_some_and(Value::is_string);
-    if !json_type || reason.is_none() || status != Some(u64::from(r.http_status)) || !message {
+    let json_type = r.labelled_json();
+    let body = super::refusal::read(r.json.as_ref(), Some(r.http_status), declared);
+    if !json_type || body.reason.is_none() || !body.shaped {
         out.push(format!(
             "not the PV-TR-3 refusal ({{\"error\": {{\"reason\", \"status\", \"message\"}}}}, application/json): {}",
             truncate(&r.text, 120)
         ));
     }
-    match reason {
-        Some(x) if x != cond.reason() => {
+    if let Some(x) = &body.reason {
+        if x != cond.reason() {
             out.push(format!("reason {x:?} where §10 gives {:?}", cond.reason()));
         }
-        _ => {}
-    }
-    if let Some(x) = reason
-        && !declared.contains(x)
-    {
-        out.push(format!(
-            "reason {x:?} is not in the manifest's reasons (PV-MF-1)"
-        ));
+        if !body.declared {
+            out.push(format!(
+                "reason {x:?} is not in the manifest's reasons (PV-MF-1)"
+            ));
+        }
     }
     out.into_iter()
 }

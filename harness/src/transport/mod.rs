@@ -172,6 +172,12 @@ impl Reply {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// Whether the content type says JSON (`application/json`, any case, any parameters).
+    pub fn labelled_json(&self) -> bool {
+        self.header("content-type")
+            .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"))
+    }
 }
 
 /// Why a transport call produced no response.

@@ -156,27 +156,22 @@ fn refusal_reason(
     status: Option<u16>,
     declared: &BTreeSet<String>,
 ) -> Result<String, Breach> {
-    let error = body.and_then(|b| b.get("error"));
-    let reason = error.and_then(|e| e.get("reason")).and_then(Value::as_str);
-    let Some(reason) = reason else {
+    let read = crate::parley::refusal::read(body, status, declared);
+    let Some(reason) = read.reason else {
         return Err(breach(
             Oracle::RefusalShape,
             format!("status {} without refusal body", status.unwrap_or(0)),
             "a refusal without {\"error\": {\"reason\", \"status\", \"message\"}}",
         ));
     };
-    if !declared.contains(reason) {
+    if !read.declared {
         return Err(breach(
             Oracle::RefusalShape,
             format!("undeclared reason {reason}"),
             format!("refusal reason {reason:?} is not in the manifest's reasons"),
         ));
     }
-    let e_status = error.and_then(|e| e.get("status")).and_then(Value::as_u64);
-    let message_ok = error
-        .and_then(|e| e.get("message"))
-        .is_some_and(Value::is_string);
-    if status.is_some_and(|s| e_status != Some(u64::from(s))) || e_status.is_none() || !message_ok {
+    if !read.shaped {
         return Err(breach(
             Oracle::RefusalShape,
             format!("malformed refusal {reason}"),
@@ -185,7 +180,7 @@ fn refusal_reason(
             ),
         ));
     }
-    Ok(reason.to_string())
+    Ok(reason)
 }
 
 /// Judges one answer; `pre_routing` for a request that breaks a condition of PV-TR-6's
@@ -283,9 +278,7 @@ fn transport_outcome(
             Outcome::Other(format!("HTTP {status}"))
         }
         Status::Row => {
-            let labelled = reply
-                .header("content-type")
-                .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+            let labelled = reply.labelled_json();
             if !labelled {
                 found.push(warn(
                     format!("HTTP {status} not labelled application/json"),
@@ -317,9 +310,7 @@ fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Brea
     if reply.http_status < 400 {
         return Outcome::Success;
     }
-    let labelled = reply
-        .header("content-type")
-        .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+    let labelled = reply.labelled_json();
     if !labelled {
         found.push(breach(
             Oracle::RefusalShape,

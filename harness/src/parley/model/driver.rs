@@ -272,18 +272,14 @@ impl<'a> Driver<'a> {
         self.roles.get(actor).copied().unwrap_or(Role::Anonymous)
     }
 
-    async fn call(
-        &mut self,
-        actor: usize,
-        op: &str,
-        args: Value,
-        write: bool,
-    ) -> (Answer, Vec<Exchange>) {
+    /// The credential `actor`'s next call goes out with, once the run's pacer admits it:
+    /// writes share the run's per-token budgets with the other checks (PV-TR-5), so the
+    /// model meets no 429 that the vectors' writes provoked. The wait for admission comes
+    /// before anything time-bound of the request is computed (an assert's `valid_until`).
+    async fn admit(&mut self, actor: usize, write: bool) -> Auth {
         let role = self.role(actor);
         let mut auth = self.target.auth(role).unwrap_or(Auth::None);
         self.paced = None;
-        // Writes share the run's per-token budgets with the other checks (PV-TR-5), so the
-        // model meets no 429 that the vectors' writes provoked.
         if let (true, Some(p), Auth::Bearer { token, .. }) = (write, self.pacer, &auth)
             && p.paces(token)
         {
@@ -296,6 +292,10 @@ impl<'a> Driver<'a> {
                 };
             }
         }
+        auth
+    }
+
+    async fn call(&mut self, auth: Auth, op: &str, args: Value) -> (Answer, Vec<Exchange>) {
         match self
             .target
             .transport(self.kind)
@@ -332,6 +332,10 @@ impl<'a> Driver<'a> {
     /// Runs `op` on the model `world`: the model after it, or the disagreement.
     pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Mismatch>> {
         let pred = predict(world, op);
+        let actor = op.actor();
+        // Admitted first: a paced write may wait long enough for a deadline taken before
+        // the wait to pass before the assert reaches the target.
+        let auth = self.admit(actor, op.is_write()).await;
         self.pending_until = match op {
             Op::Assert {
                 until: Until::Soon, ..
@@ -348,14 +352,13 @@ impl<'a> Driver<'a> {
         }
         let (op_name, args) = self.request(world, op);
         let text = describe(world, op, self.roles);
-        let actor = op.actor();
         let writer = world.actors.get(actor).is_some_and(|a| a.write || a.human);
         if op.is_write() && writer {
             self.quota.attempt(actor);
         }
         let sent = Utc::now();
         self.step_sent = sent;
-        let (answer, exchanges) = self.call(actor, op_name, args, op.is_write()).await;
+        let (answer, exchanges) = self.call(auth, op_name, args).await;
         // Every message's `created_at` tells the target's clock (`valid_until`, PV-DI-2).
         if let Answer::Success(b) = &answer
             && let Some(created) = str_at(b, "/message/created_at")
@@ -880,14 +883,9 @@ impl<'a> Driver<'a> {
         }
         self.ids.events[t] = ids.iter().cloned().map(Some).collect();
         let Some(k) = since else { return Ok(()) };
-        let (answer, exchanges) = self
-            .call(
-                by,
-                "list_events",
-                json!({"thread": self.ids.threads[t], "since": ids[k]}),
-                false,
-            )
-            .await;
+        let auth = self.admit(by, false).await;
+        let args = json!({"thread": self.ids.threads[t], "since": ids[k]});
+        let (answer, exchanges) = self.call(auth, "list_events", args).await;
         if let Some(l) = self.log.last_mut() {
             l.exchanges.extend(exchanges);
         }
@@ -964,7 +962,8 @@ impl<'a> Driver<'a> {
             if let Some(e) = by.ext {
                 args["extension"] = json!(EXTENSIONS[e]);
             }
-            let (answer, exchanges) = self.call(by.actor, "inbox", args, false).await;
+            let auth = self.admit(by.actor, false).await;
+            let (answer, exchanges) = self.call(auth, "inbox", args).await;
             if let Some(l) = self.log.last_mut() {
                 l.exchanges.extend(exchanges);
             }
