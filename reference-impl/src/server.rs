@@ -171,14 +171,21 @@ struct Guard {
     plain: bool,
 }
 
-/// The request deadline and the URI limit, answered in the refusal shape (tower-http's
-/// timeout answers with an empty body). Applies to every route, before routing.
+/// The request deadline and the URI limit, answered in the refusal shape of the path's
+/// protocol (tower-http's timeout answers with an empty body). Applies to every route,
+/// before routing.
 async fn guard(
     axum::extract::State(g): axum::extract::State<Guard>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let refuse = |r: TransportRefusal| if g.plain { r.plain() } else { r.response() };
+    // SSP-ERR-4 (SHOULD): on an SSP path the refusal takes the unified shape.
+    let ssp = crate::api::ssp::is_ssp_path(req.uri().path());
+    let refuse = |r: TransportRefusal| match (g.plain, ssp) {
+        (true, _) => r.plain(),
+        (false, true) => crate::api::ssp::transport_refusal(r.status(), r.reason(), r.message()),
+        (false, false) => r.response(),
+    };
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if uri_len > g.limits.max_uri_bytes {
         if crate::faults::hooks::request::uri_limit_crashes(g.faults) {

@@ -155,6 +155,9 @@ catalogue! {
     SspHiddenExecutionRefused = "ssp-hidden-execution-refused",
         "ssp.md SSP-INV-6: without credentials 404 or 401 `AUTH_REQUIRED`; with other valid credentials 404 or 403 `PERMISSION_DENIED` (seed §7.4)",
         "Another caller's read of a non-public execution is 401 AUTH_REQUIRED without valid credentials and 403 PERMISSION_DENIED with other valid ones, instead of 404.";
+    SspFilterRegistrySpelling = "ssp-filter-registry-spelling",
+        "ssp.md SSP-DISC-3: `?capability_type=<t>` (also accept `?type=<t>`, the registry spelling); seed §4.2's only query syntax is `?type=`",
+        "Discovery filters on `?type=` only: `?capability_type=` is an unknown query parameter, ignored (the index comes back unfiltered).";
     SspPathsMoved = "ssp-paths-moved",
         "ssp.md §7 and seed §4: descriptors carry `descriptor_url`, `endpoint.url`, `status_url`, `result_url`; only `/.well-known/skill-sharing` is fixed",
         "Every SSP route but discovery lives under `/skills-api/` instead of `/ssp/`; the old paths are unknown.";
@@ -180,6 +183,7 @@ impl Variant {
             | SspExtraMembers
             | SspBareErrors
             | SspHiddenExecutionRefused
+            | SspFilterRegistrySpelling
             | SspPathsMoved => "ssp",
             MembersReversed
             | PrettyJson

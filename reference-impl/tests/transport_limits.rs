@@ -238,6 +238,34 @@ async fn long_uris_get_json_414() {
     server.shutdown().await;
 }
 
+/// On an SSP path the same refusal takes SSP's unified shape (SSP-ERR-4, SHOULD), its
+/// code one of the seed's seven and the transport reason in `details`.
+#[tokio::test]
+async fn long_uris_on_ssp_paths_get_the_unified_shape() {
+    let server = server(short()).await;
+    let long = format!(
+        "GET /.well-known/skill-sharing?q={} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        "q".repeat(9 * 1024)
+    );
+    let raw = exchange(server.addr, long.as_bytes()).await;
+    let text = String::from_utf8_lossy(&raw);
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or(("", ""));
+    assert!(head.starts_with("HTTP/1.1 414 "), "{text}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("\r\ncontent-type: application/json")
+    );
+    let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(v["error"]["code"], "VALIDATION_ERROR", "{text}");
+    assert_eq!(v["error"]["details"]["reason"], "uri_too_long", "{text}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn malformed_heads_get_json_400() {
     let server = server(short()).await;

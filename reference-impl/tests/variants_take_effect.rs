@@ -371,6 +371,25 @@ async fn observe(variant: Variant) {
             .await;
             assert_eq!((r.status, r.json()["skills"].clone()), (200, json!([])));
         }
+        Variant::SspFilterRegistrySpelling => {
+            let q = |query: &'static str| {
+                let base = base.clone();
+                async move {
+                    let path = format!("/.well-known/skill-sharing{query}");
+                    send(&base, "GET", &path, &[], None).await.json()["skills"]
+                        .as_array()
+                        .map_or(0, Vec::len)
+                }
+            };
+            let all = q("").await;
+            assert!(all > 1);
+            assert_eq!(
+                q("?capability_type=api").await,
+                all,
+                "capability_type ignored"
+            );
+            assert!(q("?type=api").await < all, "type filters");
+        }
         Variant::SspExecutionTimeoutAlias => {
             let (accepted, d) = invoke(&base, "overrun", json!({}), &[]).await;
             let url = execution_url(&accepted, &d, "status_url");

@@ -119,6 +119,26 @@ pub fn forbidden(message: &str) -> Response {
     ))
 }
 
+/// A refusal the transport raises before an SSP route (SSP-ERR-4, SHOULD: the unified
+/// shape where the path is an SSP one): the seed's code for its status (408 →
+/// `INVOCATION_TIMEOUT`, 503 → `ENDPOINT_UNREACHABLE`, another 4xx → `VALIDATION_ERROR`,
+/// SSP-ERR-2/3), the §10 transport reason in `details.reason`. Closes the connection: the
+/// request was not read to its end.
+pub fn transport_refusal(status: u16, reason: &str, message: &str) -> Response {
+    use crate::domain::ssp::codes;
+    let code = match status {
+        408 => codes::INVOCATION_TIMEOUT,
+        503 => codes::ENDPOINT_UNREACHABLE,
+        _ => codes::VALIDATION_ERROR,
+    };
+    let error = crate::domain::ssp::ErrorObject::new(code, message)
+        .with_details(serde_json::json!({"reason": reason}));
+    let mut r = refusal(Refusal::new(status, error));
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
 fn json_response(status: u16, body: String) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut r = (code, body).into_response();

@@ -54,6 +54,11 @@ async fn rewrite_exchange(State(v): State<Variants>, mut req: Request, next: Nex
     if let Some(uri) = with_path(req.uri(), &path, empty_filter) {
         *req.uri_mut() = uri;
     }
+    if v.is_on(Variant::SspFilterRegistrySpelling)
+        && let Some(uri) = without_long_filter(req.uri())
+    {
+        *req.uri_mut() = uri;
+    }
     let get = req.method() == axum::http::Method::GET;
     if v.is_on(Variant::BlankBodyAccepted) && req.method() == axum::http::Method::POST {
         req = hide_blank_body(req, &path).await;
@@ -132,6 +137,31 @@ fn with_path(uri: &Uri, path: &str, drop_query: bool) -> Option<Uri> {
     let pq = match uri.query() {
         Some(q) if !drop_query => format!("{path}?{q}"),
         _ => path.to_owned(),
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = pq.parse().ok();
+    Uri::from_parts(parts).ok()
+}
+
+/// `ssp-filter-registry-spelling`: a discovery request without its `capability_type`
+/// parameters (a server knowing only the registry's `?type=` never sees them).
+fn without_long_filter(uri: &Uri) -> Option<Uri> {
+    let query = uri.query()?;
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .into_owned()
+        .collect();
+    if uri.path() != "/.well-known/skill-sharing"
+        || !pairs.iter().any(|(k, _)| k == "capability_type")
+    {
+        return None;
+    }
+    let kept = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs.iter().filter(|(k, _)| k != "capability_type"))
+        .finish();
+    let pq = if kept.is_empty() {
+        uri.path().to_string()
+    } else {
+        format!("{}?{kept}", uri.path())
     };
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = pq.parse().ok();
@@ -346,6 +376,22 @@ mod tests {
         let v = on(&["ssp-paths-moved"]);
         assert_eq!(internal_path(v, "/skills-api/status/7"), "/ssp/status/7");
         assert!(internal_path(v, "/ssp/status/7").starts_with("/ssp/__moved__"));
+    }
+
+    #[test]
+    fn the_registry_spelling_variant_drops_only_capability_type() {
+        let u = |s: &str| s.parse::<Uri>().unwrap();
+        let got = without_long_filter(&u(
+            "/.well-known/skill-sharing?capability_type=api&type=task",
+        ));
+        assert_eq!(
+            got.unwrap().to_string(),
+            "/.well-known/skill-sharing?type=task"
+        );
+        let got = without_long_filter(&u("/.well-known/skill-sharing?capability_type=api"));
+        assert_eq!(got.unwrap().to_string(), "/.well-known/skill-sharing");
+        assert!(without_long_filter(&u("/.well-known/skill-sharing?type=api")).is_none());
+        assert!(without_long_filter(&u("/ssp/skills/x.json?capability_type=api")).is_none());
     }
 
     #[test]

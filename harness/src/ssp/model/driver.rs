@@ -144,6 +144,8 @@ const INVOKE_TRANSIENT: [Refusal; 5] = [
     any_code(504),
 ];
 
+/// The capability type no target defines (SSP-DISC-3's unknown filter value).
+const NO_SUCH_TYPE: &str = "conform-model-no-such-type";
 /// Pause between two status polls of [`Driver::await_terminal`].
 const POLL: Duration = Duration::from_millis(25);
 /// Pause after a throttled poll (the wait's deadline moves by as much).
@@ -260,36 +262,12 @@ impl<'a> Driver<'a> {
             Filter::None => String::new(),
             Filter::Capability(t, false) => format!("?capability_type={}", t.as_str()),
             Filter::Capability(t, true) => format!("?type={}", t.as_str()),
-            Filter::Unknown => "?capability_type=conform-model-no-such-type".into(),
+            Filter::Unknown => format!("?capability_type={NO_SUCH_TYPE}"),
         };
-        let url = self
-            .env
-            .url(&format!("{}{query}", self.env.profile.well_known_path()));
-        let cred = self.secrets.cred(w.callers[by], None);
-        let r = self.send("GET", &url, None, &cred).await?;
         let pred = state::discovery(w, by, filter);
-        let rules: &[&'static str] = if matches!(filter, Filter::None) {
-            &["SSP-DISC-2"]
-        } else {
-            &["SSP-DISC-3"]
-        };
-        if throttled(&r) {
-            return self.check_error(r.status, r.json.as_ref(), &THROTTLE, rules, "discovery");
-        }
-        if r.status != 200 {
-            return self.check_error(
-                r.status,
-                r.json.as_ref(),
-                &pred.refusals,
-                rules,
-                "discovery",
-            );
-        }
-        let idx: SkillIndex = self.typed(&r, DocType::Index, &["SSP-DISC-1"], "the Skill Index")?;
-        let got: BTreeSet<String> = idx.skills.iter().map(|e| e.id.clone()).collect();
-        if pred.empty_ok && got.is_empty() {
+        let Some(got) = self.discovery_answer(w, by, filter, &query, &pred).await? else {
             return Ok(());
-        }
+        };
         // SSP-DISC-3 is met by either spelling (seed §4.2 names `?type=`, ssp.md
         // `?capability_type=`): one answered as if unfiltered is a warning, never a failure;
         // the scripted filter check fails a target honouring neither.
@@ -308,7 +286,64 @@ impl<'a> Driver<'a> {
             ));
             return state::judge_index(w, by, Filter::None, Some(all), &got);
         }
+        // The same for the unknown value: a target that knows only `?type=` ignores
+        // `?capability_type=` whatever its value, so the value is sent again in the
+        // spelling it may know, and that answer is judged.
+        if matches!(filter, Filter::Unknown) && !got.is_empty() && unfiltered.as_ref() == Some(&got)
+        {
+            self.warnings.push((
+                "SSP-DISC-3",
+                format!("?capability_type={NO_SUCH_TYPE} is not honoured (the index came back unfiltered): sent again as ?type="),
+            ));
+            let query = format!("?type={NO_SUCH_TYPE}");
+            let Some(got) = self.discovery_answer(w, by, filter, &query, &pred).await? else {
+                return Ok(());
+            };
+            return state::judge_index(w, by, filter, pred.exactly.as_ref(), &got);
+        }
         state::judge_index(w, by, filter, pred.exactly.as_ref(), &got)
+    }
+
+    /// One discovery request with `query`: a refusal judged against `pred` (`None`), an
+    /// empty index where one is allowed (`None`), else the ids the index lists.
+    async fn discovery_answer(
+        &mut self,
+        w: &World,
+        by: usize,
+        filter: Filter,
+        query: &str,
+        pred: &state::Discovery,
+    ) -> Step<Option<BTreeSet<String>>> {
+        let url = self
+            .env
+            .url(&format!("{}{query}", self.env.profile.well_known_path()));
+        let cred = self.secrets.cred(w.callers[by], None);
+        let r = self.send("GET", &url, None, &cred).await?;
+        let rules: &[&'static str] = if matches!(filter, Filter::None) {
+            &["SSP-DISC-2"]
+        } else {
+            &["SSP-DISC-3"]
+        };
+        if throttled(&r) {
+            self.check_error(r.status, r.json.as_ref(), &THROTTLE, rules, "discovery")?;
+            return Ok(None);
+        }
+        if r.status != 200 {
+            self.check_error(
+                r.status,
+                r.json.as_ref(),
+                &pred.refusals,
+                rules,
+                "discovery",
+            )?;
+            return Ok(None);
+        }
+        let idx: SkillIndex = self.typed(&r, DocType::Index, &["SSP-DISC-1"], "the Skill Index")?;
+        let got: BTreeSet<String> = idx.skills.iter().map(|e| e.id.clone()).collect();
+        if pred.empty_ok && got.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(got))
     }
 
     async fn descriptor(&mut self, w: &World, by: usize, skill: usize) -> Step<()> {
@@ -777,11 +812,39 @@ impl<'a> Driver<'a> {
                             json!(last.map(ExecutionStatus::as_str)),
                         ))
                     }
-                    _ => Ok(()),
+                    _ => {
+                        self.unfinished_instant(w, exec, last, span);
+                        Ok(())
+                    }
                 };
             }
             tokio::time::sleep(POLL).await;
             self.waited += POLL;
+        }
+    }
+
+    /// An execution the profile declares instant (`[ssp.roles]`, finishes at once) that
+    /// is still not terminal when the wait ends: nothing is judged on time (no timeout it
+    /// overran was seen), but it does not pass silently either — its result went unjudged.
+    fn unfinished_instant(
+        &mut self,
+        w: &World,
+        exec: usize,
+        last: Option<ExecutionStatus>,
+        waited: Duration,
+    ) {
+        let unit = &w.units[w.execs[exec].unit];
+        if unit.lifecycle == Some(state::Lifecycle::Instant) {
+            self.warnings.push((
+                "SSP-INV-3",
+                format!(
+                    "the profile's role `{}` (skill {}) finishes at once, yet it was still {} after {} ms of polling: its outcome went unjudged",
+                    unit.role,
+                    w.skills[unit.skill].id,
+                    last.map_or("unread", ExecutionStatus::as_str),
+                    waited.as_millis()
+                ),
+            ));
         }
     }
 

@@ -350,11 +350,12 @@ pub fn discovery(w: &World, caller: usize, filter: Filter) -> Discovery {
         .map(|s| s.id.clone())
         .collect();
     // Anonymous sees exactly the public and restricted skills; an accepted credential
-    // sees what it saw when the run began (a superset, checked then); a wrong one is
-    // refused or treated as anonymous.
+    // sees those too (SSP-DISC-2: anonymous ⊆ authenticated, under every filter) and
+    // whichever private ones it saw when the run began (listing one is the provider's
+    // choice, never judged); a wrong one is refused or treated as anonymous.
     let base = match who {
         Caller::Anonymous | Caller::Wrong => Some(public),
-        _ => w.seen.get(caller).cloned().flatten(),
+        _ => (w.seen.get(caller).cloned().flatten()).map(|seen| &seen | &public),
     };
     let mut refusals = match who {
         Caller::Wrong => vec![AUTH_REQUIRED],
@@ -836,6 +837,28 @@ mod tests {
         let wrong = discovery(&w, 4, Filter::None);
         assert_eq!(wrong.exactly, anon.exactly);
         assert!(wrong.refusals.contains(&AUTH_REQUIRED));
+    }
+
+    /// A credential whose index left out a public skill when the run began is still held
+    /// to list it, unfiltered and filtered (SSP-DISC-2: anonymous ⊆ authenticated).
+    #[test]
+    fn a_credential_sees_every_public_and_restricted_skill_under_every_filter() {
+        let mut w = world();
+        w.seen[1] = Some(ids(&["task", "digest", "overrun"]));
+        let all = discovery(&w, 1, Filter::None);
+        assert_eq!(
+            all.exactly,
+            Some(ids(&["digest", "echo", "overrun", "task"]))
+        );
+        let api = Filter::Capability(CapabilityType::Api, true);
+        let d = discovery(&w, 1, api);
+        assert_eq!(d.exactly, Some(ids(&["echo"])));
+        let e = judge_index(&w, 1, api, d.exactly.as_ref(), &BTreeSet::new());
+        assert_eq!(e.map_err(|m| m.rules), Err(vec!["SSP-DISC-3"]));
+        // A private skill it did not see stays out of what it must list.
+        w.seen[1] = Some(ids(&["echo", "task", "overrun"]));
+        let plug = Filter::Capability(CapabilityType::Plugin, true);
+        assert_eq!(discovery(&w, 1, plug).exactly, Some(BTreeSet::new()));
     }
 
     #[test]
