@@ -20,9 +20,13 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 /// The least lead of a new deadline over the target's clock: the assert that carries it
-/// must reach the target before it passes, on a loaded machine too (the lead also grows
-/// with the slowest round trip seen, see [`Clock::soon`]).
-const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(500);
+/// must reach the target before it passes. Short, because every read "after expiry" waits
+/// about this long: the lead grows with the slowest round trip seen (see [`Clock::soon`]),
+/// and doubles each time an assert still arrived late ([`Clock::late`]; the driver sends
+/// such an assert again), so a loaded machine costs retries, never a false failure.
+const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(100);
+/// The most [`Clock::late`] lets the least lead grow to.
+const MAX_LEAD: chrono::Duration = chrono::Duration::seconds(4);
 /// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
 const MAX_WAIT: Duration = Duration::from_secs(6);
 /// How far past `valid_until` + tolerance a read "after expiry" is sent.
@@ -44,6 +48,8 @@ pub struct Clock {
     deadline: Option<DateTime<Utc>>,
     /// The target gave back a `valid_until` with the fraction it was sent.
     keeps_millis: bool,
+    /// The least lead of a new deadline ([`MIN_LEAD`], doubled by each [`Clock::late`]).
+    lead: chrono::Duration,
 }
 
 impl Default for Clock {
@@ -55,6 +61,7 @@ impl Default for Clock {
             resolution: chrono::Duration::seconds(1),
             deadline: None,
             keeps_millis: false,
+            lead: MIN_LEAD,
         }
     }
 }
@@ -124,7 +131,7 @@ impl Clock {
     /// ahead of the target's clock, else a new one (see the module docs for its precision).
     pub fn soon(&mut self) -> DateTime<Utc> {
         // An assert is as slow as the slowest request seen, at worst several times over.
-        let lead = MIN_LEAD.max(self.tolerance() * 2 + self.max_rtt * 4);
+        let lead = self.lead.max(self.tolerance() * 2 + self.max_rtt * 4);
         let earliest = self.target_now() + lead;
         match self.deadline {
             Some(d) if d >= earliest => d,
@@ -138,6 +145,14 @@ impl Clock {
                 d
             }
         }
+    }
+
+    /// An assert carrying the deadline reached the target after it: the least lead doubles
+    /// (up to [`MAX_LEAD`]) and a new deadline is taken, which is returned.
+    pub fn late(&mut self) -> DateTime<Utc> {
+        self.lead = (self.lead * 2).min(MAX_LEAD);
+        self.deadline = None;
+        self.soon()
     }
 
     /// Records the `valid_until` a target gave back for the instant `sent`.
@@ -222,6 +237,11 @@ impl SharedClock {
         self.with(Clock::soon)
     }
 
+    /// [`Clock::late`].
+    pub fn late(&self) -> DateTime<Utc> {
+        self.with(Clock::late)
+    }
+
     /// [`Clock::observe_until`].
     pub fn observe_until(&self, sent: DateTime<Utc>, echoed: &str) {
         self.with(|c| c.observe_until(sent, echoed));
@@ -298,6 +318,7 @@ mod tests {
             resolution: chrono::Duration::milliseconds(1),
             deadline: None,
             keeps_millis,
+            lead: MIN_LEAD,
         }
     }
 
@@ -337,11 +358,25 @@ mod tests {
         assert!(first - c.target_now() < MIN_LEAD + chrono::Duration::seconds(1));
         assert_eq!(c.soon(), first);
         // Once it is too close, a new one follows, at least the least lead ahead.
-        let close = c.target_now() + chrono::Duration::milliseconds(100);
+        let close = c.target_now() + MIN_LEAD / 2;
         c.deadline = Some(close);
         let next = c.soon();
         assert!(next > close);
         assert!(next - c.target_now() >= MIN_LEAD - chrono::Duration::milliseconds(5));
+    }
+
+    #[test]
+    fn a_late_assert_doubles_the_lead_and_takes_a_new_deadline() {
+        let mut c = loopback_clock(true);
+        let first = c.soon();
+        let next = c.late();
+        assert_ne!(next, first);
+        assert!(next - c.target_now() >= MIN_LEAD * 2 - chrono::Duration::milliseconds(5));
+        assert_eq!(c.soon(), next, "later asserts share the new deadline");
+        for _ in 0..10 {
+            c.late();
+        }
+        assert_eq!(c.lead, MAX_LEAD);
     }
 
     #[test]

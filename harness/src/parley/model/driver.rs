@@ -190,6 +190,10 @@ pub struct Driver<'a> {
     pub signatures: Vec<StepSignature>,
 }
 
+/// How many times an assert that reached the target after its own deadline is sent again
+/// (each time with twice the lead, see [`Driver::send_op`]).
+const LATE_RETRIES: u32 = 3;
+
 /// The refusal reasons' rules (cited when a target gives a reason the model did not expect).
 fn reason_rules(reason: &str) -> &'static [&'static str] {
     match reason {
@@ -329,6 +333,55 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Sends `op`'s request: the answer, every exchange, and when the answered request was
+    /// sent. An assert refused 400 `invalid_body` (PV-DI-2: `valid_until` must be future)
+    /// when its deadline may already have passed on the target as it arrived — the harness
+    /// was late (a stalled request on a loaded machine), the refusal was right — is sent
+    /// again with a fresh deadline and a doubled lead, at most [`LATE_RETRIES`] times. One
+    /// refused while certainly on time is not sent again: the model judges that answer.
+    async fn send_op(
+        &mut self,
+        world: &World,
+        op: &Op,
+        auth: Auth,
+    ) -> (Answer, Vec<Exchange>, DateTime<Utc>) {
+        let actor = op.actor();
+        let writer = world.actors.get(actor).is_some_and(|a| a.write || a.human);
+        let mut auth = auth;
+        let mut all = Vec::new();
+        let mut retries = 0;
+        loop {
+            let (op_name, args) = self.request(world, op);
+            if op.is_write() && writer {
+                self.quota.attempt(actor);
+            }
+            let sent = Utc::now();
+            self.step_sent = sent;
+            let (answer, exchanges) = self.call(auth, op_name, args).await;
+            all.extend(exchanges);
+            if retries == LATE_RETRIES || !self.late_assert(&answer, sent) {
+                return (answer, all, sent);
+            }
+            retries += 1;
+            tracing::debug!(
+                retries,
+                "an assert reached the target after its valid_until: sent again"
+            );
+            self.pending_until = Some(self.clock.late());
+            auth = self.admit(actor, op.is_write()).await;
+        }
+    }
+
+    /// Whether `answer` refuses an assert whose `valid_until` may have passed on the
+    /// target before the request sent at `sent` was handled (see [`Driver::send_op`]).
+    fn late_assert(&self, answer: &Answer, sent: DateTime<Utc>) -> bool {
+        let Some(until) = self.pending_until else {
+            return false;
+        };
+        matches!(answer, Answer::Refusal { status: 400, reason } if reason == "invalid_body")
+            && self.clock.expired(until, sent, Utc::now()) != Some(false)
+    }
+
     /// Runs `op` on the model `world`: the model after it, or the disagreement.
     pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Mismatch>> {
         let pred = predict(world, op);
@@ -350,15 +403,8 @@ impl<'a> Driver<'a> {
         {
             self.await_expiry(*claim).await;
         }
-        let (op_name, args) = self.request(world, op);
         let text = describe(world, op, self.roles);
-        let writer = world.actors.get(actor).is_some_and(|a| a.write || a.human);
-        if op.is_write() && writer {
-            self.quota.attempt(actor);
-        }
-        let sent = Utc::now();
-        self.step_sent = sent;
-        let (answer, exchanges) = self.call(auth, op_name, args).await;
+        let (answer, exchanges, sent) = self.send_op(world, op, auth).await;
         // Every message's `created_at` tells the target's clock (`valid_until`, PV-DI-2).
         if let Answer::Success(b) = &answer
             && let Some(created) = str_at(b, "/message/created_at")
