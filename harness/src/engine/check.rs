@@ -21,7 +21,7 @@ use crate::transport::{Exchange, TransportKind};
 pub struct StepSignature {
     /// 1-based step number.
     pub step: usize,
-    /// `success`, `refusal`, `jsonrpc_error`, `no_response`, `other`.
+    /// `success`, `refusal`, `jsonrpc_error`, `no_response`, `other`, or [`UNJUDGED`].
     pub class: String,
     /// Refusal status (from `error.status`).
     #[serde(default)]
@@ -33,6 +33,10 @@ pub struct StepSignature {
     #[serde(default)]
     pub body: Option<Value>,
 }
+
+/// The class of a step whose outcome the harness could not judge (its own timing): the
+/// runs of the two bindings part there, so PV-TR-1 compares the steps before it only.
+pub const UNJUDGED: &str = "unjudged";
 
 /// Where a check runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,8 +25,10 @@ use chrono::{DateTime, Utc};
 /// and doubles each time an assert still arrived late ([`Clock::late`]; the driver sends
 /// such an assert again), so a loaded machine costs retries, never a false failure.
 const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(100);
-/// The most [`Clock::late`] lets the least lead grow to.
-const MAX_LEAD: chrono::Duration = chrono::Duration::seconds(4);
+/// The most [`Clock::late`] lets the least lead grow to: a read "after expiry" still waits
+/// within [`MAX_WAIT`] for a deadline this far ahead on a target keeping whole seconds
+/// (lead + up to a second of rounding + a second of tolerance).
+const MAX_LEAD: chrono::Duration = chrono::Duration::seconds(2);
 /// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
 const MAX_WAIT: Duration = Duration::from_secs(6);
 /// How far past `valid_until` + tolerance a read "after expiry" is sent.
@@ -147,8 +149,9 @@ impl Clock {
         }
     }
 
-    /// An assert carrying the deadline reached the target after it: the least lead doubles
-    /// (up to [`MAX_LEAD`]) and a new deadline is taken, which is returned.
+    /// An assert carrying the deadline may have reached the target after it (it was refused
+    /// for it): the least lead doubles (up to [`MAX_LEAD`]) and a new deadline is taken,
+    /// which is returned.
     pub fn late(&mut self) -> DateTime<Utc> {
         self.lead = (self.lead * 2).min(MAX_LEAD);
         self.deadline = None;

@@ -52,6 +52,18 @@ fn signature(answer: &Answer, op: &Op, ids: &mut HashMap<String, String>) -> Ste
     }
 }
 
+/// The signature of a step that could not be judged (see [`StepSignature`]'s classes): the
+/// two bindings' runs part there, and PV-TR-1 compares the steps before it only.
+fn unjudged() -> StepSignature {
+    StepSignature {
+        step: 0,
+        class: crate::engine::check::UNJUDGED.into(),
+        status: None,
+        reason: None,
+        body: None,
+    }
+}
+
 /// `expired` of a claim with a `valid_until` depends on when it was read (PV-DI-2), which
 /// differs between the two runs: it is masked like a timestamp.
 fn mask_expiry(mut v: Value) -> Value {
@@ -188,6 +200,19 @@ pub struct Driver<'a> {
     /// Each step's binding-independent outcome (class, status, reason), compared across
     /// the bindings for PV-TR-1.
     pub signatures: Vec<StepSignature>,
+}
+
+/// What [`Driver::send_op`] sent and got back.
+struct Sent {
+    answer: Answer,
+    /// Every attempt's exchanges.
+    exchanges: Vec<Exchange>,
+    /// When the answered attempt was sent.
+    sent: DateTime<Utc>,
+    /// Attempts sent again because the assert arrived after its `valid_until`.
+    retries: u32,
+    /// The last attempt may have arrived late too: its refusal is not judged.
+    still_late: bool,
 }
 
 /// How many times an assert that reached the target after its own deadline is sent again
@@ -339,16 +364,11 @@ impl<'a> Driver<'a> {
     /// was late (a stalled request on a loaded machine), the refusal was right — is sent
     /// again with a fresh deadline and a doubled lead, at most [`LATE_RETRIES`] times. One
     /// refused while certainly on time is not sent again: the model judges that answer.
-    async fn send_op(
-        &mut self,
-        world: &World,
-        op: &Op,
-        auth: Auth,
-    ) -> (Answer, Vec<Exchange>, DateTime<Utc>) {
+    async fn send_op(&mut self, world: &World, op: &Op, auth: Auth) -> Sent {
         let actor = op.actor();
         let writer = world.actors.get(actor).is_some_and(|a| a.write || a.human);
         let mut auth = auth;
-        let mut all = Vec::new();
+        let mut exchanges = Vec::new();
         let mut retries = 0;
         loop {
             let (op_name, args) = self.request(world, op);
@@ -357,18 +377,26 @@ impl<'a> Driver<'a> {
             }
             let sent = Utc::now();
             self.step_sent = sent;
-            let (answer, exchanges) = self.call(auth, op_name, args).await;
-            all.extend(exchanges);
-            if retries == LATE_RETRIES || !self.late_assert(&answer, sent) {
-                return (answer, all, sent);
+            let (answer, got) = self.call(auth, op_name, args).await;
+            exchanges.extend(got);
+            let late = self.late_assert(&answer, sent);
+            if retries == LATE_RETRIES || !late {
+                return Sent {
+                    answer,
+                    exchanges,
+                    sent,
+                    retries,
+                    still_late: late,
+                };
             }
             retries += 1;
             tracing::debug!(
                 retries,
                 "an assert reached the target after its valid_until: sent again"
             );
-            self.pending_until = Some(self.clock.late());
+            // Admitted before the new deadline is taken, as in `step`.
             auth = self.admit(actor, op.is_write()).await;
+            self.pending_until = Some(self.clock.late());
         }
     }
 
@@ -403,22 +431,43 @@ impl<'a> Driver<'a> {
         {
             self.await_expiry(*claim).await;
         }
-        let text = describe(world, op, self.roles);
-        let (answer, exchanges, sent) = self.send_op(world, op, auth).await;
+        let mut text = describe(world, op, self.roles);
+        let Sent {
+            answer,
+            exchanges,
+            sent,
+            retries,
+            still_late,
+        } = self.send_op(world, op, auth).await;
         // Every message's `created_at` tells the target's clock (`valid_until`, PV-DI-2).
         if let Answer::Success(b) = &answer
             && let Some(created) = str_at(b, "/message/created_at")
         {
             self.clock.observe(created, sent, Utc::now());
         }
-        self.signatures
-            .push(signature(&answer, op, &mut self.normalised));
+        if retries > 0 {
+            text.push_str(&format!(
+                " [sent {retries} more time(s) with a longer lead: it reached the target after its valid_until]"
+            ));
+        }
+        self.signatures.push(if still_late {
+            unjudged()
+        } else {
+            signature(&answer, op, &mut self.normalised)
+        });
         let summary = answer.summary();
         self.log.push(StepLog {
             text,
             answer: summary.clone(),
             exchanges,
         });
+        if still_late {
+            // Refused for a deadline that passed on the way, after every retry: the right
+            // answer to what arrived, and nothing this step can be judged on. The claim was
+            // not made; later steps pick among the claims that were
+            // (`World::resolve`).
+            return Ok(world.clone());
+        }
         let expected = json!(pred.allowed.iter().map(outcome_json).collect::<Vec<_>>());
         match answer {
             Answer::Refusal { status, reason } => {

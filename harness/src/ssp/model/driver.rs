@@ -289,7 +289,12 @@ impl<'a> Driver<'a> {
         // The same for the unknown value: a target that knows only `?type=` ignores
         // `?capability_type=` whatever its value, so the value is sent again in the
         // spelling it may know, and that answer is judged.
-        if matches!(filter, Filter::Unknown) && !got.is_empty() && unfiltered.as_ref() == Some(&got)
+        // (Unfiltered: what the model expects of this caller, or what it listed when the
+        // run began, so a target also breaking SSP-DISC-2 is still recognised here.)
+        let seen = w.seen.get(by).cloned().flatten();
+        if matches!(filter, Filter::Unknown)
+            && !got.is_empty()
+            && (unfiltered.as_ref() == Some(&got) || seen.as_ref() == Some(&got))
         {
             self.warnings.push((
                 "SSP-DISC-3",
@@ -766,9 +771,10 @@ impl<'a> Driver<'a> {
         let span = Duration::from_millis(
             (bound.map_or(10_000.0, |b| b.min(WAIT_CAP_MS)) + WAIT_GRACE_MS) as u64,
         );
-        let mut deadline = Instant::now() + span;
+        let started = Instant::now();
+        let mut deadline = started + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
-        let hard_stop = Instant::now() + span * 3;
+        let hard_stop = started + span * 3;
         let mut running_since: Option<Instant> = None;
         loop {
             let sent = Instant::now();
@@ -776,6 +782,13 @@ impl<'a> Driver<'a> {
             if throttled(&r) {
                 deadline += sent.elapsed() + THROTTLED_POLL;
                 if Instant::now() >= hard_stop {
+                    let last = self
+                        .tracks
+                        .get(exec)
+                        .cloned()
+                        .flatten()
+                        .and_then(|t| t.last);
+                    self.unfinished_instant(w, exec, last, started.elapsed());
                     return Ok(());
                 }
                 tokio::time::sleep(THROTTLED_POLL).await;
@@ -813,7 +826,7 @@ impl<'a> Driver<'a> {
                         ))
                     }
                     _ => {
-                        self.unfinished_instant(w, exec, last, span);
+                        self.unfinished_instant(w, exec, last, started.elapsed());
                         Ok(())
                     }
                 };
