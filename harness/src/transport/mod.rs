@@ -8,6 +8,7 @@ pub mod limits;
 pub mod mcp;
 pub mod pre_routing;
 pub mod raw;
+mod reuse;
 pub mod tls;
 
 use std::fmt;
@@ -397,8 +398,15 @@ pub(crate) async fn send_recorded(
     if let Some(b) = body {
         rb = rb.body(b);
     }
+    let again = reuse::idempotent(method).then(|| rb.try_clone()).flatten();
     let result = async {
-        let resp = rb.send().await?;
+        let resp = match (rb.send().await, again) {
+            (Err(e), Some(again)) if reuse::closed_before_answer(&e) => {
+                tracing::debug!(url, "connection closed before any answer: sent again once");
+                again.send().await?
+            }
+            (sent, _) => sent?,
+        };
         let status = resp.status().as_u16();
         let hs: Vec<(String, String)> = resp
             .headers()
