@@ -782,12 +782,7 @@ impl<'a> Driver<'a> {
             if throttled(&r) {
                 deadline += sent.elapsed() + THROTTLED_POLL;
                 if Instant::now() >= hard_stop {
-                    let last = self
-                        .tracks
-                        .get(exec)
-                        .cloned()
-                        .flatten()
-                        .and_then(|t| t.last);
+                    let last = self.last_status(exec);
                     self.unfinished_instant(w, exec, last, started.elapsed());
                     return Ok(());
                 }
@@ -796,12 +791,7 @@ impl<'a> Driver<'a> {
                 continue;
             }
             self.status_answer(e, exec, &r)?;
-            let last = self
-                .tracks
-                .get(exec)
-                .cloned()
-                .flatten()
-                .and_then(|t| t.last);
+            let last = self.last_status(exec);
             if last.is_some_and(ExecutionStatus::is_terminal) {
                 return Ok(());
             }
@@ -834,6 +824,14 @@ impl<'a> Driver<'a> {
             tokio::time::sleep(POLL).await;
             self.waited += POLL;
         }
+    }
+
+    /// The last status read of execution `exec` (`None`: none yet).
+    fn last_status(&self, exec: usize) -> Option<ExecutionStatus> {
+        self.tracks
+            .get(exec)
+            .and_then(Option::as_ref)
+            .and_then(|t| t.last)
     }
 
     /// An execution the profile declares instant (`[ssp.roles]`, finishes at once) that
