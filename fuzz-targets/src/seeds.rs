@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::harness::{self, Parser};
+
 /// Seeds per target name (deduplicated, in a stable order).
 pub type Corpora = BTreeMap<&'static str, Vec<Vec<u8>>>;
 
@@ -102,15 +104,19 @@ pub fn from_vectors(vectors: &Path) -> Corpora {
             push(&mut out, "ssp_invocation", doc.to_string().into_bytes());
         }
     }
-    for (_, text) in files(&vectors.join("ssp/provider"), "toml") {
-        push(&mut out, "harness_parsers", text.into_bytes());
+    // Profiles and baselines are both TOML: each seed goes to both parsers.
+    let baseline =
+        b"format_version = 1\n[[expected_failure]]\ncheck = \"envelope/*\"\nreason = \"known\"\n";
+    let profiles = files(&vectors.join("ssp/provider"), "toml");
+    let tomls = profiles
+        .iter()
+        .map(|(_, t)| t.as_bytes())
+        .chain([&baseline[..]]);
+    for text in tomls {
+        for p in [Parser::Profile, Parser::Baseline] {
+            push(&mut out, "harness_parsers", harness::seed(p, text));
+        }
     }
-    push(
-        &mut out,
-        "harness_parsers",
-        b"format_version = 1\n[[expected_failure]]\ncheck = \"envelope/*\"\nreason = \"known\"\n"
-            .to_vec(),
-    );
     push(
         &mut out,
         "ssp_invocation",
@@ -137,8 +143,12 @@ fn push_vector_files(file: &Value, out: &mut Corpora) {
         let mut one = obj.clone();
         one.insert("vectors".into(), Value::Array(vec![v.clone()]));
         let bytes = Value::Object(one).to_string().into_bytes();
-        if bytes.len() <= HARNESS_PARSERS_MAX_LEN {
-            push(out, "harness_parsers", bytes);
+        if bytes.len() < HARNESS_PARSERS_MAX_LEN {
+            push(
+                out,
+                "harness_parsers",
+                harness::seed(Parser::Vectors, &bytes),
+            );
         }
     }
 }

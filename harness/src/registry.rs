@@ -3,16 +3,29 @@
 
 use std::sync::Arc;
 
-use crate::engine::protocol::{Protocol, Suite, SuiteError};
+use crate::engine::protocol::{ProfileSection, Protocol, Suite, SuiteError};
 
-/// Every registered protocol, in run and report order.
-pub fn protocols() -> Vec<Arc<dyn Protocol>> {
-    vec![
-        Arc::new(crate::parley::Parley),
-        Arc::new(crate::ssp::protocol::Ssp),
-        Arc::new(crate::mcp::protocol::Mcp),
-    ]
+/// The list itself: each protocol's unit value, in run and report order.
+macro_rules! registered {
+    ($($protocol:expr),* $(,)?) => {
+        /// Every registered protocol, in run and report order.
+        pub fn protocols() -> Vec<Arc<dyn Protocol>> {
+            vec![$(Arc::new($protocol)),*]
+        }
+
+        /// What each registered protocol reads of a target profile, alone (see
+        /// [`ProfileSection`]).
+        pub fn profile_sections() -> Vec<&'static dyn ProfileSection> {
+            vec![$(&$protocol),*]
+        }
+    };
 }
+
+registered!(
+    crate::parley::Parley,
+    crate::ssp::protocol::Ssp,
+    crate::mcp::protocol::Mcp,
+);
 
 /// Registered protocol names.
 pub fn names() -> Vec<&'static str> {

@@ -106,10 +106,11 @@ pub struct Secret {
     pub label: String,
 }
 
-/// A protocol wing, registered in [`crate::registry`].
-pub trait Protocol: Send + Sync {
-    /// Suite name (`--suite NAME`, report `suite`).
-    fn name(&self) -> &'static str;
+/// What a protocol reads of a target profile: the top-level keys it owns and their check.
+/// Apart from [`Protocol`] so that a profile can be checked without linking a protocol's
+/// whole machinery (the `harness_parsers` fuzz target: every function a vtable names is
+/// linked and instrumented, and libFuzzer pays for each counter on every execution).
+pub trait ProfileSection: Send + Sync {
     /// Top-level profile keys this protocol owns.
     fn profile_keys(&self) -> &'static [&'static str] {
         &[]
@@ -118,6 +119,12 @@ pub trait Protocol: Send + Sync {
     fn check_profile(&self, _profile: &Profile) -> Result<(), String> {
         Ok(())
     }
+}
+
+/// A protocol wing, registered in [`crate::registry`].
+pub trait Protocol: ProfileSection {
+    /// Suite name (`--suite NAME`, report `suite`).
+    fn name(&self) -> &'static str;
     /// Fills the protocol's sections of the bundled reference's demo profile.
     fn reference_profile(&self, _profile: &mut Profile) {}
     /// The requirement catalogue alone, `vectors_dir/requirements/<name>.toml` (what `load`
@@ -233,17 +240,34 @@ pub use super::vectors_dir::default_vectors_dir;
 /// Reads a profile file; the engine checks its own keys, every other top-level key must be
 /// claimed by one of `protocols`, which validates it.
 pub fn load_profile(path: &Path, protocols: &[Arc<dyn Protocol>]) -> Result<Profile, TargetError> {
-    Profile::load(path, |p| check_sections(p, protocols))
+    Profile::load(path, |p| check_sections(p, &sections(protocols)))
+}
+
+/// What each of `protocols` reads of a profile.
+fn sections(protocols: &[Arc<dyn Protocol>]) -> Vec<&dyn ProfileSection> {
+    protocols
+        .iter()
+        .map(|p| p.as_ref() as &dyn ProfileSection)
+        .collect()
 }
 
 /// Parses profile text like [`load_profile`].
 pub fn parse_profile(text: &str, protocols: &[Arc<dyn Protocol>]) -> Result<Profile, String> {
+    parse_profile_sections(text, &sections(protocols))
+}
+
+/// [`parse_profile`] with only what each protocol reads of a profile
+/// ([`crate::registry::profile_sections`]).
+pub fn parse_profile_sections(
+    text: &str,
+    protocols: &[&dyn ProfileSection],
+) -> Result<Profile, String> {
     let p = Profile::parse(text)?;
     check_sections(&p, protocols)?;
     Ok(p)
 }
 
-fn check_sections(p: &Profile, protocols: &[Arc<dyn Protocol>]) -> Result<(), String> {
+fn check_sections(p: &Profile, protocols: &[&dyn ProfileSection]) -> Result<(), String> {
     for key in p.sections.keys() {
         if !protocols
             .iter()

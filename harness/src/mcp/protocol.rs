@@ -11,24 +11,26 @@ use futures::future::BoxFuture;
 use super::part::{McpPart, probe};
 use super::profile::McpProfile;
 use super::wire::TOKEN_ENV;
-use crate::engine::protocol::{Protocol, Secret, Suite, SuiteError};
+use crate::engine::protocol::{ProfileSection, Protocol, Secret, Suite, SuiteError};
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 
 /// The MCP-layer wing.
 #[derive(Debug, Default)]
 pub struct Mcp;
 
-impl Protocol for Mcp {
-    fn name(&self) -> &'static str {
-        "mcp"
-    }
-
+impl ProfileSection for Mcp {
     fn profile_keys(&self) -> &'static [&'static str] {
         &["mcp"]
     }
 
     fn check_profile(&self, profile: &Profile) -> Result<(), String> {
         McpProfile::from_section(profile.section("mcp")).map(|_| ())
+    }
+}
+
+impl Protocol for Mcp {
+    fn name(&self) -> &'static str {
+        "mcp"
     }
 
     /// The bundled reference's tool without side effects (its manifest needs no token).

@@ -31,7 +31,7 @@ use futures::future::BoxFuture;
 
 use crate::engine::check::Check;
 use crate::engine::estimate::Estimate;
-use crate::engine::protocol::{CheckRun, Protocol, Secret, Suite, SuiteError};
+use crate::engine::protocol::{CheckRun, ProfileSection, Protocol, Secret, Suite, SuiteError};
 use crate::engine::report::CheckResult;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 use crate::transport::TransportKind;
@@ -57,17 +57,19 @@ const DEMO_TOKENS: [(Role, &str); 7] = [
     (Role::Limited, "demo-limited"),
 ];
 
-impl Protocol for Parley {
-    fn name(&self) -> &'static str {
-        "parley"
-    }
-
+impl ProfileSection for Parley {
     fn profile_keys(&self) -> &'static [&'static str] {
         &["tokens"]
     }
 
     fn check_profile(&self, profile: &Profile) -> Result<(), String> {
         preflight::check_profile_tokens(profile)
+    }
+}
+
+impl Protocol for Parley {
+    fn name(&self) -> &'static str {
+        "parley"
     }
 
     fn reference_profile(&self, profile: &mut Profile) {

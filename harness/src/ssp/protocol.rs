@@ -12,18 +12,14 @@ use clap::{Args as _, FromArgMatches as _};
 
 use super::cli::ValidateArgs;
 use super::provider::env::{Cred, Env};
-use crate::engine::protocol::{CommandError, Protocol, Suite, SuiteError};
+use crate::engine::protocol::{CommandError, ProfileSection, Protocol, Suite, SuiteError};
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError, truncate};
 
 /// The Skill Sharing Protocol 1.0 wing.
 #[derive(Debug, Default)]
 pub struct Ssp;
 
-impl Protocol for Ssp {
-    fn name(&self) -> &'static str {
-        "ssp"
-    }
-
+impl ProfileSection for Ssp {
     fn profile_keys(&self) -> &'static [&'static str] {
         &["ssp"]
     }
@@ -33,6 +29,12 @@ impl Protocol for Ssp {
             None | Some(toml::Value::Table(_)) => Ok(()),
             Some(_) => Err("[ssp] must be a table".into()),
         }
+    }
+}
+
+impl Protocol for Ssp {
+    fn name(&self) -> &'static str {
+        "ssp"
     }
 
     fn load(self: Arc<Self>, vectors_dir: &Path) -> Result<Suite, SuiteError> {
