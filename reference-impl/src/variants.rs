@@ -155,6 +155,9 @@ catalogue! {
     SspHiddenExecutionRefused = "ssp-hidden-execution-refused",
         "ssp.md SSP-INV-6: without credentials 404 or 401 `AUTH_REQUIRED`; with other valid credentials 404 or 403 `PERMISSION_DENIED` (seed §7.4)",
         "Another caller's read of a non-public execution is 401 AUTH_REQUIRED without valid credentials and 403 PERMISSION_DENIED with other valid ones, instead of 404.";
+    SspValidationDetailsUpstream = "ssp-validation-details-upstream",
+        "ssp.md §1: upstream validation errors list violations as `{field, expected, actual, message}`, the seed `{path, message, expected, actual}`; the harness's validator parser accepts both shapes (SSP-INV-2: the seed's shape is a SHOULD)",
+        "Every VALIDATION_ERROR's `details` lists its violations in the upstream shape: `field` instead of `path`.";
     SspFilterRegistrySpelling = "ssp-filter-registry-spelling",
         "ssp.md SSP-DISC-3: `?capability_type=<t>` (also accept `?type=<t>`, the registry spelling); seed §4.2's only query syntax is `?type=`",
         "Discovery filters on `?type=` only: `?capability_type=` is an unknown query parameter, ignored (the index comes back unfiltered).";
@@ -184,6 +187,7 @@ impl Variant {
             | SspBareErrors
             | SspHiddenExecutionRefused
             | SspFilterRegistrySpelling
+            | SspValidationDetailsUpstream
             | SspPathsMoved => "ssp",
             MembersReversed
             | PrettyJson

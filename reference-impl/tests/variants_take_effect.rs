@@ -413,6 +413,16 @@ async fn observe(variant: Variant) {
             assert!(refused.header("www-authenticate").is_empty());
             assert!(refused.json()["error"].get("retry").is_none());
         }
+        Variant::SspValidationDetailsUpstream => {
+            let (refused, _) = invoke(&base, "echo", json!({}), &[]).await;
+            assert_eq!(refused.status, 400, "{}", refused.body);
+            let details = refused.json()["error"]["details"].clone();
+            let first = &details[0];
+            assert!(
+                first.get("field").is_some() && first.get("path").is_none(),
+                "{details}"
+            );
+        }
         Variant::SspHiddenExecutionRefused => {
             let (accepted, d) =
                 invoke(&base, "slow-task", json!({"delay_ms": 1}), &[API_KEY]).await;

@@ -63,6 +63,16 @@ pub(super) fn ssp(v: Variants, body: &mut Value) {
         e.remove("details");
         e.remove("retry");
     }
+    if v.is_on(Variant::SspValidationDetailsUpstream)
+        && body.pointer("/error/code") == Some(&json!("VALIDATION_ERROR"))
+        && let Some(Value::Array(items)) = body.pointer_mut("/error/details")
+    {
+        for item in items.iter_mut().filter_map(Value::as_object_mut) {
+            if let Some(path) = item.remove("path") {
+                item.insert("field".into(), path);
+            }
+        }
+    }
     if v.is_on(Variant::SspExecutionTimeoutAlias)
         && let Some(code) = body.pointer_mut("/error/code")
         && code == "INVOCATION_TIMEOUT"
