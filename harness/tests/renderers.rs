@@ -29,6 +29,7 @@ fn exchange() -> Exchange {
         ),
         error: None,
         elapsed_us: 812,
+        resent_after: None,
     }
 }
 

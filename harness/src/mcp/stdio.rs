@@ -88,6 +88,7 @@ impl StdioServer {
             response_body: Some(read.join("\n")),
             error,
             elapsed_us: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            resent_after: None,
         }
     }
 

@@ -201,6 +201,7 @@ impl Wire {
             response_body: None,
             error: None,
             elapsed_us: 0,
+            resent_after: None,
         };
         let answer = match rb.send().await {
             Err(e) => {

@@ -148,6 +148,10 @@ pub struct Exchange {
     pub error: Option<String>,
     /// Round-trip time in microseconds.
     pub elapsed_us: u64,
+    /// The request went out twice: why its first attempt got no answer (a connection
+    /// closed under it, RFC 9112 §9.3.1; see `transport::reuse`). The rest is the second's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resent_after: Option<String>,
 }
 
 /// What came back from one transport call.
@@ -383,6 +387,7 @@ pub(crate) async fn send_recorded(
         response_body: None,
         error: None,
         elapsed_us: 0,
+        resent_after: None,
     };
     let m = match reqwest::Method::from_bytes(method.as_bytes()) {
         Ok(m) => m,
@@ -391,22 +396,22 @@ pub(crate) async fn send_recorded(
             return (ex, None);
         }
     };
-    let mut rb = client.http.request(m, url);
-    for (k, v) in &headers {
-        rb = rb.header(k.as_str(), v.as_str());
-    }
-    if let Some(b) = body {
-        rb = rb.body(b);
-    }
-    let again = reuse::idempotent(method).then(|| rb.try_clone()).flatten();
+    // Shared, not copied, when the request is built a second time (see `reuse::send`).
+    let body = body.map(bytes::Bytes::from);
+    let build = |http: &reqwest::Client| {
+        let mut rb = http.request(m.clone(), url);
+        for (k, v) in &headers {
+            rb = rb.header(k.as_str(), v.as_str());
+        }
+        if let Some(b) = &body {
+            rb = rb.body(b.clone());
+        }
+        rb
+    };
     let result = async {
-        let resp = match (rb.send().await, again) {
-            (Err(e), Some(again)) if reuse::closed_before_answer(&e) => {
-                tracing::debug!(url, "connection closed before any answer: sent again once");
-                again.send().await?
-            }
-            (sent, _) => sent?,
-        };
+        let (sent, resent_after) = reuse::send(client, &m, &build, started).await;
+        ex.resent_after = resent_after;
+        let resp = sent?;
         let status = resp.status().as_u16();
         let hs: Vec<(String, String)> = resp
             .headers()

@@ -1,20 +1,52 @@
 //! Connection reuse (RFC 9112 §9.3): a server may close an idle keep-alive connection at any
-//! moment, so a request sent on a pooled connection can meet the close. A request that may
-//! be repeated is sent again once when the connection closed before any of its response
-//! came; a write never is — its answer may have been lost, not its effect. (Writes are kept
-//! off connections old enough to be at risk by the pool's idle timeout, `Client::with_tls`.)
+//! moment, so a request sent on a pooled connection can meet the close. A safe request
+//! (GET, HEAD, OPTIONS) is sent again once, on a client of its own (a fresh connection,
+//! within what is left of the timeout), when the connection closed before a complete
+//! response came; the exchange records the first attempt's error (`resent_after`). Nothing
+//! else is sent again — a write's answer may have been lost, not its effect, and PUT or
+//! DELETE may start or end something (an SSP endpoint, an MCP session). Writes are kept off
+//! connections old enough to be at risk by the pool's idle timeout (`Client::with_tls`).
 
-/// RFC 9110 §9.2.2: the methods whose repetition has the effect of one request.
-pub(super) fn idempotent(method: &str) -> bool {
+use std::time::{Duration, Instant};
+
+use super::{Client, tls};
+
+/// RFC 9110 §9.2.1: the methods that ask for no change (TRACE aside, never sent).
+fn safe(method: &reqwest::Method) -> bool {
     matches!(
-        method,
-        "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+        *method,
+        reqwest::Method::GET | reqwest::Method::HEAD | reqwest::Method::OPTIONS
     )
 }
 
-/// Whether `e` says the connection closed before any byte of the response came (hyper's
-/// "connection closed before message completed", or a reset or broken pipe while sending)
-/// — not a timeout, not a refused connection, not a malformed answer.
+/// Sends the request `build` makes on `client`, and once more on a fresh client when it is
+/// safe and its connection closed before an answer: the outcome, and the first attempt's
+/// error when there were two.
+pub(super) async fn send(
+    client: &Client,
+    method: &reqwest::Method,
+    build: &(dyn Fn(&reqwest::Client) -> reqwest::RequestBuilder + Sync),
+    started: Instant,
+) -> (Result<reqwest::Response, reqwest::Error>, Option<String>) {
+    let e = match build(&client.http).send().await {
+        Err(e) if safe(method) && closed_before_answer(&e) => e,
+        other => return (other, None),
+    };
+    let left = client.timeout.saturating_sub(started.elapsed());
+    if left == Duration::ZERO {
+        return (Err(e), None);
+    }
+    let Ok(fresh) = client.renewed() else {
+        return (Err(e), None);
+    };
+    let why = tls::error_chain(&e);
+    tracing::debug!(error = %why, "connection closed before an answer: sent again once");
+    (build(&fresh.http).timeout(left).send().await, Some(why))
+}
+
+/// Whether `e` says the connection closed before a complete response came (hyper's
+/// "connection closed before message completed" — possibly after part of a head — or a
+/// reset, broken pipe or abort on the way) — not a timeout, not a refused connection.
 pub(super) fn closed_before_answer(e: &reqwest::Error) -> bool {
     if e.is_timeout() || e.is_connect() {
         return false;
@@ -87,7 +119,7 @@ mod tests {
             url: format!("{base}/x"),
             headers: Vec::new(),
             recorded_headers: Vec::new(),
-            body: (method == "POST").then(|| b"{}".to_vec()),
+            body: (method != "GET").then(|| b"{}".to_vec()),
             shown_body: None,
         }
     }
@@ -121,24 +153,36 @@ mod tests {
     async fn a_get_on_a_connection_closed_under_it_is_sent_again_once() {
         let (base, seen) = crossing_server().await;
         let c = client(BOUND).unwrap();
-        for i in 0..3 {
+        // Odd GETs reuse the connection the even one before them opened, meet its close,
+        // and go out again on a client of their own; the failed connection leaves the pool.
+        for i in 0..4 {
             let (ex, resp) = send_recorded(&c, TransportKind::Http, get(&base, "GET")).await;
             assert_eq!(resp.map(|r| r.0), Some(200), "GET {i}: {:?}", ex.error);
+            let resent = ex.resent_after.as_deref();
+            assert_eq!(resent.is_some(), i % 2 == 1, "GET {i}: {resent:?}");
         }
-        // The second and third each met a closed connection first.
-        assert_eq!(seen.load(Ordering::SeqCst), 5);
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            6,
+            "each odd GET was read twice"
+        );
     }
 
     #[tokio::test]
-    async fn a_write_is_never_sent_twice() {
-        let (base, seen) = crossing_server().await;
-        let c = client(BOUND).unwrap();
-        let (_, first) = send_recorded(&c, TransportKind::Http, get(&base, "POST")).await;
-        assert_eq!(first.map(|r| r.0), Some(200));
-        let (ex, second) = send_recorded(&c, TransportKind::Http, get(&base, "POST")).await;
-        assert!(second.is_none(), "the closed connection is reported");
-        assert!(ex.error.is_some());
-        assert_eq!(seen.load(Ordering::SeqCst), 2, "the POST went out once");
+    async fn a_write_or_a_delete_is_never_sent_twice() {
+        for method in ["POST", "PUT", "DELETE"] {
+            let (base, seen) = crossing_server().await;
+            let c = client(BOUND).unwrap();
+            let (_, first) = send_recorded(&c, TransportKind::Http, get(&base, method)).await;
+            assert_eq!(first.map(|r| r.0), Some(200));
+            let (ex, second) = send_recorded(&c, TransportKind::Http, get(&base, method)).await;
+            assert!(
+                second.is_none(),
+                "{method}: the closed connection is reported"
+            );
+            assert!(ex.error.is_some() && ex.resent_after.is_none());
+            assert_eq!(seen.load(Ordering::SeqCst), 2, "the {method} went out once");
+        }
     }
 
     /// Keeps connections alive and closes each after 1 s without a request, telling the

@@ -37,6 +37,7 @@ fn exchange() -> Exchange {
         )),
         error: None,
         elapsed_us: 1312,
+        resent_after: None,
     }
 }
 

@@ -446,8 +446,13 @@ impl<'a> Driver<'a> {
             self.clock.observe(created, sent, Utc::now());
         }
         if retries > 0 {
+            let verdict = if still_late {
+                "; still late: not judged"
+            } else {
+                ""
+            };
             text.push_str(&format!(
-                " [sent {retries} more time(s) with a longer lead: it reached the target after its valid_until]"
+                " [sent {retries} more time(s) with a longer lead: it reached the target after its valid_until{verdict}]"
             ));
         }
         self.signatures.push(if still_late {

@@ -253,6 +253,7 @@ mod tests {
             response_body: None,
             error: error.map(str::to_string),
             elapsed_us: 0,
+            resent_after: None,
         }
     }
 
