@@ -408,30 +408,12 @@ pub(crate) async fn send_recorded(
         }
         rb
     };
-    let result = async {
-        let (sent, resent_after) = reuse::send(client, &m, &build, started).await;
-        ex.resent_after = resent_after;
-        let resp = sent?;
-        let status = resp.status().as_u16();
-        let hs: Vec<(String, String)> = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.as_str().to_ascii_lowercase(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
-        let sse = hs.iter().any(|(k, v)| {
-            k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
-        });
-        let (bytes, over) = read_capped(resp, client.limits.response_body_bytes, sse).await?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let over = over.or_else(|| shape_exceeded(&hs, &text, &client.limits));
-        Ok::<_, reqwest::Error>((status, hs, text, over))
-    }
-    .await;
+    let (sent, resent_after) = reuse::send(client, &m, &build, started).await;
+    ex.resent_after = resent_after;
+    let result = match sent {
+        Ok(resp) => read_response(client, resp).await,
+        Err(e) => Err(e),
+    };
     ex.elapsed_us = started.elapsed().as_micros() as u64;
     match result {
         Ok((status, hs, text, None)) => {
@@ -461,6 +443,32 @@ pub(crate) async fn send_recorded(
             (ex, None)
         }
     }
+}
+
+/// A response's status, lowercase headers and body text, read within `client`'s limits
+/// (the limit it went over, if any).
+async fn read_response(
+    client: &Client,
+    resp: reqwest::Response,
+) -> Result<(u16, Vec<(String, String)>, String, Option<LimitExceeded>), reqwest::Error> {
+    let status = resp.status().as_u16();
+    let hs: Vec<(String, String)> = resp
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let sse = hs.iter().any(|(k, v)| {
+        k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
+    });
+    let (bytes, over) = read_capped(resp, client.limits.response_body_bytes, sse).await?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let over = over.or_else(|| shape_exceeded(&hs, &text, &client.limits));
+    Ok((status, hs, text, over))
 }
 
 /// Bytes of an over-limit response kept in the transcript.

@@ -400,6 +400,45 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Records a sent step: the target's clock from a message's `created_at` (PV-DI-2),
+    /// the step's PV-TR-1 signature and its log line. The answer and its summary.
+    fn record(&mut self, op: &Op, mut text: String, sent: Sent) -> (Answer, Value) {
+        let Sent {
+            answer,
+            exchanges,
+            sent,
+            retries,
+            still_late,
+        } = sent;
+        if let Answer::Success(b) = &answer
+            && let Some(created) = str_at(b, "/message/created_at")
+        {
+            self.clock.observe(created, sent, Utc::now());
+        }
+        if retries > 0 {
+            let verdict = if still_late {
+                "; still late: not judged"
+            } else {
+                ""
+            };
+            text.push_str(&format!(
+                " [sent {retries} more time(s) with a longer lead: it reached the target after its valid_until{verdict}]"
+            ));
+        }
+        self.signatures.push(if still_late {
+            unjudged()
+        } else {
+            signature(&answer, op, &mut self.normalised)
+        });
+        let summary = answer.summary();
+        self.log.push(StepLog {
+            text,
+            answer: summary.clone(),
+            exchanges,
+        });
+        (answer, summary)
+    }
+
     /// Whether `answer` refuses an assert whose `valid_until` may have passed on the
     /// target before the request sent at `sent` was handled (see [`Driver::send_op`]).
     fn late_assert(&self, answer: &Answer, sent: DateTime<Utc>) -> bool {
@@ -431,41 +470,10 @@ impl<'a> Driver<'a> {
         {
             self.await_expiry(*claim).await;
         }
-        let mut text = describe(world, op, self.roles);
-        let Sent {
-            answer,
-            exchanges,
-            sent,
-            retries,
-            still_late,
-        } = self.send_op(world, op, auth).await;
-        // Every message's `created_at` tells the target's clock (`valid_until`, PV-DI-2).
-        if let Answer::Success(b) = &answer
-            && let Some(created) = str_at(b, "/message/created_at")
-        {
-            self.clock.observe(created, sent, Utc::now());
-        }
-        if retries > 0 {
-            let verdict = if still_late {
-                "; still late: not judged"
-            } else {
-                ""
-            };
-            text.push_str(&format!(
-                " [sent {retries} more time(s) with a longer lead: it reached the target after its valid_until{verdict}]"
-            ));
-        }
-        self.signatures.push(if still_late {
-            unjudged()
-        } else {
-            signature(&answer, op, &mut self.normalised)
-        });
-        let summary = answer.summary();
-        self.log.push(StepLog {
-            text,
-            answer: summary.clone(),
-            exchanges,
-        });
+        let text = describe(world, op, self.roles);
+        let sent = self.send_op(world, op, auth).await;
+        let still_late = sent.still_late;
+        let (answer, summary) = self.record(op, text, sent);
         if still_late {
             // Refused for a deadline that passed on the way, after every retry: the right
             // answer to what arrived, and nothing this step can be judged on. The claim was
