@@ -210,19 +210,8 @@ impl Wire {
             }
             Ok(resp) => {
                 let status = resp.status().as_u16();
-                let headers: Vec<(String, String)> = resp
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.as_str().to_string(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        )
-                    })
-                    .collect();
-                let sse = headers.iter().any(|(k, v)| {
-                    k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
-                });
+                let headers = crate::transport::header_list(resp.headers());
+                let sse = crate::transport::is_event_stream(&headers);
                 // An event stream may never end: its body is not the check's business.
                 let text = if sse {
                     "(event stream, not read)".to_string()

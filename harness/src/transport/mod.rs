@@ -452,23 +452,33 @@ async fn read_response(
     resp: reqwest::Response,
 ) -> Result<(u16, Vec<(String, String)>, String, Option<LimitExceeded>), reqwest::Error> {
     let status = resp.status().as_u16();
-    let hs: Vec<(String, String)> = resp
-        .headers()
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_ascii_lowercase(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    let sse = hs.iter().any(|(k, v)| {
-        k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
-    });
+    let hs = header_list(resp.headers());
+    let sse = is_event_stream(&hs);
     let (bytes, over) = read_capped(resp, client.limits.response_body_bytes, sse).await?;
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let over = over.or_else(|| shape_exceeded(&hs, &text, &client.limits));
     Ok((status, hs, text, over))
+}
+
+/// A response's header fields as recorded: lowercase names (the `http` crate keeps them
+/// so), values as lossy UTF-8, in the order received.
+pub(crate) fn header_list(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Whether recorded `headers` label the body a `text/event-stream`.
+pub(crate) fn is_event_stream(headers: &[(String, String)]) -> bool {
+    headers.iter().any(|(k, v)| {
+        k == "content-type" && v.to_ascii_lowercase().starts_with("text/event-stream")
+    })
 }
 
 /// Bytes of an over-limit response kept in the transcript.
