@@ -13,11 +13,12 @@ use std::sync::{Arc, Mutex};
 
 use arbitrary::Unstructured;
 use conform::engine::target::{ConnectOptions, Target};
-use conform::parley::Parley;
 use conform::parley::model::generate::MAX_THREADS;
+use conform::parley::model::party::{EXTENSIONS, Party};
 use conform::parley::model::runner::{Cast, InboxBase, cast, play_once};
-use conform::parley::model::state::{Body, EXTENSIONS, Kind, Op, Party, St};
+use conform::parley::model::state::{Body, Kind, Op, St};
 use conform::parley::preflight::ParleyTarget;
+use conform::parley::protocol::Parley;
 use conform::transport::TransportKind;
 
 /// Most operations one input plays.

@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 use conform::engine::protocol::Protocol;
 use conform::engine::target::{ConnectOptions, Target};
-use conform::parley::Parley;
-use conform::parley::model::runner::{Budget, Focus, ModelResult, ModelRun, run_model};
+use conform::parley::model::generate::Focus;
+use conform::parley::model::runner::{Budget, ModelResult, ModelRun, run_model};
 use conform::parley::preflight::ParleyTarget;
+use conform::parley::protocol::Parley;
 use conform::transport::TransportKind;
 
 fn spawn(rt: &tokio::runtime::Runtime, faults: &[&str]) -> Target {

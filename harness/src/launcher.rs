@@ -8,7 +8,8 @@ use std::sync::Arc;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
-use crate::engine::protocol::{Launcher, Protocol, load_profile};
+use crate::capability::command::Launcher;
+use crate::engine::protocol::{Protocol, load_profile};
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 
 /// Every registered protocol, and the reference this build bundles.

@@ -4,12 +4,15 @@
 //! checks × transports) → bounded concurrent execution with every exchange recorded →
 //! typed verdicts → one serde [`engine::report::Report`] → JSON | JUnit | Markdown | HTML.
 //!
-//! Layers, each importing only those below it: [`json`] (neutral helpers) and [`transport`]
-//! (bytes and JSON-RPC) → [`engine`] (protocol-free) → the protocol wings [`parley`] and
-//! [`ssp`] → [`registry`] (the one list of protocols) → the CLI. The harness never imports
+//! Layers, each importing only those below it (`tests/layering.rs` enforces it, and no
+//! import circle): [`json`] (neutral helpers) and [`transport`] (bytes and JSON-RPC) →
+//! [`engine`] (the protocol-free core) → [`capability`] (what a protocol may offer beyond
+//! it) → the protocol wings [`parley`], [`ssp`], [`mcp`] (apart from one another) →
+//! [`registry`] (the one list of protocols and their capabilities) → the CLI. The harness never imports
 //! `reference_impl::domain`: it uses the reference crate only to spawn the server in process
 //! (`--spawn-reference`, default feature `reference`) and to read its fault catalogue.
 
+pub mod capability;
 pub mod engine;
 /// Suite power: seeded faults of the reference server (cargo feature `faults`).
 #[cfg(feature = "faults")]

@@ -21,8 +21,9 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEnum};
+use conform::capability::command::Commands;
+use conform::capability::estimate;
 use conform::engine::baseline::Baseline;
-use conform::engine::estimate;
 use conform::engine::protocol::{Protocol, Suite, connect, load_profile};
 use conform::engine::report::write::Format;
 use conform::engine::report::{self, Report};
@@ -62,7 +63,7 @@ enum Command {
     },
     /// Write a commented target profile for a server (roles from `whoami`, SSP fixture
     /// roles from its descriptors, what is missing and which checks it leaves unsupported).
-    Init(conform::engine::init::InitArgs),
+    Init(conform::capability::init::InitArgs),
     /// Explain a requirement ID (rule, seed text, the checks that test it) or a check: any id
     /// the output prints.
     Explain {
@@ -73,10 +74,10 @@ enum Command {
     /// Fuzz a server with hostile requests (each protocol's black-box campaign); the
     /// oracles are checks of the report (exit 1 on a finding).
     #[command(after_help = EXIT_HELP)]
-    Fuzz(conform::engine::fuzz::cli::FuzzArgs),
+    Fuzz(conform::capability::fuzz::cli::FuzzArgs),
     /// Run a protocol's state-machine model against a target: seeded random operation
     /// sequences, shrunk to a minimal counterexample (exit 1) when the target disagrees
-    Model(conform::engine::model::ModelArgs),
+    Model(conform::capability::model::ModelArgs),
     /// Suite power: run the suites against the reference with each seeded fault in turn
     /// (built with `--features faults`; exit 0 only if every fault is caught on its own IDs).
     #[cfg(feature = "faults")]
@@ -193,7 +194,7 @@ fn out(text: &str) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     term::init_tracing();
-    let protocols = registry::protocols();
+    let protocols = registry::capabilities().commands;
     let mut command = Cli::command();
     for p in &protocols {
         for sub in p.commands() {
@@ -244,7 +245,7 @@ fn each_cause_is_printed_once() {
 
 /// A subcommand a protocol added (SSP's `validate`), run by that protocol.
 fn protocol_command(
-    protocols: &[Arc<dyn Protocol>],
+    protocols: &[Arc<dyn Commands>],
     matches: &clap::ArgMatches,
 ) -> Option<anyhow::Result<u8>> {
     let (name, sub) = matches.subcommand()?;
@@ -264,24 +265,28 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Run(args) => cmd_run(args, &dir()?),
         Command::List { suite } => cmd_list(&suite, &dir()?).map(|()| 0),
-        Command::Init(args) => Ok(conform::engine::init::execute(
+        Command::Init(args) => Ok(conform::capability::init::execute(
             &args,
-            &registry::protocols(),
+            &registry::capabilities().init,
             &dir()?,
         )?),
         Command::Explain { id } => cmd_explain(&id, &dir()?).map(|()| 0),
         Command::Fuzz(args) => {
-            let protocols = registry::select(std::slice::from_ref(&args.suite))?;
-            Ok(conform::engine::fuzz::cli::execute(
+            let protocols = registry::selected(
+                registry::capabilities().fuzz,
+                std::slice::from_ref(&args.suite),
+            )?;
+            Ok(conform::capability::fuzz::cli::execute(
                 &args,
                 &protocols,
                 &dir()?,
                 &conform::launcher::Registered,
             )?)
         }
-        Command::Model(args) => Ok(conform::engine::model::execute(
+        Command::Model(args) => Ok(conform::capability::model::execute(
             &args,
-            &registry::protocols(),
+            &registry::capabilities().model,
+            &registry::names(),
             &conform::launcher::Registered,
         )?),
         #[cfg(feature = "faults")]
@@ -313,7 +318,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     let command = match &args.target {
         Some(p) => format!(
             "conform run --target {} --suite {}",
-            report::shell_quote(&p.display().to_string()),
+            conform::engine::repro::shell_quote(&p.display().to_string()),
             args.suite
         ),
         None => format!("conform run --spawn-reference --suite {}", args.suite),
@@ -377,7 +382,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
 /// A stop set by the first Ctrl-C (SIGINT): the run then ends early with a partial report
 /// marked interrupted (exit 130). A second Ctrl-C ends the process at once (exit 130), as a
 /// user pressing it again expects.
-fn stop_on_ctrl_c() -> conform::engine::execute::Stop {
+fn stop_on_ctrl_c() -> conform::engine::check::Stop {
     let (tx, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -420,7 +425,8 @@ fn prepare_out(out: &Path) -> anyhow::Result<()> {
 /// an estimate under a second: such budgets do not hold the run back).
 fn print_estimate(target: &Target, suites: &[Suite], args: &RunArgs, t: &[TransportKind]) {
     let filter = args.filter.as_deref();
-    let estimates = estimate::estimate(target, suites, filter, t, args.shard);
+    let paced = registry::capabilities().estimate;
+    let estimates = estimate::estimate(target, suites, filter, t, args.shard, &paced);
     for (suite, e) in estimates.iter().filter(|(_, e)| e.at_least.as_secs() >= 1) {
         term::note(&format!(
             "estimate ({suite}): at least {} under the target's quotas",

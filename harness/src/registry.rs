@@ -1,13 +1,36 @@
-//! The one list of protocols the harness certifies. Adding a protocol = its folder + one
-//! line here.
+//! The one list of protocols the harness certifies, with the capabilities each offers.
+//! Adding a protocol = its folder + one line here.
 
 use std::sync::Arc;
 
+use crate::capability::command::Commands;
+use crate::capability::estimate::Paced;
+use crate::capability::fuzz::Fuzzable;
+use crate::capability::init::Initialisable;
+use crate::capability::model::Modelled;
 use crate::engine::protocol::{ProfileSection, Protocol, Suite, SuiteError};
 
-/// The list itself: each protocol's unit value, in run and report order.
+/// What the registered protocols offer beyond the engine core, one list per capability
+/// (registry order). A protocol is in a list when its line names the capability, and its
+/// line may name one only when it implements the trait (else the build fails).
+#[derive(Default)]
+pub struct Capabilities {
+    /// `conform fuzz` campaigns.
+    pub fuzz: Vec<Arc<dyn Fuzzable>>,
+    /// `conform model` state-machine models.
+    pub model: Vec<Arc<dyn Modelled>>,
+    /// Sections of `conform init`.
+    pub init: Vec<Arc<dyn Initialisable>>,
+    /// Duration estimates under the target's budgets.
+    pub estimate: Vec<Arc<dyn Paced>>,
+    /// Subcommands of their own.
+    pub commands: Vec<Arc<dyn Commands>>,
+}
+
+/// The list itself: each protocol's unit value, in run and report order, and the
+/// capabilities it offers.
 macro_rules! registered {
-    ($($protocol:expr),* $(,)?) => {
+    ($($protocol:expr => [$($capability:ident),* $(,)?]),* $(,)?) => {
         /// Every registered protocol, in run and report order.
         pub fn protocols() -> Vec<Arc<dyn Protocol>> {
             vec![$(Arc::new($protocol)),*]
@@ -18,13 +41,20 @@ macro_rules! registered {
         pub fn profile_sections() -> Vec<&'static dyn ProfileSection> {
             vec![$(&$protocol),*]
         }
+
+        /// What the registered protocols offer, by capability.
+        pub fn capabilities() -> Capabilities {
+            let mut all = Capabilities::default();
+            $($(all.$capability.push(Arc::new($protocol));)*)*
+            all
+        }
     };
 }
 
 registered!(
-    crate::parley::Parley,
-    crate::ssp::protocol::Ssp,
-    crate::mcp::protocol::Mcp,
+    crate::parley::protocol::Parley => [fuzz, model, init, estimate],
+    crate::ssp::protocol::Ssp => [fuzz, model, init, commands],
+    crate::mcp::protocol::Mcp => [],
 );
 
 /// Registered protocol names.
@@ -47,6 +77,19 @@ pub fn select(names: &[String]) -> Result<Vec<Arc<dyn Protocol>>, SuiteError> {
     Ok(all
         .into_iter()
         .filter(|p| every || names.iter().any(|n| n == p.name()))
+        .collect())
+}
+
+/// The members of `offering` (one capability's list) whose protocol `names` selects (`all` =
+/// every one); an unknown name is an error, a known one without the capability is left out.
+pub fn selected<T: ?Sized + Protocol>(
+    offering: Vec<Arc<T>>,
+    names: &[String],
+) -> Result<Vec<Arc<T>>, SuiteError> {
+    let chosen: Vec<&str> = select(names)?.iter().map(|p| p.name()).collect();
+    Ok(offering
+        .into_iter()
+        .filter(|c| chosen.contains(&c.name()))
         .collect())
 }
 

@@ -7,15 +7,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use conform::engine::fuzz::cli::fuzz;
-use conform::engine::fuzz::{Settings, Shared};
+use conform::capability::fuzz::cli::fuzz;
+use conform::capability::fuzz::{Settings, Shared};
 use conform::engine::protocol::Suite;
 use conform::engine::protocol::default_vectors_dir;
 use conform::engine::requirements::Catalogue;
 use conform::engine::target::ConnectOptions;
-use conform::parley::Parley;
 use conform::parley::fuzz::ParleyCampaign;
 use conform::parley::fuzz::campaign::Outcomes;
+use conform::parley::protocol::Parley;
 use conform::transport::TransportKind;
 
 const SEED: u64 = 11;
@@ -48,7 +48,7 @@ async fn campaign(faults: &[&str], duration: Duration) -> (Outcomes, i32) {
 async fn ssp_campaign(
     faults: &[&str],
     duration: Duration,
-) -> (conform::engine::fuzz::Outcomes, i32) {
+) -> (conform::capability::fuzz::Outcomes, i32) {
     let mut config = reference_impl::Config::demo_in_memory();
     config.faults = faults.iter().map(|f| (*f).to_string()).collect();
     let ssp: Arc<dyn conform::engine::protocol::Protocol> = Arc::new(conform::ssp::protocol::Ssp);
@@ -76,7 +76,7 @@ async fn ssp_campaign(
     (outcomes, report.exit_code())
 }
 
-fn ssp_shown(o: &conform::engine::fuzz::Outcomes) -> String {
+fn ssp_shown(o: &conform::capability::fuzz::Outcomes) -> String {
     (o.findings.iter())
         .map(|f| format!("{} {} {}: {}", f.oracle, f.op, f.mutation, f.message))
         .collect::<Vec<_>>()
@@ -181,8 +181,8 @@ async fn survey_every_fault() {
             seed: SEED,
             transports: vec![TransportKind::Http, TransportKind::Mcp],
         };
-        let suites = conform::engine::fuzz::cli::campaign_suites(
-            &protocols,
+        let suites = conform::capability::fuzz::cli::campaign_suites(
+            &[Arc::new(Parley) as Arc<dyn conform::capability::fuzz::Fuzzable>],
             &default_vectors_dir(),
             &settings,
         )

@@ -12,9 +12,10 @@ mod support;
 
 use std::time::Instant;
 
-use conform::engine::history::Bound;
+use conform::capability::history::Bound;
 use conform::engine::target::{ConnectOptions, Target};
-use conform::parley::history::run::{HistoryRun, Settings, run_histories};
+use conform::parley::history::groups::Settings;
+use conform::parley::history::run::{HistoryRun, run_histories};
 use conform::parley::preflight::ParleyTarget;
 use conform::transport::{McpRevision, TransportKind};
 

@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use conform::engine::estimate::estimate;
+use conform::capability::estimate::estimate;
 use conform::engine::report::Report;
 use conform::engine::run::{RunOptions, run};
 use conform::engine::target::{ConnectOptions, Target};
@@ -71,7 +71,8 @@ async fn certify(target: Arc<Target>) -> (Duration, Report, Duration) {
     let suite = support::vectors::suite("parley").expect("parley suite");
     let suites = [suite];
     let both = [TransportKind::Http, TransportKind::Mcp];
-    let est = estimate(&target, &suites, Some(FILTER), &both, None);
+    let paced = conform::registry::capabilities().estimate;
+    let est = estimate(&target, &suites, Some(FILTER), &both, None, &paced);
     let at_least = est
         .iter()
         .map(|(_, e)| e.at_least)

@@ -1,12 +1,13 @@
 //! Snapshot tests of the four renderers on a hand-built report (times, ports, ids redacted).
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
-use conform::engine::report::TargetInfo;
 use conform::engine::report::{
     BaselineInfo, BaselineMark, CheckResult, MatrixStatus, Report, Reproduction, RequirementRow,
-    Summary, ToolInfo, badge, curl_command, html, json, junit, markdown, sarif,
+    Summary, ToolInfo, badge, html, json, junit, markdown, sarif,
 };
+use conform::engine::repro::curl_command;
 use conform::engine::requirements::Level;
+use conform::engine::target::TargetInfo;
 use conform::engine::verdict::{Verdict, Violation};
 use conform::transport::{Exchange, McpRevision, TransportKind};
 use regex::Regex;

@@ -3,7 +3,7 @@
 //!
 //! Each [`Fault`] is a small, realistic bug an implementer could make, tagged with the
 //! requirement IDs it violates. A fault is switched on per server instance
-//! ([`crate::Config::faults`], `reference-server serve --fault NAME`), never globally:
+//! ([`crate::config::Config::faults`], `reference-server serve --fault NAME`), never globally:
 //! tests run several faulty servers side by side in one process.
 //!
 //! The catalogue itself ([`Fault`]) is always compiled (it is data: the harness lists it).
@@ -320,13 +320,17 @@ mod wire;
 /// shape and the SSP provider's wire behaviour; see `faults/wire.rs`). Returns `router`
 /// unchanged when none of them is on — always, in a build without the `faults` feature.
 #[cfg(feature = "faults")]
-pub fn layer(router: axum::Router, faults: Faults, config: &crate::Config) -> axum::Router {
+pub fn layer(router: axum::Router, faults: Faults, config: &crate::config::Config) -> axum::Router {
     wire::layer(router, faults, config)
 }
 
 /// Wraps the whole router with the boundary faults: the identity in this build (no faults).
 #[cfg(not(feature = "faults"))]
-pub fn layer(router: axum::Router, _faults: Faults, _config: &crate::Config) -> axum::Router {
+pub fn layer(
+    router: axum::Router,
+    _faults: Faults,
+    _config: &crate::config::Config,
+) -> axum::Router {
     router
 }
 

@@ -47,6 +47,9 @@ pub enum Bindings {
     Once,
 }
 
+/// A request to stop a run early (Ctrl-C): set once, seen by every waiter.
+pub type Stop = tokio::sync::watch::Receiver<bool>;
+
 /// Everything a check may use while running.
 #[derive(Clone)]
 pub struct CheckCtx {
@@ -63,19 +66,19 @@ pub struct CheckCtx {
     /// Set when the run stops early: the check's task is aborted then, but work it handed
     /// to a blocking thread (a model's search) checks it between steps and races each step
     /// against it ([`CheckCtx::unless_stopped`]), so that it ends as well.
-    pub stop: Option<super::execute::Stop>,
+    pub stop: Option<Stop>,
 }
 
 impl CheckCtx {
     /// Whether the run was asked to stop.
-    pub fn stopped(stop: Option<&super::execute::Stop>) -> bool {
+    pub fn stopped(stop: Option<&Stop>) -> bool {
         stop.is_some_and(|s| *s.borrow())
     }
 
     /// `work`'s result, or `None` as soon as the run stops (a step of a blocking search
     /// may wait long: an execution's polling, a quota window).
     pub async fn unless_stopped<T>(
-        stop: Option<&super::execute::Stop>,
+        stop: Option<&Stop>,
         work: impl std::future::Future<Output = T>,
     ) -> Option<T> {
         let Some(stop) = stop else {
@@ -174,7 +177,7 @@ pub trait Check: Send + Sync {
     }
     /// What one run of this check (on one binding) draws from budgets its protocol paces,
     /// by budget name (a Parley vector: its writes per role, under PV-TR-5 quotas) — for
-    /// the duration estimate printed before a run ([`crate::engine::estimate`]).
+    /// the duration estimate printed before a run ([`crate::capability::estimate`]).
     fn budget_use(&self) -> Vec<(String, u64)> {
         Vec::new()
     }

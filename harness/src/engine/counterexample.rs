@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::engine::report::{compact, curl_command};
+use crate::engine::repro::{compact, curl_command};
 use crate::transport::Exchange;
 
 /// Why a step disagreed with the model.

@@ -12,7 +12,7 @@ use std::time::Instant;
 use futures::FutureExt as _;
 use tokio::sync::Semaphore;
 
-use super::check::{CheckCtx, CheckOutcome};
+use super::check::{CheckCtx, CheckOutcome, Stop};
 use super::counterexample::Counterexamples;
 use super::plan::Job;
 use super::target::Target;
@@ -27,9 +27,6 @@ pub struct Done {
     /// Wall time of the check.
     pub duration_ms: u64,
 }
-
-/// A request to stop a run early (Ctrl-C): set once, seen by every waiter.
-pub type Stop = tokio::sync::watch::Receiver<bool>;
 
 /// How long a stopped run waits for its running checks before aborting them.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);

@@ -7,10 +7,8 @@ use super::baseline::Baseline;
 use super::execute::Done;
 use super::plan::Job;
 use super::protocol::{Secret, Suite};
-use super::report::{
-    BaselineMark, CheckResult, MatrixStatus, Reproduction, RequirementRow, curl_command,
-    shell_quote,
-};
+use super::report::{BaselineMark, CheckResult, MatrixStatus, Reproduction, RequirementRow};
+use super::repro::{curl_command, shell_quote};
 use super::requirements::Method;
 use super::target::Target;
 use super::verdict::{Cause, Verdict, Violation};

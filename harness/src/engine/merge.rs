@@ -11,7 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::judge;
-use super::report::{Report, RequirementRow, TargetInfo};
+use super::report::{Report, RequirementRow};
+use super::target::TargetInfo;
 
 /// Why shard reports cannot be merged (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -282,7 +283,7 @@ fn combine_run_figures(base: &mut Report, shards: &[&Report]) {
 mod tests {
     use super::*;
     use crate::engine::diff::tests::{report, result, violation};
-    use crate::engine::shard::ShardInfo;
+    use crate::engine::report::ShardInfo;
     use crate::engine::verdict::Verdict;
 
     /// An unsharded report: four planned jobs and two derived results after them.

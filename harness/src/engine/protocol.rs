@@ -3,17 +3,16 @@
 //! Adding a protocol = one folder implementing [`Protocol`] + one line in
 //! [`crate::registry`]. The engine asks the protocol for its catalogue and checks, runs its
 //! pre-flight, lets it judge across bindings after execution (derived checks), and delegates
-//! profile sections, secrets in reproductions and extra CLI commands to it.
+//! profile sections and secrets in reproductions to it. What a protocol may offer beyond
+//! that (fuzzing, models, `init`, estimates, subcommands) are capability traits in
+//! [`crate::capability`], which this core never names.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
 use super::check::{Check, CheckOutcome};
-use super::estimate::Estimate;
-use super::init::{GivenToken, InitPart};
 use super::report::CheckResult;
 use super::requirements::{Catalogue, CatalogueError};
 use super::target::{ConnectOptions, Profile, Target, TargetError};
@@ -157,83 +156,11 @@ pub trait Protocol: ProfileSection {
     fn judge_across(&self, _suite: &Suite, _runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
         Vec::new()
     }
-    /// The least time the planned checks take under the target's budgets, given what they
-    /// draw in all ([`Check::budget_use`] summed over the plan); `None` when nothing paces.
-    fn estimate(&self, _target: &Target, _usage: &BTreeMap<String, u64>) -> Option<Estimate> {
-        None
-    }
     /// Secrets that transcripts name by variable.
     fn secrets(&self, _target: &Target) -> Vec<Secret> {
         Vec::new()
     }
-    /// `conform fuzz`: this protocol's black-box campaign with `settings` (`None`: it has
-    /// none). Its oracles become checks of the fuzz report (`engine::fuzz`).
-    fn fuzz_campaign(
-        &self,
-        _settings: &crate::engine::fuzz::Settings,
-    ) -> Option<Arc<dyn crate::engine::fuzz::Campaign>> {
-        None
-    }
-    /// `conform model --suite <this protocol>`: runs this protocol's state-machine model
-    /// (the exit code), or `None` when it has none.
-    fn model_command(
-        &self,
-        _args: &crate::engine::model::ModelArgs,
-        _launcher: &dyn Launcher,
-    ) -> Option<Result<u8, CommandError>> {
-        None
-    }
-    /// Extra `conform` subcommands this protocol adds (e.g. SSP's `validate`).
-    fn commands(&self) -> Vec<clap::Command> {
-        Vec::new()
-    }
-    /// Runs one of [`Protocol::commands`]: the process exit code, or why it could not run.
-    /// `launcher` reaches targets (profile files, the bundled reference) for it.
-    fn run_command(
-        &self,
-        _name: &str,
-        _args: &clap::ArgMatches,
-        _launcher: &dyn Launcher,
-    ) -> Result<u8, CommandError> {
-        Err(CommandError("no such command".into()))
-    }
-    /// Role or credential names `conform init --token NAME=…` may give this protocol.
-    fn init_roles(&self) -> Vec<&'static str> {
-        Vec::new()
-    }
-    /// `conform init`: this protocol's sections of a profile for `target` (no pre-flight
-    /// ran), from the server's answers and the given tokens: the roles they play, what is
-    /// still missing and which checks would be `unsupported` because of it.
-    fn init<'a>(
-        &'a self,
-        _target: &'a Target,
-        _tokens: &'a [GivenToken],
-        _vectors_dir: &'a Path,
-    ) -> BoxFuture<'a, InitPart> {
-        Box::pin(async { InitPart::default() })
-    }
 }
-
-/// How a protocol's own subcommand (`conform fuzz`, `conform model`) reaches its target
-/// without knowing the registry or the bundled reference, which sit above the wings: the
-/// CLI hands one down ([`crate::launcher::Registered`]).
-pub trait Launcher: Send + Sync {
-    /// Reads a profile file, its sections validated by every registered protocol.
-    fn load_profile(&self, path: &Path) -> Result<Profile, TargetError>;
-    /// Spawns the bundled reference with the seeded `faults` named (empty: none) and
-    /// pre-flights it for `protocols`.
-    fn spawn_reference<'a>(
-        &'a self,
-        opts: &'a ConnectOptions,
-        protocols: &'a [Arc<dyn Protocol>],
-        faults: &'a [String],
-    ) -> BoxFuture<'a, Result<Target, TargetError>>;
-}
-
-/// Why a protocol's subcommand could not run (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct CommandError(pub String);
 
 pub use super::vectors_dir::default_vectors_dir;
 

@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use super::baseline::{Baseline, BaselineError};
 use super::check::CheckOutcome;
+use super::check::Stop;
 use super::counterexample::Counterexamples;
-use super::execute::{Stop, execute};
+use super::execute::execute;
 use super::judge::{self, ReproContext};
 use super::plan::{Filter, Job, offered, plan};
 use super::protocol::{CheckRun, Suite};

@@ -20,7 +20,7 @@ use sha2::{Digest as _, Sha256};
 use super::check::Check;
 use super::plan::Job;
 use super::protocol::Suite;
-use super::report::CheckResult;
+use super::report::{CheckResult, ShardInfo};
 
 /// The group key of every exclusive check.
 const EXCLUSIVE_GROUP: &str = "\u{0}exclusive";
@@ -101,23 +101,6 @@ impl Shard {
         }
         (jobs, positions)
     }
-}
-
-/// What a shard report records so that the shards can be merged (absent from unsharded
-/// reports).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ShardInfo {
-    /// Which shard.
-    pub index: u32,
-    /// Of how many.
-    pub count: u32,
-    /// Jobs of the whole unsharded plan (the merged report must hold a result for each).
-    pub planned: usize,
-    /// For each result of this report, in order, its position in the unsharded report:
-    /// `0..planned` for planned jobs, `planned..` for derived checks (in the order their
-    /// protocol lists its derived ids).
-    pub positions: Vec<usize>,
 }
 
 /// The shard record of a report: `checks` are the shard's results, first its planned jobs

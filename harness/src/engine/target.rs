@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{TargetInfo, TlsInfo};
 use crate::transport::limits::Limits;
 use crate::transport::tls::TlsOptions;
 use crate::transport::{Client, McpRevision, TransportKind};
@@ -269,5 +268,68 @@ pub fn truncate(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// Target information recorded in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetInfo {
+    /// Display name.
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// MCP endpoint URL.
+    pub mcp_url: String,
+    /// MCP revision spoken.
+    pub mcp_revision: McpRevision,
+    /// Server version the target declares.
+    #[serde(default)]
+    pub server_version: Option<String>,
+    /// Profiles the target enables.
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// Whether the reference server was spawned in process.
+    pub spawned_reference: bool,
+    /// Profile file used (for reproduction commands).
+    #[serde(default)]
+    pub profile_path: Option<String>,
+    /// How the TLS server was trusted (`https://` targets, or TLS settings given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsInfo>,
+}
+
+/// How an `https://` target's certificate was trusted, as a published report shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsInfo {
+    /// Certificates were NOT verified (`--insecure`): the server's identity is unproven.
+    pub insecure: bool,
+    /// Extra trusted root file (`--ca-cert`), besides the bundled Mozilla roots.
+    #[serde(default)]
+    pub ca_cert: Option<String>,
+}
+
+impl TlsInfo {
+    /// What to record for a target at `base_url` reached with `tls` (`None` for a plain
+    /// `http://` target with default settings).
+    pub fn of(base_url: &str, tls: &crate::transport::tls::TlsOptions) -> Option<Self> {
+        (base_url.starts_with("https://") || !tls.is_default()).then(|| Self {
+            insecure: tls.insecure,
+            ca_cert: tls.ca_cert.as_ref().map(|p| p.display().to_string()),
+        })
+    }
+
+    /// One line for the human-readable reports.
+    pub fn describe(&self) -> String {
+        let roots = match &self.ca_cert {
+            Some(f) => format!("Mozilla roots + {f}"),
+            None => "Mozilla roots".into(),
+        };
+        if self.insecure {
+            "INSECURE — certificates not verified (--insecure)".into()
+        } else {
+            format!("verified ({roots})")
+        }
     }
 }

@@ -14,7 +14,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use super::profile::McpProfile;
 use crate::engine::finding::{Finding, Step};
-use crate::engine::report::{STDIO_METHOD, shell_quote};
+use crate::engine::repro::{STDIO_METHOD, shell_quote};
 use crate::transport::{Exchange, TransportKind};
 
 /// Bytes of one stdout line kept at most (a server writing an endless line is cut there).

@@ -16,10 +16,11 @@ use super::preflight::{
 use super::role::Role;
 use super::vectors::loader::load_dir;
 use super::vectors::runner::{VectorCheck, unsupported_reason};
+use crate::capability::init::{GivenToken, InitPart, Initialisable, Speaks, toml_str};
 use crate::engine::check::{Bindings, Check as _};
-use crate::engine::init::{GivenToken, InitPart, Speaks, toml_str};
 use crate::engine::requirements::Catalogue;
 use crate::engine::target::{Target, TargetError};
+use crate::parley::protocol::Parley;
 use crate::transport::http::HttpTransport;
 use crate::transport::mcp::McpTransport;
 use crate::transport::{Auth, Transport, TransportKind};
@@ -324,4 +325,20 @@ fn write_unsupported(o: &mut String, part: &ParleyTarget, vectors_dir: &Path) {
 /// `s` on one comment line.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Initialisable for Parley {
+    fn init_roles(&self) -> Vec<&'static str> {
+        roles()
+    }
+
+    fn init<'a>(
+        &'a self,
+        target: &'a Target,
+        tokens: &'a [GivenToken],
+        vectors_dir: &'a Path,
+    ) -> futures::future::BoxFuture<'a, InitPart> {
+        use futures::FutureExt as _;
+        init(target, tokens, vectors_dir).boxed()
+    }
 }

@@ -15,8 +15,9 @@ use super::provider::checks::catalogue;
 use super::provider::env::{Cred, Env};
 use super::provider::profile::{FixtureRole, SspCredentials, SspProfile};
 use super::types::{AccessPolicy, AuthType, ParameterDefinition, SkillDescriptor};
-use crate::engine::init::{GivenToken, InitPart, Speaks, toml_str};
+use crate::capability::init::{GivenToken, InitPart, Initialisable, Speaks, toml_str};
 use crate::engine::target::Target;
+use crate::ssp::protocol::Ssp;
 use crate::ssp::validator::DocType;
 
 /// Credential names `--token NAME=…` may give SSP (`[ssp.credentials]` keys).
@@ -364,4 +365,20 @@ fn write_unsupported(o: &mut String, p: &SspProfile) {
 /// `s` on one comment line.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl Initialisable for Ssp {
+    fn init_roles(&self) -> Vec<&'static str> {
+        CREDENTIALS.to_vec()
+    }
+
+    fn init<'a>(
+        &'a self,
+        target: &'a Target,
+        tokens: &'a [GivenToken],
+        _vectors_dir: &'a std::path::Path,
+    ) -> futures::future::BoxFuture<'a, InitPart> {
+        use futures::FutureExt as _;
+        init(target, tokens).boxed()
+    }
 }

@@ -12,7 +12,8 @@ use clap::{Args as _, FromArgMatches as _};
 
 use super::cli::ValidateArgs;
 use super::provider::env::{Cred, Env};
-use crate::engine::protocol::{CommandError, ProfileSection, Protocol, Suite, SuiteError};
+use crate::capability::command::{CommandError, Commands, Launcher};
+use crate::engine::protocol::{ProfileSection, Protocol, Suite, SuiteError};
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError, truncate};
 
 /// The Skill Sharing Protocol 1.0 wing.
@@ -64,24 +65,9 @@ impl Protocol for Ssp {
         }
         .boxed()
     }
+}
 
-    fn model_command(
-        &self,
-        args: &crate::engine::model::ModelArgs,
-        launcher: &dyn crate::engine::protocol::Launcher,
-    ) -> Option<Result<u8, crate::engine::protocol::CommandError>> {
-        Some(crate::ssp::model::cli::execute(args, launcher))
-    }
-
-    fn fuzz_campaign(
-        &self,
-        settings: &crate::engine::fuzz::Settings,
-    ) -> Option<Arc<dyn crate::engine::fuzz::Campaign>> {
-        Some(Arc::new(crate::ssp::fuzz::SspCampaign::new(
-            settings.clone(),
-        )))
-    }
-
+impl Commands for Ssp {
     fn commands(&self) -> Vec<clap::Command> {
         // `augment_args` sets the struct's own doc as `about`: ours must come after it.
         vec![
@@ -91,24 +77,11 @@ impl Protocol for Ssp {
         ]
     }
 
-    fn init_roles(&self) -> Vec<&'static str> {
-        super::init::CREDENTIALS.to_vec()
-    }
-
-    fn init<'a>(
-        &'a self,
-        target: &'a Target,
-        tokens: &'a [crate::engine::init::GivenToken],
-        _vectors_dir: &'a Path,
-    ) -> BoxFuture<'a, crate::engine::init::InitPart> {
-        super::init::init(target, tokens).boxed()
-    }
-
     fn run_command(
         &self,
         name: &str,
         args: &clap::ArgMatches,
-        _launcher: &dyn crate::engine::protocol::Launcher,
+        _launcher: &dyn Launcher,
     ) -> Result<u8, CommandError> {
         if name != "validate" {
             return Err(CommandError(format!("ssp has no command {name:?}")));

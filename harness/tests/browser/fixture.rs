@@ -4,10 +4,11 @@
 //! check id and a server message carrying `<script>`) that must stay text.
 
 use conform::engine::report::{
-    CheckResult, MatrixStatus, Report, Reproduction, RequirementRow, Summary, TargetInfo, ToolInfo,
-    curl_command,
+    CheckResult, MatrixStatus, Report, Reproduction, RequirementRow, Summary, ToolInfo,
 };
+use conform::engine::repro::curl_command;
 use conform::engine::requirements::Level;
+use conform::engine::target::TargetInfo;
 use conform::engine::verdict::{Verdict, Violation};
 use conform::transport::{Exchange, McpRevision, TransportKind};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! the judgement of a check that must pass against the reference.
 
 use conform::engine::check::CheckOutcome;
-use conform::engine::report::curl_command;
+use conform::engine::repro::curl_command;
 use conform::engine::verdict::Verdict;
 use libtest_mimic::Failed;
 

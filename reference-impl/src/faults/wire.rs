@@ -79,7 +79,7 @@ struct Wire {
 }
 
 /// Wraps `router` with the boundary faults switched on in `faults` (identity otherwise).
-pub(super) fn layer(router: Router, faults: Faults, config: &crate::Config) -> Router {
+pub(super) fn layer(router: Router, faults: Faults, config: &crate::config::Config) -> Router {
     if !WIRE_FAULTS.iter().any(|f| faults.is_on(*f)) {
         return router;
     }

@@ -8,13 +8,14 @@ mod ops;
 mod post;
 mod quota;
 pub(crate) mod render;
-mod types;
 
 #[cfg(test)]
 mod tests;
 
+pub use crate::domain::parley::operation::{
+    Args, BearerToken, ContentType, Operation, Request, Response,
+};
 pub use args::CURSOR_PREFIX;
-pub use types::{Args, BearerToken, ContentType, Operation, Request, Response};
 
 use std::collections::HashMap;
 use std::sync::Arc;

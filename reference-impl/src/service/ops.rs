@@ -58,7 +58,7 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
         let messages = store::thread_messages(conn, id)?;
         Ok::<_, Fail>((t, messages))
     })?;
-    let mut tree = hooks::reads::flat_thread(inner.faults, &messages)
+    let mut tree = hooks::reads::flat_thread(inner.faults, &messages, render::message)
         .unwrap_or_else(|| render::message_tree(&messages));
     for m in &mut tree {
         hooks::reads::message(inner.faults, m);

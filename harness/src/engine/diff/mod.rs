@@ -341,8 +341,8 @@ fn detail(v: &Verdict) -> Option<String> {
             } else {
                 x.pointer.as_str()
             },
-            crate::engine::report::compact(&x.expected, 120),
-            crate::engine::report::compact(&x.observed, 120)
+            crate::engine::repro::compact(&x.expected, 120),
+            crate::engine::repro::compact(&x.observed, 120)
         )),
         Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => Some(reason.clone()),
         Verdict::HarnessError { message } => Some(message.clone()),

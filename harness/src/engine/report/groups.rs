@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{BaselineMark, CheckResult, Report, compact};
+use super::{BaselineMark, CheckResult, Report};
+use crate::engine::repro::compact;
 use crate::engine::verdict::{Verdict, Violation};
 
 /// The checks that failed (or warned) expecting one fact.

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{BaselineMark, CheckResult, Report, compact};
+use super::{BaselineMark, CheckResult, Report};
+use crate::engine::repro::compact;
 use crate::engine::verdict::Verdict;
 
 /// Escapes text for XML attributes and content.

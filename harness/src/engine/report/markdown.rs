@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::{BaselineMark, Report, compact};
+use super::{BaselineMark, Report};
+use crate::engine::repro::compact;
 use crate::engine::verdict::Verdict;
 
 fn cell(s: &str) -> String {

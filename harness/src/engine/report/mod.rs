@@ -16,16 +16,13 @@ pub mod write;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::requirements::Level;
+use crate::engine::target::TargetInfo;
 use crate::engine::verdict::Verdict;
-use crate::transport::McpRevision;
-use crate::transport::{Exchange, TransportKind};
+use crate::transport::TransportKind;
 
 /// Version of the report format (bumped on incompatible changes).
 pub const REPORT_FORMAT_VERSION: u32 = 1;
@@ -75,7 +72,7 @@ pub struct Report {
     /// Present in the report of one shard (`conform run --shard k/n`): what `conform merge`
     /// needs to put the shards back together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::engine::shard::ShardInfo>,
+    pub shard: Option<ShardInfo>,
     /// The run was stopped early (Ctrl-C): a partial report, its unfinished checks
     /// `skipped`; exit code 130.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -525,137 +522,28 @@ impl Report {
     }
 }
 
-/// Compact one-line JSON, truncated.
-pub fn compact(v: &serde_json::Value, n: usize) -> String {
-    let s = v.to_string();
-    if s.chars().count() <= n {
-        s
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
-}
-
-/// Single-quotes a string for a POSIX shell.
-pub fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// `s` single-quoted for a POSIX shell, except the secret placeholders the harness itself
-/// writes (`${CONFORM_…}`, `${SSP_…}`), spliced in double quotes so the shell expands them.
-/// Everything else stays literal, so a value a hostile server chose (a session id holding
-/// `$(…)`) can never run when a user pastes the line.
-pub fn quote_with_secrets(s: &str) -> String {
-    static SECRET: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"\$\{(?:CONFORM|SSP)_[A-Z0-9_]+\}").ok());
-    let quoted = shell_quote(s);
-    let Some(re) = SECRET.as_ref() else {
-        return quoted;
-    };
-    let spliced = re.replace_all(&quoted, "'\"$0\"'").into_owned();
-    // A placeholder at either end leaves an empty `''` there: drop it.
-    let spliced = match spliced.strip_suffix("''") {
-        Some(head) if head.ends_with("}\"") => head,
-        _ => &spliced,
-    };
-    match spliced.strip_prefix("''") {
-        Some(tail) if tail.starts_with("\"${") => tail.to_string(),
-        _ => spliced.to_string(),
-    }
-}
-
-/// Method of an exchange over a child process's stdio (its `url` is the command line).
-pub const STDIO_METHOD: &str = "STDIO";
-
-/// The curl command equivalent to one recorded exchange (for a stdio exchange, the line
-/// piped into the command).
-pub fn curl_command(ex: &Exchange) -> String {
-    if ex.method == STDIO_METHOD {
-        let line = ex.request_body.as_deref().unwrap_or_default();
-        return format!("printf '%s\\n' {} | {}", shell_quote(line), ex.url);
-    }
-    let mut cmd = format!("curl -sS -i -X {} {}", ex.method, shell_quote(&ex.url));
-    for (k, v) in &ex.request_headers {
-        cmd.push_str(&format!(" -H {}", quote_with_secrets(&format!("{k}: {v}"))));
-    }
-    if let Some(b) = &ex.request_body {
-        if let Some(b64) = b.strip_prefix("base64:") {
-            cmd = format!(
-                "printf %s {} | base64 -d | {cmd} --data-binary @-",
-                shell_quote(b64)
-            );
-        } else {
-            cmd.push_str(&format!(" --data-raw {}", shell_quote(b)));
-        }
-    }
-    cmd
-}
-
-/// Target information recorded in the report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TargetInfo {
-    /// Display name.
-    pub name: String,
-    /// Base URL.
-    pub base_url: String,
-    /// MCP endpoint URL.
-    pub mcp_url: String,
-    /// MCP revision spoken.
-    pub mcp_revision: McpRevision,
-    /// Server version the target declares.
-    #[serde(default)]
-    pub server_version: Option<String>,
-    /// Profiles the target enables.
-    #[serde(default)]
-    pub profiles: Vec<String>,
-    /// Whether the reference server was spawned in process.
-    pub spawned_reference: bool,
-    /// Profile file used (for reproduction commands).
-    #[serde(default)]
-    pub profile_path: Option<String>,
-    /// How the TLS server was trusted (`https://` targets, or TLS settings given).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsInfo>,
-}
-
-/// How an `https://` target's certificate was trusted, as a published report shows it.
+/// What a shard report records so that the shards can be merged (absent from unsharded
+/// reports).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TlsInfo {
-    /// Certificates were NOT verified (`--insecure`): the server's identity is unproven.
-    pub insecure: bool,
-    /// Extra trusted root file (`--ca-cert`), besides the bundled Mozilla roots.
-    #[serde(default)]
-    pub ca_cert: Option<String>,
-}
-
-impl TlsInfo {
-    /// What to record for a target at `base_url` reached with `tls` (`None` for a plain
-    /// `http://` target with default settings).
-    pub fn of(base_url: &str, tls: &crate::transport::tls::TlsOptions) -> Option<Self> {
-        (base_url.starts_with("https://") || !tls.is_default()).then(|| Self {
-            insecure: tls.insecure,
-            ca_cert: tls.ca_cert.as_ref().map(|p| p.display().to_string()),
-        })
-    }
-
-    /// One line for the human-readable reports.
-    pub fn describe(&self) -> String {
-        let roots = match &self.ca_cert {
-            Some(f) => format!("Mozilla roots + {f}"),
-            None => "Mozilla roots".into(),
-        };
-        if self.insecure {
-            "INSECURE — certificates not verified (--insecure)".into()
-        } else {
-            format!("verified ({roots})")
-        }
-    }
+pub struct ShardInfo {
+    /// Which shard.
+    pub index: u32,
+    /// Of how many.
+    pub count: u32,
+    /// Jobs of the whole unsharded plan (the merged report must hold a result for each).
+    pub planned: usize,
+    /// For each result of this report, in order, its position in the unsharded report:
+    /// `0..planned` for planned jobs, `planned..` for derived checks (in the order their
+    /// protocol lists its derived ids).
+    pub positions: Vec<usize>,
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::engine::target::TargetInfo;
+    use crate::transport::McpRevision;
 
     /// A report of no check against a fixed target (unit tests fill in what they need).
     pub(crate) fn empty_report() -> Report {
@@ -690,20 +578,5 @@ pub(crate) mod tests {
             shard: None,
             interrupted: false,
         }
-    }
-
-    #[test]
-    fn secrets_expand_and_everything_else_stays_literal() {
-        assert_eq!(
-            quote_with_secrets("authorization: Bearer ${CONFORM_TOKEN_A}"),
-            r#"'authorization: Bearer '"${CONFORM_TOKEN_A}""#
-        );
-        // A value a hostile server chose cannot run: only the placeholder leaves the quotes.
-        assert_eq!(
-            quote_with_secrets("mcp-session-id: ${CONFORM_X}$(touch pwned)`id`"),
-            r#"'mcp-session-id: '"${CONFORM_X}"'$(touch pwned)`id`'"#
-        );
-        assert_eq!(quote_with_secrets("x: ${HOME}"), "'x: ${HOME}'");
-        assert_eq!(quote_with_secrets("x: it's"), r"'x: it'\''s'");
     }
 }

@@ -18,7 +18,8 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
-use super::{BaselineMark, CheckResult, Report, RequirementRow, anchor, compact};
+use super::{BaselineMark, CheckResult, Report, RequirementRow, anchor};
+use crate::engine::repro::compact;
 use crate::engine::requirements::Level;
 use crate::engine::verdict::{Verdict, Violation};
 

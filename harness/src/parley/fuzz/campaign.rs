@@ -10,13 +10,13 @@ use serde_json::{Value, json};
 
 use super::cases::{self, Case, Knowledge};
 use super::oracles::{self, Breach, Oracle, Outcome};
-use crate::engine::fuzz::worth_retrying;
+use crate::capability::fuzz::worth_retrying;
 use crate::engine::target::Target;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::{Auth, Exchange, McpRevision, Reply, TransportError, TransportKind};
 
-pub use crate::engine::fuzz::Settings;
+pub use crate::capability::fuzz::Settings;
 
 /// One distinct finding.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub struct Finding {
 }
 
 /// What a Parley campaign did and found (each finding with its hostile request).
-pub type Outcomes = crate::engine::fuzz::Outcomes<Finding>;
+pub type Outcomes = crate::capability::fuzz::Outcomes<Finding>;
 
 /// parley-v1.md PV-MF-2 / PV-EN-2: the body limit every server enforces (seed § enveloppe).
 const BODY_MAX_CHARS: usize = 500;

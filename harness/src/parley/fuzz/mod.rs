@@ -1,5 +1,5 @@
 //! Parley's campaign of `conform fuzz`: a black-box, structure-aware fuzzer of any Parley
-//! server (the command, the checks and the reports are `engine::fuzz`'s).
+//! server (the command, the checks and the reports are `capability::fuzz`'s).
 //!
 //! - [`cases`]: mutations of valid requests (dropped, retyped, duplicated members, boundary
 //!   lengths, Unicode edges, huge numbers, deep nesting, invalid UTF-8, truncated bodies,
@@ -22,8 +22,9 @@ use std::sync::OnceLock;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
-use crate::engine::fuzz::{self, Settings};
+use crate::capability::fuzz::{self, Campaign, Fuzzable, Settings};
 use crate::engine::target::Target;
+use crate::parley::protocol::Parley;
 use campaign::Outcomes;
 use oracles::Oracle;
 
@@ -110,5 +111,11 @@ fn general(f: &campaign::Finding) -> fuzz::Finding {
         mutation: f.mutation.clone(),
         message: f.breach.message.clone(),
         exchanges: f.exchanges.clone(),
+    }
+}
+
+impl Fuzzable for Parley {
+    fn campaign(&self, settings: &Settings) -> std::sync::Arc<dyn Campaign> {
+        std::sync::Arc::new(ParleyCampaign::new(settings.clone()))
     }
 }

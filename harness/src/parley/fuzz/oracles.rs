@@ -46,8 +46,8 @@ impl Oracle {
     ];
 
     /// The oracle as the engine reports it.
-    pub const fn spec(self) -> crate::engine::fuzz::Oracle {
-        crate::engine::fuzz::Oracle {
+    pub const fn spec(self) -> crate::capability::fuzz::Oracle {
+        crate::capability::fuzz::Oracle {
             name: self.name(),
             title: self.title(),
             requirements: self.requirements(),
@@ -247,7 +247,7 @@ pub fn judge(
 }
 
 fn no_leak(reply: &Reply, found: &mut Vec<Breach>) {
-    if let Some(m) = crate::engine::fuzz::leaked(&reply.text) {
+    if let Some(m) = crate::capability::fuzz::leaked(&reply.text) {
         found.push(breach(
             Oracle::NoLeak,
             m.to_ascii_lowercase(),

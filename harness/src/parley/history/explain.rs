@@ -4,10 +4,14 @@
 
 use std::fmt::Write as _;
 
-use super::run::{GroupRun, Settings, line, stuck_rules};
-use super::spec::Observed;
-use crate::engine::history::Explanation;
+use super::groups::{GroupRun, Settings};
+use super::spec::{Observed, Step, rules};
+use crate::capability::history::Explanation;
+use crate::capability::history::History;
+use crate::parley::model::driver::describe;
+use crate::parley::model::predict::predict;
 use crate::parley::model::runner::Cast;
+use crate::parley::model::state::World;
 use crate::transport::TransportKind;
 
 fn ms(ns: u64) -> String {
@@ -67,4 +71,67 @@ pub fn render(
         e.stats.nodes, e.stats.memo_hits
     );
     (rules, m)
+}
+
+/// The model after `prefix` of `history` (each step's one successor: Parley's model moves to
+/// the same next state whatever the allowed outcome).
+pub fn replay(world: &World, history: &History<Step, Observed>, prefix: &[usize]) -> World {
+    prefix
+        .iter()
+        .fold(world.clone(), |w, &i| match &history.ops[i].input {
+            Step::Op(op) if w.exists(op) => {
+                let p = predict(&w, op);
+                // The observed outcome decides between the two readings of a repeat.
+                let accepted = matches!(
+                    history.ops[i].response.as_ref().map(|r| &r.output),
+                    Some(Observed::Accepted { .. })
+                );
+                super::spec::after(&p, accepted).clone()
+            }
+            _ => w,
+        })
+}
+
+/// The requirement IDs of `steps` after `prefix`.
+pub fn stuck_rules(
+    cast: &Cast,
+    run: &GroupRun,
+    prefix: &[usize],
+    steps: &[usize],
+) -> Vec<&'static str> {
+    let w = replay(&cast.world, &run.history, prefix);
+    let mut out: Vec<&'static str> = Vec::new();
+    for &i in steps {
+        let step = &run.history.ops[i].input;
+        let valid = match step {
+            Step::Op(op) => w.exists(op),
+            Step::ReadBack { .. } => true,
+        };
+        let rs = if valid {
+            rules(&w, step)
+        } else {
+            vec!["PV-ST-1"]
+        };
+        for r in rs {
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+/// One line for an operation of a group.
+pub fn line(cast: &Cast, step: &Step) -> String {
+    match step {
+        Step::Op(op) => describe(
+            &World::new(cast.world.actors.to_vec(), cast.world.body_max),
+            op,
+            &cast.roles,
+        ),
+        Step::ReadBack { by, .. } => format!(
+            "{} reads T1 back (read_thread, list_events)",
+            cast.roles.get(*by).map_or("?", |r| r.as_str())
+        ),
+    }
 }

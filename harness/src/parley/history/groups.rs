@@ -10,8 +10,13 @@
 //! another writer, a lock holder, a human, a verifier); a profile lacking one drops the
 //! templates that need it.
 
-use crate::parley::model::claims::{Act, Evidence, Until};
-use crate::parley::model::state::{Actor, Body, Kind, Op, Party, St};
+use super::spec::{Observed, Step};
+use crate::capability::history::{Bound, History};
+use crate::parley::model::dialectic::{Act, Evidence, Until};
+use crate::parley::model::party::{Actor, Party};
+use crate::parley::model::state::{Body, Kind, Op, St};
+use crate::parley::role::Role;
+use crate::transport::Exchange;
 
 /// The parties a group speaks with, as actor indices of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -288,4 +293,41 @@ pub fn draw(seed: u64, count: usize, cast: Cast) -> Vec<Group> {
     (0..count)
         .filter_map(|i| build(usable[(start + i) % usable.len()], cast, &mut rng))
         .collect()
+}
+
+/// How many groups, from which seed, within which search bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Seed of the draw (printed; the same seed gives the same groups).
+    pub seed: u64,
+    /// Groups per binding.
+    pub groups: usize,
+    /// The checker's bound per history.
+    pub bound: Bound,
+}
+
+impl Settings {
+    /// Inside `conform run`: a few seconds per binding.
+    pub const DEFAULT: Settings = Settings {
+        seed: 10,
+        groups: 12,
+        bound: Bound {
+            ops: 64,
+            nodes: 100_000,
+        },
+    };
+}
+
+/// One group as it ran.
+pub struct GroupRun {
+    /// The group.
+    pub group: Group,
+    /// Its history (set-up, concurrent steps, read-back).
+    pub history: History<Step, Observed>,
+    /// The role of each step's client.
+    pub roles: Vec<Role>,
+    /// Every exchange.
+    pub exchanges: Vec<Exchange>,
+    /// Why the history cannot be judged (a `429` the run did not provoke).
+    pub inconclusive: Option<String>,
 }

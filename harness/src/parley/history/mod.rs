@@ -1,6 +1,6 @@
 //! Parley under concurrency (issue 10): small groups of operations sent at once by 2–4
 //! clients (each a role of the target profile), recorded as a history with invocation and
-//! response instants, and checked for linearizability ([`crate::engine::history`]) against
+//! response instants, and checked for linearizability ([`crate::capability::history`]) against
 //! the Parley sequential model — every answer must be one the model allows for *some*
 //! sequential order consistent with real time, and the thread read back afterwards must be
 //! that order's thread (state, confirmation, origin, awaiting, messages, events).
@@ -29,7 +29,8 @@ use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Verdict, Violation};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
-use run::{HistoryRun, Settings, run_histories};
+use groups::Settings;
+use run::{HistoryRun, run_histories};
 
 /// Check id in `conform run`.
 pub const CHECK_ID: &str = "history/parley-concurrency";

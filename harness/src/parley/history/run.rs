@@ -9,54 +9,16 @@ use futures::future::join_all;
 use serde_json::{Value, json};
 
 use super::client::{self, Ids, Sent};
-use super::groups::{Cast as Parties, Group, draw};
-use super::spec::{ClaimView, Model, Observed, ParleySpec, Step, rules};
-use crate::engine::history::{Bound, Clock, History, Linearizability, Response, check};
-use crate::parley::model::driver::describe;
+use super::groups::{Cast as Parties, Group, GroupRun, Settings, draw};
+use super::spec::{ClaimView, Model, Observed, ParleySpec, Step};
+use crate::capability::history::{Clock, History, Linearizability, Response, check};
 use crate::parley::model::observe::Answer;
-use crate::parley::model::runner::{Cast, cast};
-use crate::parley::model::state::{Op, World, predict};
+use crate::parley::model::runner::cast;
+use crate::parley::model::state::Op;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::{Exchange, TransportKind};
-
-/// How many groups, from which seed, within which search bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// Seed of the draw (printed; the same seed gives the same groups).
-    pub seed: u64,
-    /// Groups per binding.
-    pub groups: usize,
-    /// The checker's bound per history.
-    pub bound: Bound,
-}
-
-impl Settings {
-    /// Inside `conform run`: a few seconds per binding.
-    pub const DEFAULT: Settings = Settings {
-        seed: 10,
-        groups: 12,
-        bound: Bound {
-            ops: 64,
-            nodes: 100_000,
-        },
-    };
-}
-
-/// One group as it ran.
-pub struct GroupRun {
-    /// The group.
-    pub group: Group,
-    /// Its history (set-up, concurrent steps, read-back).
-    pub history: History<Step, Observed>,
-    /// The role of each step's client.
-    pub roles: Vec<Role>,
-    /// Every exchange.
-    pub exchanges: Vec<Exchange>,
-    /// Why the history cannot be judged (a `429` the run did not provoke).
-    pub inconclusive: Option<String>,
-}
 
 /// A non-linearizable group.
 pub struct Failure {
@@ -142,7 +104,7 @@ fn record(
             "{role} met 429 rate_limited (writes from outside this check)"
         ));
     }
-    run.history.ops.push(crate::engine::history::Operation {
+    run.history.ops.push(crate::capability::history::Operation {
         client,
         input: Step::Op(op),
         invoked,
@@ -247,7 +209,7 @@ async fn read_back(ctx: &Ctx<'_>, run: &mut GroupRun, ids: &Ids, reader: usize) 
         ))),
     };
     let at = ctx.clock.now();
-    run.history.ops.push(crate::engine::history::Operation {
+    run.history.ops.push(crate::capability::history::Operation {
         client: 0,
         input: Step::ReadBack {
             by: reader,
@@ -379,67 +341,4 @@ fn summary(run: &GroupRun, order: &[usize]) -> String {
         run.group.name,
         answers.join(", ")
     )
-}
-
-/// The model after `prefix` of `history` (each step's one successor: Parley's model moves to
-/// the same next state whatever the allowed outcome).
-pub fn replay(world: &World, history: &History<Step, Observed>, prefix: &[usize]) -> World {
-    prefix
-        .iter()
-        .fold(world.clone(), |w, &i| match &history.ops[i].input {
-            Step::Op(op) if w.exists(op) => {
-                let p = predict(&w, op);
-                // The observed outcome decides between the two readings of a repeat.
-                let accepted = matches!(
-                    history.ops[i].response.as_ref().map(|r| &r.output),
-                    Some(Observed::Accepted { .. })
-                );
-                super::spec::after(&p, accepted).clone()
-            }
-            _ => w,
-        })
-}
-
-/// The requirement IDs of `steps` after `prefix`.
-pub fn stuck_rules(
-    cast: &Cast,
-    run: &GroupRun,
-    prefix: &[usize],
-    steps: &[usize],
-) -> Vec<&'static str> {
-    let w = replay(&cast.world, &run.history, prefix);
-    let mut out: Vec<&'static str> = Vec::new();
-    for &i in steps {
-        let step = &run.history.ops[i].input;
-        let valid = match step {
-            Step::Op(op) => w.exists(op),
-            Step::ReadBack { .. } => true,
-        };
-        let rs = if valid {
-            rules(&w, step)
-        } else {
-            vec!["PV-ST-1"]
-        };
-        for r in rs {
-            if !out.contains(&r) {
-                out.push(r);
-            }
-        }
-    }
-    out
-}
-
-/// One line for an operation of a group.
-pub fn line(cast: &Cast, step: &Step) -> String {
-    match step {
-        Step::Op(op) => describe(
-            &World::new(cast.world.actors.to_vec(), cast.world.body_max),
-            op,
-            &cast.roles,
-        ),
-        Step::ReadBack { by, .. } => format!(
-            "{} reads T1 back (read_thread, list_events)",
-            cast.roles.get(*by).map_or("?", |r| r.as_str())
-        ),
-    }
 }

@@ -8,10 +8,10 @@ use std::hash::{Hash, Hasher};
 
 use serde_json::{Value, json};
 
-use crate::engine::history::Spec;
-use crate::parley::model::state::{
-    Awaiting, EXTENSIONS, Op, Outcome, Party, Prediction, World, predict,
-};
+use crate::capability::history::Spec;
+use crate::parley::model::party::{EXTENSIONS, Party};
+use crate::parley::model::predict::predict;
+use crate::parley::model::state::{Awaiting, Op, Outcome, Prediction, World};
 
 /// The model as the checker's state: `World`'s own equality, and a hash of the fields a
 /// Parley operation changes (equal worlds hash equally, which is all `Hash` must ensure).

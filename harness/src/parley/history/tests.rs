@@ -3,9 +3,11 @@
 
 use super::groups::{Cast, TEMPLATES, build, draw};
 use super::spec::{Model, Observed, ParleySpec, Step, View, view_of};
-use crate::engine::history::{Bound, History, Linearizability, check};
-use crate::parley::model::claims::{Act, Evidence, Until};
-use crate::parley::model::state::{Actor, Body, Op, Party, St, World, predict};
+use crate::capability::history::{Bound, History, Linearizability, check};
+use crate::parley::model::dialectic::{Act, Evidence, Until};
+use crate::parley::model::party::{Actor, Party};
+use crate::parley::model::predict::predict;
+use crate::parley::model::state::{Body, Op, St, World};
 
 const A: usize = 0;
 const B: usize = 1;

@@ -12,10 +12,11 @@
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use super::claims::{Act, ClaimSt, Evidence, Until};
+use super::dialectic::{Act, ClaimSt, Evidence, Until};
 use super::driver::{Driver, Mismatch, agree, mismatch};
 use super::observe::{extension_of, str_at};
-use super::state::{EXTENSIONS, World};
+use super::party::EXTENSIONS;
+use super::state::World;
 
 /// The `evidence` member of a dialectic post (`None`: left out), PV-DI-1.
 pub fn evidence_json(e: Evidence) -> Option<Value> {

@@ -9,13 +9,16 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::runner::{Budget, Focus, ModelResult, run_model};
+use super::generate::Focus;
+use super::runner::{Budget, ModelResult, run_model};
 use super::transcript;
-use crate::engine::model::ModelArgs;
-use crate::engine::protocol::{CommandError, Launcher, Protocol, connect};
+use crate::capability::command::{CommandError, Launcher};
+use crate::capability::model::{ModelArgs, Modelled};
+use crate::engine::protocol::{Protocol, connect};
 use crate::engine::target::{ConnectOptions, Target};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
+use crate::parley::protocol::Parley;
 use crate::transport::{McpRevision, TransportKind};
 
 /// The transports `--transport` names.
@@ -77,7 +80,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         .enable_all()
         .build()
         .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
-    let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(crate::parley::Parley)];
+    let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(Parley)];
     let target = rt.block_on(target(args, &opts, &protocols, launcher))?;
     let out = &mut std::io::stdout();
     let _ = writeln!(
@@ -166,4 +169,10 @@ fn promote(
     std::fs::write(&path, text + "\n")
         .map_err(|e| CommandError(format!("writing {}: {e}", path.display())))?;
     Ok(path)
+}
+
+impl Modelled for Parley {
+    fn model_command(&self, args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError> {
+        execute(args, launcher)
+    }
 }

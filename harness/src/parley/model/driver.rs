@@ -13,9 +13,11 @@ use super::observe::{Answer, extension_of, str_at};
 use super::quota::Quota;
 use chrono::{DateTime, Utc};
 
-use super::claims::Until;
 use super::clock::SharedClock;
-use super::state::{Awaiting, Body, EXTENSIONS, Event, Kind, Op, Outcome, Party, World, predict};
+use super::dialectic::Until;
+use super::party::{EXTENSIONS, Party};
+use super::predict::predict;
+use super::state::{Awaiting, Body, Event, Kind, Op, Outcome, World};
 use crate::engine::check::StepSignature;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
@@ -1136,7 +1138,7 @@ impl<'a> Driver<'a> {
 /// `whoami` against the actor the pre-flight saw (PV-TR-5, PV-ID-1, PV-AU-5): identity, author
 /// kind and, for a non-human, exactly the rights it holds among those the model uses (a human
 /// holds every right implicitly, listed or not).
-fn check_whoami(a: &super::state::Actor, body: &Value) -> Result<(), Box<Mismatch>> {
+fn check_whoami(a: &super::party::Actor, body: &Value) -> Result<(), Box<Mismatch>> {
     let rights: Vec<&str> = body["rights"]
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())

@@ -9,12 +9,41 @@ use proptest::prelude::*;
 use proptest::strategy::Union;
 use proptest_state_machine::strategy::Sequential;
 
-use super::claims::{Act, Evidence, Until};
-use super::runner::Focus;
-use super::state::{Body, EXTENSIONS, Kind, Op, Party, St, World, predict};
+use super::dialectic::{Act, Evidence, Until};
+use super::party::{EXTENSIONS, Party};
+use super::predict::predict;
+use super::state::{Body, Kind, Op, St, World};
 
 /// Most threads one sequence opens (keeps threads long enough for deep states).
 pub const MAX_THREADS: usize = 3;
+
+/// What a run's sequences concentrate on: the thread state machine, or the dialectic
+/// profile's claims (in threads, among the same thread operations). Two foci keep each
+/// one's deep corners within a small budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    /// Posts, marks, reopens, reads, inbox, whoami, missing tokens.
+    Threads,
+    /// The same, plus asserts, attests, verifies, refutes, supersedes and claim reads.
+    Claims,
+}
+
+impl Focus {
+    /// Its `--focus` name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Focus::Threads => "threads",
+            Focus::Claims => "claims",
+        }
+    }
+
+    /// The focus `--focus` names.
+    pub fn parse(s: &str) -> Option<Focus> {
+        [Focus::Threads, Focus::Claims]
+            .into_iter()
+            .find(|f| f.as_str() == s)
+    }
+}
 
 /// The sequence strategy: `steps` operations from an empty model of `world`'s actors.
 pub fn sequences(

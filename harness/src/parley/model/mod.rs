@@ -16,9 +16,12 @@ pub mod claim_steps;
 pub mod claims;
 pub mod cli;
 pub mod clock;
+pub mod dialectic;
 pub mod driver;
 pub mod generate;
 pub mod observe;
+pub mod party;
+pub mod predict;
 pub mod promote;
 pub mod quota;
 pub mod runner;
@@ -36,7 +39,8 @@ use crate::engine::verdict::{Verdict, Violation};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::transport::TransportKind;
-use runner::{Budget, Focus, ModelResult, run_model};
+use generate::Focus;
+use runner::{Budget, ModelResult, run_model};
 
 /// Check id of the thread model in `conform run`.
 pub const CHECK_ID: &str = "model/parley-threads";

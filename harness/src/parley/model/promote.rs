@@ -6,10 +6,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::claims::{Evidence, Until};
+use super::dialectic::{Evidence, Until};
 use super::driver::UNKNOWN_THREAD;
+use super::party::{EXTENSIONS, Party};
+use super::predict::predict;
 use super::runner::Counterexample;
-use super::state::{Awaiting, Body, EXTENSIONS, Op, Outcome, Party, World, predict};
+use super::state::{Awaiting, Body, Op, Outcome, World};
 use crate::engine::requirements::Catalogue;
 use crate::parley::role::Role;
 

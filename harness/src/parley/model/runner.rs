@@ -13,48 +13,21 @@ use std::time::{Duration, Instant};
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::check::CheckCtx;
+use crate::engine::check::Stop;
 use crate::engine::counterexample::{AsFoundCase, Counterexamples, search_config, search_rng};
-use crate::engine::execute::Stop;
 use crate::engine::verdict::Cause;
 
 use super::clock::SharedClock;
 pub use super::driver::InboxBase;
 use super::driver::{Driver, Mismatch, StepLog, inbox_end};
-use super::generate::sequences;
+use super::generate::{Focus, sequences};
+use super::party::{Actor, EXTENSIONS};
 use super::quota::Quota;
-use super::state::{Actor, EXTENSIONS, Op, World};
+use super::state::{Op, World};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
 use crate::transport::TransportKind;
-
-/// What a run's sequences concentrate on: the thread state machine, or the dialectic
-/// profile's claims (in threads, among the same thread operations). Two foci keep each
-/// one's deep corners within a small budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    /// Posts, marks, reopens, reads, inbox, whoami, missing tokens.
-    Threads,
-    /// The same, plus asserts, attests, verifies, refutes, supersedes and claim reads.
-    Claims,
-}
-
-impl Focus {
-    /// Its `--focus` name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Focus::Threads => "threads",
-            Focus::Claims => "claims",
-        }
-    }
-
-    /// The focus `--focus` names.
-    pub fn parse(s: &str) -> Option<Focus> {
-        [Focus::Threads, Focus::Claims]
-            .into_iter()
-            .find(|f| f.as_str() == s)
-    }
-}
 
 /// A model run's size and seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -488,7 +461,7 @@ fn replay_counterexample(
         .iter()
         .filter_map(|op| {
             let op = w.resolve(op)?;
-            w = super::state::predict(&w, &op).next;
+            w = super::predict::predict(&w, &op).next;
             Some(op)
         })
         .collect();

@@ -12,7 +12,7 @@ pub fn replay_command(target: &Target, kind: TransportKind, budget: Budget) -> S
         "--spawn-reference".to_string()
     } else {
         match &target.info.profile_path {
-            Some(p) => format!("--target {}", crate::engine::report::shell_quote(p)),
+            Some(p) => format!("--target {}", crate::engine::repro::shell_quote(p)),
             None => "--target <profile.toml>".to_string(),
         }
     };

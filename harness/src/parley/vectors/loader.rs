@@ -210,7 +210,7 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
     let roles: HashSet<Role> = v.roles.iter().copied().collect();
     // A named identity needs its role's token and whoami, so it is a role the vector uses:
     // listed, a profile without it makes the vector `unsupported` instead of a harness error.
-    match super::runner::identity_roles(v) {
+    match super::model::identity_roles(v) {
         Ok(named) => {
             for name in named
                 .iter()

@@ -4,6 +4,9 @@
 //! silently ignored expectation.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -285,4 +288,23 @@ impl Need {
             _ => Err(format!("needs {s:?}: empty feature name")),
         }
     }
+}
+
+/// The roles whose identity or lock label the vector's steps name (`$identity.<role>`,
+/// `${lock_label.<role>}`), in first-use order.
+pub fn identity_roles(v: &Vector) -> Result<Vec<String>, String> {
+    static PLACEHOLDER: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"\$\{?(?:identity|lock_label)\.([a-z_]+)").ok());
+    let re = PLACEHOLDER
+        .as_ref()
+        .ok_or("the identity placeholder pattern does not compile")?;
+    let text = serde_json::to_string(&v.steps).map_err(|e| e.to_string())?;
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(&text) {
+        let name = c[1].to_string();
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok(out)
 }

@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use super::loader::LoadedVector;
-use super::model::{Expect, Need, Role, Step, StepAction, Vector};
+use super::model::{Expect, Need, Role, Step, StepAction, Vector, identity_roles};
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome, StepSignature};
 use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Cause, Verdict, Violation};
@@ -874,25 +874,6 @@ fn unmet_need(need: &str, target: &ParleyTarget) -> Result<Option<String>, Strin
             })
         }
     })
-}
-
-/// The roles whose identity or lock label the vector's steps name (`$identity.<role>`,
-/// `${lock_label.<role>}`), in first-use order.
-pub fn identity_roles(v: &Vector) -> Result<Vec<String>, String> {
-    static PLACEHOLDER: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"\$\{?(?:identity|lock_label)\.([a-z_]+)").ok());
-    let re = PLACEHOLDER
-        .as_ref()
-        .ok_or("the identity placeholder pattern does not compile")?;
-    let text = serde_json::to_string(&v.steps).map_err(|e| e.to_string())?;
-    let mut out: Vec<String> = Vec::new();
-    for c in re.captures_iter(&text) {
-        let name = c[1].to_string();
-        if !out.contains(&name) {
-            out.push(name);
-        }
-    }
-    Ok(out)
 }
 
 /// Runs one vector on one transport.

@@ -7,7 +7,7 @@
 //! - [`oracles`]: what every answer must satisfy.
 //!
 //! The loop, the deduplication by (operation, oracle, key) and the check after the campaign
-//! are here; each oracle is an ordinary check `ssp-fuzz/<oracle>` (`engine::fuzz`).
+//! are here; each oracle is an ordinary check `ssp-fuzz/<oracle>` (`capability::fuzz`).
 
 pub mod cases;
 pub mod oracles;
@@ -19,8 +19,9 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::engine::fuzz::{self, Campaign, Finding, Outcomes, Settings};
+use crate::capability::fuzz::{self, Campaign, Finding, Fuzzable, Outcomes, Settings};
 use crate::engine::target::Target;
+use crate::ssp::protocol::Ssp;
 use crate::ssp::provider::env::{Env, Fixture};
 use crate::ssp::provider::profile::FixtureRole;
 use crate::ssp::types::AuthType;
@@ -287,5 +288,11 @@ async fn invoke_to_end(env: &mut Env, f: &Fixture) -> Result<(), String> {
         // A provider may rate-limit polls too after the campaign's burst: not a finding.
         Err(_) if env.exchanges.last().and_then(|x| x.status) == Some(429) => Ok(()),
         Err(e) => Err(e.message),
+    }
+}
+
+impl Fuzzable for Ssp {
+    fn campaign(&self, settings: &Settings) -> std::sync::Arc<dyn Campaign> {
+        std::sync::Arc::new(SspCampaign::new(settings.clone()))
     }
 }

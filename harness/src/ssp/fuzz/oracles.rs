@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::cases::Case;
-use crate::engine::fuzz::Oracle;
+use crate::capability::fuzz::Oracle;
 use crate::ssp::codes;
 use crate::ssp::provider::env::Resp;
 use crate::transport::Exchange;
@@ -137,7 +137,7 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
             format!("HTTP {} to a hostile request", r.status),
         ));
     }
-    if let Some(m) = crate::engine::fuzz::leaked(&r.text) {
+    if let Some(m) = crate::capability::fuzz::leaked(&r.text) {
         found.push(breach(
             NO_LEAK,
             m.to_ascii_lowercase(),

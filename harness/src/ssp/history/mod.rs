@@ -1,7 +1,7 @@
 //! SSP-INV-7 as a concurrent history (issue 10): N invocations of the instant fixture skill
 //! sent at once, each with its own input variant where the skill has a free string input,
 //! then each execution polled to its terminal status; the history is checked for
-//! linearizability ([`crate::engine::history`]) against [`spec::SspSpec`]: every invocation
+//! linearizability ([`crate::capability::history`]) against [`spec::SspSpec`]: every invocation
 //! gets an id never handed out before, and every execution ends as the same inputs end when
 //! invoked alone (status, and output when two lone runs agree) under its own id and skill —
 //! N ids, N independent results.
@@ -17,9 +17,9 @@ use futures::FutureExt as _;
 use futures::future::{BoxFuture, join_all};
 use serde_json::{Map, Value, json};
 
+use crate::capability::history::{Bound, Clock, History, Linearizability, check};
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
 use crate::engine::finding::{Finding, Step as Stepped};
-use crate::engine::history::{Bound, Clock, History, Linearizability, check};
 use crate::engine::requirements::Catalogue;
 use crate::ssp::provider::check_env;
 use crate::ssp::provider::env::{Env, Fixture};

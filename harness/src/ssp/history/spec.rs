@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::engine::history::Spec;
+use crate::capability::history::Spec;
 
 /// One operation of the history.
 #[derive(Debug, Clone, PartialEq, Eq)]

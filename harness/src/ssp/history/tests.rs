@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::spec::{Observed, SspSpec, Step};
-use crate::engine::history::{Bound, History, Linearizability, check};
+use crate::capability::history::{Bound, History, Linearizability, check};
 
 fn spec() -> SspSpec {
     SspSpec {

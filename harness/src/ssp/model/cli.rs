@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use super::runner::{Budget, ModelResult, run_model};
 use super::transcript;
-use crate::engine::model::ModelArgs;
-use crate::engine::protocol::{CommandError, Launcher, Protocol, connect};
+use crate::capability::command::{CommandError, Launcher};
+use crate::capability::model::{ModelArgs, Modelled};
+use crate::engine::protocol::{Protocol, connect};
 use crate::engine::target::ConnectOptions;
+use crate::ssp::protocol::Ssp;
 
 /// Runs `conform model --suite ssp`: the exit code.
 pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError> {
@@ -38,7 +40,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         tls: args.tls.clone(),
         ..ConnectOptions::default()
     };
-    let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(crate::ssp::protocol::Ssp)];
+    let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(Ssp)];
     let err = |e: &dyn std::fmt::Display| CommandError(e.to_string());
     let target = rt.block_on(async {
         match &args.target {
@@ -93,4 +95,10 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             1
         }
     })
+}
+
+impl Modelled for Ssp {
+    fn model_command(&self, args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError> {
+        execute(args, launcher)
+    }
 }

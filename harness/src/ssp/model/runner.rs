@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::check::CheckCtx;
+use crate::engine::check::Stop;
 use crate::engine::counterexample::{AsFoundCase, Counterexamples, search_config, search_rng};
-use crate::engine::execute::Stop;
 use crate::engine::verdict::Cause;
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};

@@ -3,7 +3,7 @@
 //! (on request) the curl line of every request.
 
 use super::runner::{Budget, Counterexample};
-use crate::engine::report::shell_quote;
+use crate::engine::repro::shell_quote;
 use crate::engine::target::Target;
 
 /// The `conform model --suite ssp` command replaying a run of `budget` on `target`.

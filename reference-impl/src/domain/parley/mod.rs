@@ -9,6 +9,7 @@ pub mod ids;
 pub mod kinds;
 pub mod limits;
 pub mod manifest;
+pub mod operation;
 pub mod reasons;
 pub mod state;
 

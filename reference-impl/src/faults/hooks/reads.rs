@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 
 use crate::domain::parley::Party;
 use crate::faults::{Fault, Faults};
-use crate::service::render;
 use crate::store::parley::{ClaimActRow, MessageRow};
 
 /// A rendered Message (PV-RS-2: a root carries `parent: null`).
@@ -21,12 +20,17 @@ pub(crate) fn message(faults: Faults, message: &mut Value) {
 
 /// The message tree of `read_thread` in place of the correct one (PV-RD-1), if a fault
 /// replaces it: `read-thread-flat` returns every message at the top level, replies empty.
-pub(crate) fn flat_thread(faults: Faults, messages: &[MessageRow]) -> Option<Vec<Value>> {
+/// `render` is the service's rendering of one message (the hooks sit below the service).
+pub(crate) fn flat_thread(
+    faults: Faults,
+    messages: &[MessageRow],
+    render: impl Fn(&MessageRow) -> Value,
+) -> Option<Vec<Value>> {
     faults.is_on(Fault::ReadThreadFlat).then(|| {
         messages
             .iter()
             .map(|m| {
-                let mut v = render::message(m);
+                let mut v = render(m);
                 v["replies"] = json!([]);
                 v
             })

@@ -6,9 +6,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::domain::parley::envelope::parse_envelope;
+use crate::domain::parley::operation::{Args, Operation};
 use crate::domain::parley::{Limits, Reason, Refusal, Right};
 use crate::faults::{Fault, Faults};
-use crate::service::{Args, Operation};
 
 /// The reason for a bearer token nobody issued: `token_invalid` (PV-TR-4).
 /// `unknown-token-as-missing` answers `token_missing`.

@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::plan::{Filter, offered, plan};
-use super::protocol::Suite;
-use super::shard::Shard;
-use super::target::Target;
+use std::sync::Arc;
+
+use crate::engine::plan::{Filter, offered, plan};
+use crate::engine::protocol::{Protocol, Suite};
+use crate::engine::shard::Shard;
+use crate::engine::target::Target;
 use crate::transport::TransportKind;
 
 /// A protocol's lower bound on a run's duration under the target's budgets.
@@ -21,6 +23,13 @@ pub struct Estimate {
     pub detail: Vec<String>,
 }
 
+/// A protocol whose checks draw from the target's budgets (Parley's write quotas).
+pub trait Paced: Protocol {
+    /// The least time the planned checks take under the target's budgets, given what they
+    /// draw in all (`Check::budget_use` summed over the plan); `None` when nothing paces.
+    fn estimate(&self, target: &Target, usage: &BTreeMap<String, u64>) -> Option<Estimate>;
+}
+
 /// The estimates of the selected checks' suites, by suite name (suites whose budgets do
 /// not constrain the run give none). `filter` as `--filter`, `shard` as `--shard`; an
 /// invalid glob gives none.
@@ -30,6 +39,7 @@ pub fn estimate(
     filter: Option<&str>,
     transports: &[TransportKind],
     shard: Option<Shard>,
+    paced: &[Arc<dyn Paced>],
 ) -> Vec<(String, Estimate)> {
     let Ok(filter) = Filter::new(filter) else {
         return Vec::new();
@@ -49,7 +59,8 @@ pub fn estimate(
                     *usage.entry(budget).or_default() += n;
                 }
             }
-            let e = s.protocol.estimate(target, &usage)?;
+            let protocol = paced.iter().find(|p| p.name() == s.name)?;
+            let e = protocol.estimate(target, &usage)?;
             Some((s.name.clone(), e))
         })
         .collect()

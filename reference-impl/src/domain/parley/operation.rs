@@ -1,5 +1,6 @@
-//! The service contract's wire-neutral types (see `/tmp/service-contract.md`): what a
-//! binding extracts from the wire, and what it sends back.
+//! The service contract's wire-neutral types: the nine operations, what a binding extracts
+//! from the wire, and what it sends back. Pure data (here in the domain so that the seeded
+//! faults' hooks, which sit below the service, take them too).
 
 use serde_json::{Value, json};
 

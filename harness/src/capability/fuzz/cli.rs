@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Settings, Shared};
-use crate::engine::protocol::{CommandError, Launcher, Protocol, Suite, connect};
+use super::{Fuzzable, Settings, Shared};
+use crate::capability::command::{CommandError, Launcher};
+use crate::engine::protocol::{Protocol, Suite, connect};
 use crate::engine::report::{self, Report};
 use crate::engine::run::{RunOptions, run};
 use crate::engine::target::{ConnectOptions, Target};
@@ -137,23 +138,22 @@ pub async fn fuzz(
     Ok((report, shared))
 }
 
-/// Each protocol of `protocols` that has a campaign, as a suite of its oracle checks.
+/// The campaign of each of `protocols`, as a suite of its oracle checks.
 pub fn campaign_suites(
-    protocols: &[Arc<dyn Protocol>],
+    protocols: &[Arc<dyn Fuzzable>],
     vectors_dir: &Path,
     settings: &Settings,
 ) -> Result<Vec<(Suite, Arc<Shared>)>, CommandError> {
     let mut out = Vec::new();
     for p in protocols {
-        let Some(campaign) = p.fuzz_campaign(settings) else {
-            continue;
-        };
+        let campaign = p.campaign(settings);
         // The catalogue alone: the protocol's vectors and checks are not run here.
         let catalogue = p
             .catalogue(vectors_dir)
             .map_err(|e| CommandError(e.to_string()))?;
         let shared = Shared::new(campaign);
-        out.push((Suite::new(p.clone(), catalogue, shared.checks()), shared));
+        let protocol: Arc<dyn Protocol> = p.clone();
+        out.push((Suite::new(protocol, catalogue, shared.checks()), shared));
     }
     if out.is_empty() {
         return Err(CommandError(
@@ -163,11 +163,11 @@ pub fn campaign_suites(
     Ok(out)
 }
 
-/// `conform fuzz` over `protocols` (already selected by `--suite`): exit 0 when no oracle
-/// failed, 1 when one did, 2 on errors.
+/// `conform fuzz` over `protocols` (the registered ones with a campaign that `--suite`
+/// selects): exit 0 when no oracle failed, 1 when one did, 2 on errors.
 pub fn execute(
     args: &FuzzArgs,
-    protocols: &[Arc<dyn Protocol>],
+    protocols: &[Arc<dyn Fuzzable>],
     vectors_dir: &Path,
     launcher: &dyn Launcher,
 ) -> Result<u8, CommandError> {
@@ -228,12 +228,12 @@ pub fn execute(
 fn command_line(args: &FuzzArgs, seed: u64) -> String {
     let suite = match args.suite.as_str() {
         "all" => String::new(),
-        s => format!(" --suite {}", report::shell_quote(s)),
+        s => format!(" --suite {}", crate::engine::repro::shell_quote(s)),
     };
     match &args.target {
         Some(p) => format!(
             "conform fuzz --target {}{suite} --seed {seed}",
-            report::shell_quote(&p.display().to_string()),
+            crate::engine::repro::shell_quote(&p.display().to_string()),
         ),
         None => format!("conform fuzz --spawn-reference{suite} --seed {seed}"),
     }

@@ -2,7 +2,7 @@
 //!
 //! The engine writes the header (with the secrets warning) and its own keys (`base_url`,
 //! `[tls]`); every registered protocol writes its own sections through
-//! [`Protocol::init`] — which tokens play which role, what is still missing, and which
+//! [`Initialisable::init`] — which tokens play which role, what is still missing, and which
 //! checks a run would report `unsupported` because of it, computed by the same code the run
 //! uses. A protocol the server does not speak writes a comment saying so instead.
 
@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::protocol::Protocol;
-use super::target::{ConnectOptions, Profile, Target, TargetError};
+use futures::future::BoxFuture;
+
+use crate::engine::protocol::Protocol;
+use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 use crate::transport::tls::TlsOptions;
 
 /// Arguments of `conform init`.
@@ -31,6 +33,21 @@ pub struct InitArgs {
     /// `--ca-cert`/`--insecure` for an `https://` server; written into the profile's `[tls]`.
     #[command(flatten)]
     pub tls: TlsOptions,
+}
+
+/// A protocol that writes its sections of `conform init`.
+pub trait Initialisable: Protocol {
+    /// Role or credential names `conform init --token NAME=…` may give this protocol.
+    fn init_roles(&self) -> Vec<&'static str>;
+    /// This protocol's sections of a profile for `target` (no pre-flight ran), from the
+    /// server's answers and the given tokens: the roles they play, what is still missing and
+    /// which checks would be `unsupported` because of it.
+    fn init<'a>(
+        &'a self,
+        target: &'a Target,
+        tokens: &'a [GivenToken],
+        vectors_dir: &'a Path,
+    ) -> BoxFuture<'a, InitPart>;
 }
 
 /// One `--token` argument.
@@ -140,7 +157,7 @@ pub fn toml_str(s: &str) -> String {
 /// The profile text for the server at `args.url`, every protocol of `protocols` asked.
 pub async fn generate(
     args: &InitArgs,
-    protocols: &[Arc<dyn Protocol>],
+    protocols: &[Arc<dyn Initialisable>],
     vectors_dir: &Path,
 ) -> Result<String, InitError> {
     let known: Vec<&'static str> = protocols.iter().flat_map(|p| p.init_roles()).collect();
@@ -259,7 +276,7 @@ fn header(args: &InitArgs, target: &Target) -> String {
 /// or stdout; exit code 0 (an error, exit 2, when the server speaks none of them).
 pub fn execute(
     args: &InitArgs,
-    protocols: &[Arc<dyn Protocol>],
+    protocols: &[Arc<dyn Initialisable>],
     vectors_dir: &Path,
 ) -> Result<u8, InitError> {
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -1,6 +1,6 @@
 //! The protocol-free half of `conform fuzz`: a protocol brings a [`Campaign`] (its hostile
-//! cases and oracles, `parley/fuzz/`, `ssp/fuzz/`) through
-//! [`crate::engine::protocol::Protocol::fuzz_campaign`]; here each oracle becomes an
+//! cases and oracles, `parley/fuzz/`, `ssp/fuzz/`) through [`Fuzzable`]; here each
+//! oracle becomes an
 //! ordinary [`Check`] over the campaign, which runs once, on the first check that asks, so
 //! its findings land in the usual reports, matrix and exit codes. [`cli`] is the command.
 
@@ -17,6 +17,7 @@ use serde_json::json;
 use tokio::sync::OnceCell;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::protocol::Protocol;
 use crate::engine::target::Target;
 use crate::engine::verdict::{Verdict, Violation};
 use crate::transport::{Exchange, TransportKind};
@@ -121,6 +122,13 @@ pub fn leaked(text: &str) -> Option<&str> {
 /// failed connection has left the pool. Both campaigns judge with this one rule.
 pub fn worth_retrying(status: Option<u16>, error: Option<&str>) -> bool {
     status.is_none() && !error.is_some_and(|e| e.contains("timeout") || e.contains("timed out"))
+}
+
+/// A protocol with a black-box fuzz campaign (`conform fuzz`); its oracles become checks of
+/// the fuzz report.
+pub trait Fuzzable: Protocol {
+    /// The campaign with `settings`.
+    fn campaign(&self, settings: &Settings) -> Arc<dyn Campaign>;
 }
 
 /// A protocol's black-box campaign against one target.

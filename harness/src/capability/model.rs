@@ -1,12 +1,13 @@
 //! The `conform model` command's arguments and dispatch: one protocol's state-machine model
 //! (`--suite`, Parley by default) against a target with an explicit seed and budget. Each
-//! protocol runs its own model ([`crate::engine::protocol::Protocol::model_command`]); the
-//! engine only parses the arguments and finds the protocol.
+//! protocol runs its own model ([`Modelled::model_command`]); this only parses the arguments
+//! and finds the protocol.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::engine::protocol::{CommandError, Launcher, Protocol};
+use super::command::{CommandError, Launcher};
+use crate::engine::protocol::Protocol;
 
 /// Arguments of `conform model`.
 #[derive(clap::Args, Debug, Clone)]
@@ -71,21 +72,28 @@ impl ModelArgs {
     }
 }
 
-/// Runs `conform model` with the protocol `--suite` names among `protocols`: its exit code
-/// (0 pass, 1 counterexample, 2 could not run).
+/// A protocol with a state-machine model (`conform model --suite <it>`).
+pub trait Modelled: Protocol {
+    /// Runs the model as `args` ask: the exit code (0 pass, 1 counterexample, 2 could not
+    /// run).
+    fn model_command(&self, args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError>;
+}
+
+/// Runs `conform model` with the protocol `--suite` names among `models` (the registered
+/// protocols that have one; `registered` names them all): its exit code (0 pass,
+/// 1 counterexample, 2 could not run).
 pub fn execute(
     args: &ModelArgs,
-    protocols: &[Arc<dyn Protocol>],
+    models: &[Arc<dyn Modelled>],
+    registered: &[&str],
     launcher: &dyn Launcher,
 ) -> Result<u8, CommandError> {
-    let p = protocols
-        .iter()
-        .find(|p| p.name() == args.suite)
-        .ok_or_else(|| CommandError(format!("no protocol named {:?}", args.suite)))?;
-    p.model_command(args, launcher).unwrap_or_else(|| {
-        Err(CommandError(format!(
+    match models.iter().find(|p| p.name() == args.suite) {
+        Some(p) => p.model_command(args, launcher),
+        None if registered.contains(&args.suite.as_str()) => Err(CommandError(format!(
             "the {} protocol has no state-machine model",
             args.suite
-        )))
-    })
+        ))),
+        None => Err(CommandError(format!("no protocol named {:?}", args.suite))),
+    }
 }
