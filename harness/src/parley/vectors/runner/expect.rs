@@ -291,8 +291,7 @@ fn well_formed(
     }
 }
 
-static ID_RE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^([a-z]+)_[0-9]+$").ok());
+static ID_RE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"^([a-z]+)_[0-9]+$").ok());
 static TIME_RE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}").ok());
 
@@ -347,9 +346,7 @@ pub fn normalise(v: &Value, ids: &mut HashMap<String, String>) -> Value {
     }
 }
 
-fn sorted_members(
-    o: &serde_json::Map<String, Value>,
-) -> impl Iterator<Item = (&String, &Value)> {
+fn sorted_members(o: &serde_json::Map<String, Value>) -> impl Iterator<Item = (&String, &Value)> {
     let mut members: Vec<(&String, &Value)> = o.iter().collect();
     members.sort_by(|a, b| a.0.cmp(b.0));
     members.into_iter()
