@@ -17,7 +17,7 @@ use super::observation::{Observation, truncate};
 use crate::json::matcher::{Mismatch, match_value};
 use crate::json::placeholders::Env;
 use crate::json::pointer_token;
-use crate::parley::vectors::model::Expect;
+use crate::parley::vectors::model::{Expect, ExpectJsonRpc, ExpectRefusal, ExpectSuccess};
 use crate::transport::TransportKind;
 
 /// Why evaluating an expectation did not pass.
@@ -77,188 +77,212 @@ pub(super) fn evaluate(
         }
     }
     match expect {
-        Expect::OneOf(o) => {
-            let mut first = None;
-            for alt in &o.one_of {
-                match evaluate(alt, obs, env, reasons) {
-                    Ok(()) => return Ok(()),
-                    Err(EvalError::Harness(h)) => return Err(EvalError::Harness(h)),
-                    Err(EvalError::Mismatch(m)) => {
-                        first.get_or_insert(m);
-                    }
-                }
-            }
-            let detail = first
-                .map(|m| format!(" (first alternative: {} at {:?})", m.message, m.pointer))
-                .unwrap_or_default();
-            Err(mismatch(
-                "",
-                serde_json::to_value(&o.one_of).unwrap_or(Value::Null),
-                obs.summary(),
-                format!("the response matches none of the alternatives{detail}"),
-            ))
-        }
-        Expect::Success(s) => {
-            match (obs.kind, obs.raw_mcp) {
-                (TransportKind::Http, _) | (TransportKind::Mcp, true) => {
-                    if obs.http_status != s.status {
-                        return Err(mismatch(
-                            "",
-                            json!({"status": s.status}),
-                            obs.summary(),
-                            format!("expected HTTP {}, got {}", s.status, obs.http_status),
-                        ));
-                    }
-                }
-                (TransportKind::Mcp, false) => {
-                    if let Some(e) = obs.rpc().and_then(|m| m.get("error")) {
-                        return Err(mismatch(
-                            "",
-                            json!({"result": {"isError": false}}),
-                            json!({"error": e}),
-                            "expected a tool result, got a JSON-RPC error",
-                        ));
-                    }
-                    match obs.is_error {
-                        None => {
-                            return Err(mismatch(
-                                "",
-                                json!({"result": {"isError": false}}),
-                                obs.summary(),
-                                "no JSON-RPC result in the response",
-                            ));
-                        }
-                        Some(true) => {
-                            return Err(mismatch(
-                                "",
-                                json!({"isError": false}),
-                                obs.body().cloned().unwrap_or(Value::Null),
-                                "expected a success, got a tool result with isError: true",
-                            ));
-                        }
-                        Some(false) => {}
-                    }
-                    if obs.body().is_none() {
-                        return Err(mismatch(
-                            "/structuredContent",
-                            json!({"$type": "object"}),
-                            Value::Null,
-                            "success without structuredContent (PV-RS-2)",
-                        ));
-                    }
-                    if let Some(m) = &obs.mirror {
-                        return Err(EvalError::Mismatch(m.clone()));
-                    }
-                }
-            }
-            if let Some(m) = &s.matcher {
-                if obs.body().is_none() {
-                    return Err(mismatch(
-                        "",
-                        m.clone(),
-                        json!(truncate(&obs.text, 2000)),
-                        "the response body is not JSON",
-                    ));
-                }
-                resolve_match(env, m, obs.body(), "")?;
-            }
-            Ok(())
-        }
-        Expect::Refusal(r) => {
-            let want = json!({"error": {"reason": r.refusal.reason, "status": r.refusal.status, "message": {"$type": "string"}}});
-            match obs.kind {
-                TransportKind::Http => {
-                    if obs.http_status != r.refusal.status {
-                        return Err(mismatch(
-                            "",
-                            json!({"status": r.refusal.status, "reason": r.refusal.reason}),
-                            obs.summary(),
-                            format!(
-                                "expected refusal HTTP {} {}, got HTTP {}",
-                                r.refusal.status, r.refusal.reason, obs.http_status
-                            ),
-                        ));
-                    }
-                    let Some(body) = obs.body() else {
-                        return Err(mismatch(
-                            "",
-                            want,
-                            json!(truncate(&obs.text, 2000)),
-                            "refusal body is not JSON (PV-TR-3)",
-                        ));
-                    };
-                    match_value(&want, Some(body), "")?;
-                    let ct = obs.header("content-type").unwrap_or_default();
-                    if !ct.to_ascii_lowercase().starts_with("application/json") {
-                        return Err(mismatch(
-                            "/headers/content-type",
-                            json!("application/json"),
-                            json!(ct),
-                            "refusal is not served as application/json (PV-TR-3)",
-                        ));
-                    }
-                    Ok(())
-                }
-                TransportKind::Mcp => {
-                    if let Some(e) = obs.rpc().and_then(|m| m.get("error")) {
-                        return Err(mismatch(
-                            "",
-                            json!({"result": {"isError": true, "structuredContent": want}}),
-                            json!({"error": e}),
-                            "refusal sent as a JSON-RPC error instead of a tool result with isError (PV-TR-2)",
-                        ));
-                    }
-                    if obs.is_error != Some(true) {
-                        return Err(mismatch(
-                            "",
-                            json!({"isError": true, "structuredContent": want}),
-                            obs.summary(),
-                            format!(
-                                "expected refusal {} {}, got a success",
-                                r.refusal.status, r.refusal.reason
-                            ),
-                        ));
-                    }
-                    let sc = obs
-                        .rpc()
-                        .and_then(|m| m.pointer("/result/structuredContent"));
-                    match_value(&want, sc, "/structuredContent")?;
-                    if let Some(m) = &obs.mirror {
-                        return Err(EvalError::Mismatch(m.clone()));
-                    }
-                    Ok(())
-                }
-            }
-        }
+        Expect::OneOf(o) => one_of(&o.one_of, obs, env, reasons),
+        Expect::Success(s) => success(s, obs, env),
+        Expect::Refusal(r) => refusal(r, obs),
         Expect::WellFormed(w) => well_formed(w.well_formed, obs, reasons),
-        Expect::JsonRpcError(j) => {
-            if obs.kind != TransportKind::Mcp {
-                return Err(EvalError::Harness(
-                    "jsonrpc_error expectation on the HTTP transport".into(),
-                ));
+        Expect::JsonRpcError(j) => jsonrpc_error(j, obs),
+    }
+}
+
+/// `one_of`: the first alternative that matches passes; otherwise the first alternative's
+/// mismatch is named.
+fn one_of(
+    alternatives: &[Expect],
+    obs: &Observation,
+    env: &Env,
+    reasons: &BTreeSet<String>,
+) -> Result<(), EvalError> {
+    let mut first = None;
+    for alt in alternatives {
+        match evaluate(alt, obs, env, reasons) {
+            Ok(()) => return Ok(()),
+            Err(EvalError::Harness(h)) => return Err(EvalError::Harness(h)),
+            Err(EvalError::Mismatch(m)) => {
+                first.get_or_insert(m);
             }
-            let code = obs.rpc().and_then(|m| m.pointer("/error/code"));
-            if code.and_then(Value::as_i64) != Some(j.jsonrpc_error.code) {
-                return Err(mismatch(
-                    "/error/code",
-                    json!(j.jsonrpc_error.code),
-                    obs.summary(),
-                    "expected a JSON-RPC error with this code",
-                ));
-            }
-            if let Some(class) = j.http_status_class
-                && obs.http_status / 100 != class
-            {
-                return Err(mismatch(
-                    "",
-                    json!({"http_status_class": format!("{class}xx")}),
-                    obs.summary(),
-                    format!("expected HTTP {class}xx, got {}", obs.http_status),
-                ));
-            }
-            Ok(())
         }
     }
+    let detail = first
+        .map(|m| format!(" (first alternative: {} at {:?})", m.message, m.pointer))
+        .unwrap_or_default();
+    Err(mismatch(
+        "",
+        serde_json::to_value(alternatives).unwrap_or(Value::Null),
+        obs.summary(),
+        format!("the response matches none of the alternatives{detail}"),
+    ))
+}
+
+/// A success: the status (HTTP, raw MCP) or a tool result without `isError` and with
+/// `structuredContent` (PV-RS-2), then the body matcher.
+fn success(s: &ExpectSuccess, obs: &Observation, env: &Env) -> Result<(), EvalError> {
+    match (obs.kind, obs.raw_mcp) {
+        (TransportKind::Http, _) | (TransportKind::Mcp, true) => {
+            if obs.http_status != s.status {
+                return Err(mismatch(
+                    "",
+                    json!({"status": s.status}),
+                    obs.summary(),
+                    format!("expected HTTP {}, got {}", s.status, obs.http_status),
+                ));
+            }
+        }
+        (TransportKind::Mcp, false) => {
+            if let Some(e) = obs.rpc().and_then(|m| m.get("error")) {
+                return Err(mismatch(
+                    "",
+                    json!({"result": {"isError": false}}),
+                    json!({"error": e}),
+                    "expected a tool result, got a JSON-RPC error",
+                ));
+            }
+            match obs.is_error {
+                None => {
+                    return Err(mismatch(
+                        "",
+                        json!({"result": {"isError": false}}),
+                        obs.summary(),
+                        "no JSON-RPC result in the response",
+                    ));
+                }
+                Some(true) => {
+                    return Err(mismatch(
+                        "",
+                        json!({"isError": false}),
+                        obs.body().cloned().unwrap_or(Value::Null),
+                        "expected a success, got a tool result with isError: true",
+                    ));
+                }
+                Some(false) => {}
+            }
+            if obs.body().is_none() {
+                return Err(mismatch(
+                    "/structuredContent",
+                    json!({"$type": "object"}),
+                    Value::Null,
+                    "success without structuredContent (PV-RS-2)",
+                ));
+            }
+            if let Some(m) = &obs.mirror {
+                return Err(EvalError::Mismatch(m.clone()));
+            }
+        }
+    }
+    if let Some(m) = &s.matcher {
+        if obs.body().is_none() {
+            return Err(mismatch(
+                "",
+                m.clone(),
+                json!(truncate(&obs.text, 2000)),
+                "the response body is not JSON",
+            ));
+        }
+        resolve_match(env, m, obs.body(), "")?;
+    }
+    Ok(())
+}
+
+/// A refusal in the PV-TR-3 shape: on HTTP the status, JSON body and media type; on MCP a
+/// tool result with `isError: true` carrying the same body (PV-TR-2).
+fn refusal(r: &ExpectRefusal, obs: &Observation) -> Result<(), EvalError> {
+    let want = json!({"error": {"reason": r.refusal.reason, "status": r.refusal.status, "message": {"$type": "string"}}});
+    match obs.kind {
+        TransportKind::Http => refusal_http(r, obs, &want),
+        TransportKind::Mcp => refusal_mcp(r, obs, &want),
+    }
+}
+
+fn refusal_http(r: &ExpectRefusal, obs: &Observation, want: &Value) -> Result<(), EvalError> {
+    if obs.http_status != r.refusal.status {
+        return Err(mismatch(
+            "",
+            json!({"status": r.refusal.status, "reason": r.refusal.reason}),
+            obs.summary(),
+            format!(
+                "expected refusal HTTP {} {}, got HTTP {}",
+                r.refusal.status, r.refusal.reason, obs.http_status
+            ),
+        ));
+    }
+    let Some(body) = obs.body() else {
+        return Err(mismatch(
+            "",
+            want.clone(),
+            json!(truncate(&obs.text, 2000)),
+            "refusal body is not JSON (PV-TR-3)",
+        ));
+    };
+    match_value(want, Some(body), "")?;
+    let ct = obs.header("content-type").unwrap_or_default();
+    if !ct.to_ascii_lowercase().starts_with("application/json") {
+        return Err(mismatch(
+            "/headers/content-type",
+            json!("application/json"),
+            json!(ct),
+            "refusal is not served as application/json (PV-TR-3)",
+        ));
+    }
+    Ok(())
+}
+
+fn refusal_mcp(r: &ExpectRefusal, obs: &Observation, want: &Value) -> Result<(), EvalError> {
+    if let Some(e) = obs.rpc().and_then(|m| m.get("error")) {
+        return Err(mismatch(
+            "",
+            json!({"result": {"isError": true, "structuredContent": want}}),
+            json!({"error": e}),
+            "refusal sent as a JSON-RPC error instead of a tool result with isError (PV-TR-2)",
+        ));
+    }
+    if obs.is_error != Some(true) {
+        return Err(mismatch(
+            "",
+            json!({"isError": true, "structuredContent": want}),
+            obs.summary(),
+            format!(
+                "expected refusal {} {}, got a success",
+                r.refusal.status, r.refusal.reason
+            ),
+        ));
+    }
+    let sc = obs
+        .rpc()
+        .and_then(|m| m.pointer("/result/structuredContent"));
+    match_value(want, sc, "/structuredContent")?;
+    if let Some(m) = &obs.mirror {
+        return Err(EvalError::Mismatch(m.clone()));
+    }
+    Ok(())
+}
+
+/// A JSON-RPC error with the code (and, when given, the HTTP status class): MCP only.
+fn jsonrpc_error(j: &ExpectJsonRpc, obs: &Observation) -> Result<(), EvalError> {
+    if obs.kind != TransportKind::Mcp {
+        return Err(EvalError::Harness(
+            "jsonrpc_error expectation on the HTTP transport".into(),
+        ));
+    }
+    let code = obs.rpc().and_then(|m| m.pointer("/error/code"));
+    if code.and_then(Value::as_i64) != Some(j.jsonrpc_error.code) {
+        return Err(mismatch(
+            "/error/code",
+            json!(j.jsonrpc_error.code),
+            obs.summary(),
+            "expected a JSON-RPC error with this code",
+        ));
+    }
+    if let Some(class) = j.http_status_class
+        && obs.http_status / 100 != class
+    {
+        return Err(mismatch(
+            "",
+            json!({"http_status_class": format!("{class}xx")}),
+            obs.summary(),
+            format!("expected HTTP {class}xx, got {}", obs.http_status),
+        ));
+    }
+    Ok(())
 }
 
 /// `{"well_formed": true}`: the fuzzer's oracles hold for this answer.
