@@ -17,7 +17,7 @@ use expect::{EvalError, evaluate};
 use observation::Observation;
 use step::{RunState, StepError, base_env, is_write, observe};
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
@@ -25,11 +25,12 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::loader::LoadedVector;
-use super::model::{Need, Role, StepAction, Vector, identity_roles};
+use super::model::{Need, Role, Step, StepAction, Vector, identity_roles};
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome, StepSignature};
 use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Cause, Verdict};
 use crate::json::matcher::Mismatch;
+use crate::json::placeholders::Env;
 use crate::parley::compare::PV_TR_1;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
@@ -254,7 +255,11 @@ pub async fn run_vector(
         }
         Err(message) => return CheckOutcome::verdict(Verdict::HarnessError { message }),
     }
-    let pacer = ctx.target.part::<Pacer>();
+    let step_ctx = StepCtx {
+        target,
+        pacer: ctx.target.part::<Pacer>(),
+        reasons: &reasons,
+    };
     let mut env = base_env(target, &ctx.run_nonce);
     let mut drifted = false;
     let mut st = RunState {
@@ -267,134 +272,156 @@ pub async fn run_vector(
     };
     for (i, step) in v.steps.iter().enumerate() {
         let n = i + 1;
-        let auth = match &step.token {
-            Some(t) => Auth::Bearer {
-                token: t.clone(),
-                env: None,
-            },
-            None => target.auth(step.role).unwrap_or(Auth::None),
-        };
-        let raw_mcp = matches!(step.action(), Some(StepAction::Mcp(_)));
-        let attempts = step.repeat.unwrap_or(1).max(1);
-        let mut seen = false;
-        let mut last: Option<Observation> = None;
-        for _ in 0..attempts {
-            let obs = match observe(
-                target,
-                st.kind,
-                step,
-                &env,
-                &auth,
-                raw_mcp,
-                &mut st.exchanges,
-                pacer,
-            )
-            .await
-            {
-                Ok(o) => o,
-                Err(StepError::Harness(m)) => {
-                    let message = format!("step {n}: {m}");
-                    return st.done(Verdict::HarnessError { message });
-                }
-                Err(StepError::NoResponse(e)) => {
-                    st.steps.push(StepSignature {
-                        step: n,
-                        class: "no_response".into(),
-                        status: None,
-                        reason: None,
-                        body: None,
-                    });
-                    let m = Mismatch {
-                        pointer: String::new(),
-                        expected: json!("a response"),
-                        observed: json!(e),
-                        message: format!("no response: {e}"),
-                    };
-                    let verdict = st.violation(n, m);
-                    return st.done(verdict);
-                }
-            };
-            match evaluate(&step.expect, &obs, &env, &reasons) {
-                Ok(()) => {}
-                Err(EvalError::Harness(m)) => {
-                    let message = format!("step {n}: {m}");
-                    return st.done(Verdict::HarnessError { message });
-                }
-                Err(EvalError::Mismatch(m)) => {
-                    st.steps.push(obs.signature(n, false));
-                    let verdict = st.violation(n, m);
-                    return st.done(verdict);
-                }
-            }
-            if let Some(es) = &step.expect_seen
-                && !seen
-            {
-                match evaluate(es, &obs, &env, &reasons) {
-                    Ok(()) => seen = true,
-                    Err(EvalError::Harness(m)) => {
-                        let message = format!("step {n}: {m}");
-                        return st.done(Verdict::HarnessError { message });
-                    }
-                    Err(EvalError::Mismatch(_)) => {}
-                }
-            }
-            last = Some(obs);
-        }
-        let Some(obs) = last else {
-            return st.done(Verdict::HarnessError {
-                message: format!("step {n}: no attempt made"),
-            });
-        };
-        if let Some(es) = &step.expect_seen
-            && !seen
-        {
-            let m = Mismatch {
-                pointer: String::new(),
-                expected: serde_json::to_value(es).unwrap_or(Value::Null),
-                observed: obs.summary(),
-                message: format!("none of the {attempts} attempts matched expect_seen"),
-            };
-            st.steps.push(obs.signature(n, false));
-            let verdict = st.violation(n, m);
+        if let Err(verdict) = run_step(&step_ctx, &mut st, &mut env, &mut drifted, n, step).await {
             return st.done(verdict);
-        }
-        // The shared inbox depends on concurrent activity, and a repeated step on the quota
-        // window it happens to fall in (the two bindings' runs are seconds apart): a repeated
-        // step is not compared across bindings, and after one the threads it wrote to may
-        // legitimately differ, so later bodies are not compared either (classes still are).
-        let mut sig = if step.repeat.is_some() {
-            drifted = true;
-            StepSignature {
-                step: n,
-                class: "repeat".into(),
-                status: None,
-                reason: None,
-                body: None,
-            }
-        } else {
-            obs.signature(n, !drifted && step.op.as_deref() != Some("inbox"))
-        };
-        if let Some(b) = sig.body.take() {
-            sig.body = Some(normalise(&b, &mut st.ids));
-        }
-        st.steps.push(sig);
-        for (name, ptr) in &step.capture {
-            match obs.body().and_then(|b| b.pointer(ptr)) {
-                Some(val) => env.set(name.clone(), val.clone()),
-                None => {
-                    let m = Mismatch {
-                        pointer: ptr.clone(),
-                        expected: json!({"$any": true}),
-                        observed: Value::Null,
-                        message: format!(
-                            "cannot capture ${name}: the response has nothing at {ptr:?}"
-                        ),
-                    };
-                    let verdict = st.violation(n, m);
-                    return st.done(verdict);
-                }
-            }
         }
     }
     st.done(Verdict::Pass)
+}
+
+/// What every step of a vector's run reads.
+struct StepCtx<'a> {
+    target: &'a ParleyTarget,
+    pacer: Option<&'a Pacer>,
+    reasons: &'a BTreeSet<String>,
+}
+
+/// Step `n`: its attempts, its signature for the PV-TR-1 comparison, its captures. `Err` is
+/// the verdict that ends the vector.
+async fn run_step(
+    sc: &StepCtx<'_>,
+    st: &mut RunState<'_>,
+    env: &mut Env,
+    drifted: &mut bool,
+    n: usize,
+    step: &Step,
+) -> Result<(), Verdict> {
+    let obs = attempts(sc, st, env, n, step).await?;
+    // The shared inbox depends on concurrent activity, and a repeated step on the quota
+    // window it happens to fall in (the two bindings' runs are seconds apart): a repeated
+    // step is not compared across bindings, and after one the threads it wrote to may
+    // legitimately differ, so later bodies are not compared either (classes still are).
+    let mut sig = if step.repeat.is_some() {
+        *drifted = true;
+        StepSignature {
+            step: n,
+            class: "repeat".into(),
+            status: None,
+            reason: None,
+            body: None,
+        }
+    } else {
+        obs.signature(n, !*drifted && step.op.as_deref() != Some("inbox"))
+    };
+    if let Some(b) = sig.body.take() {
+        sig.body = Some(normalise(&b, &mut st.ids));
+    }
+    st.steps.push(sig);
+    for (name, ptr) in &step.capture {
+        match obs.body().and_then(|b| b.pointer(ptr)) {
+            Some(val) => env.set(name.clone(), val.clone()),
+            None => {
+                let m = Mismatch {
+                    pointer: ptr.clone(),
+                    expected: json!({"$any": true}),
+                    observed: Value::Null,
+                    message: format!("cannot capture ${name}: the response has nothing at {ptr:?}"),
+                };
+                return Err(st.violation(n, m));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The attempts of step `n` (`repeat`), each judged against `expect`, and `expect_seen`
+/// against one of them at least: the last observation, or the verdict that ends the vector.
+async fn attempts(
+    sc: &StepCtx<'_>,
+    st: &mut RunState<'_>,
+    env: &Env,
+    n: usize,
+    step: &Step,
+) -> Result<Observation, Verdict> {
+    let auth = match &step.token {
+        Some(t) => Auth::Bearer {
+            token: t.clone(),
+            env: None,
+        },
+        None => sc.target.auth(step.role).unwrap_or(Auth::None),
+    };
+    let raw_mcp = matches!(step.action(), Some(StepAction::Mcp(_)));
+    let attempts = step.repeat.unwrap_or(1).max(1);
+    let harness = |m: String| Verdict::HarnessError {
+        message: format!("step {n}: {m}"),
+    };
+    let mut seen = false;
+    let mut last: Option<Observation> = None;
+    for _ in 0..attempts {
+        let sent = observe(
+            sc.target,
+            st.kind,
+            step,
+            env,
+            &auth,
+            raw_mcp,
+            &mut st.exchanges,
+            sc.pacer,
+        )
+        .await;
+        let obs = match sent {
+            Ok(o) => o,
+            Err(StepError::Harness(m)) => return Err(harness(m)),
+            Err(StepError::NoResponse(e)) => {
+                st.steps.push(StepSignature {
+                    step: n,
+                    class: "no_response".into(),
+                    status: None,
+                    reason: None,
+                    body: None,
+                });
+                let m = Mismatch {
+                    pointer: String::new(),
+                    expected: json!("a response"),
+                    observed: json!(e),
+                    message: format!("no response: {e}"),
+                };
+                return Err(st.violation(n, m));
+            }
+        };
+        match evaluate(&step.expect, &obs, env, sc.reasons) {
+            Ok(()) => {}
+            Err(EvalError::Harness(m)) => return Err(harness(m)),
+            Err(EvalError::Mismatch(m)) => {
+                st.steps.push(obs.signature(n, false));
+                return Err(st.violation(n, m));
+            }
+        }
+        if let Some(es) = &step.expect_seen
+            && !seen
+        {
+            match evaluate(es, &obs, env, sc.reasons) {
+                Ok(()) => seen = true,
+                Err(EvalError::Harness(m)) => return Err(harness(m)),
+                Err(EvalError::Mismatch(_)) => {}
+            }
+        }
+        last = Some(obs);
+    }
+    let Some(obs) = last else {
+        return Err(harness("no attempt made".into()));
+    };
+    if let Some(es) = &step.expect_seen
+        && !seen
+    {
+        let m = Mismatch {
+            pointer: String::new(),
+            expected: serde_json::to_value(es).unwrap_or(Value::Null),
+            observed: obs.summary(),
+            message: format!("none of the {attempts} attempts matched expect_seen"),
+        };
+        st.steps.push(obs.signature(n, false));
+        return Err(st.violation(n, m));
+    }
+    Ok(obs)
 }
