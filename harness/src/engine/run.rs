@@ -7,7 +7,7 @@ use super::baseline::{Baseline, BaselineError};
 use super::check::CheckOutcome;
 use super::check::Stop;
 use super::counterexample::Counterexamples;
-use super::execute::execute;
+use super::execute::{Done, execute};
 use super::judge::{self, ReproContext};
 use super::plan::{Filter, Job, offered, plan};
 use super::protocol::{CheckRun, Suite};
@@ -178,85 +178,25 @@ pub async fn run(
         Some(s) => s.jobs_of(jobs),
         None => (jobs, Vec::new()),
     };
-    let secrets: Vec<_> = suites
-        .iter()
-        .flat_map(|s| s.protocol.secrets(&target))
-        .collect();
-    let repro = ReproContext {
-        target: &target,
-        command: &opts.command,
-        secrets: &secrets,
-    };
-    let run_nonce = format!("r{:x}", chrono::Utc::now().timestamp_micros());
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let started = Instant::now();
-    // Each result is judged once, as its job finishes (the progress callback shows it);
-    // a job whose task vanished is judged from `execute`'s harness-error outcome below.
-    let total = jobs.len()
-        + match opts.progress {
-            Some(_) => derived_count(suites, &jobs),
-            None => 0,
-        };
-    let mut done_count = 0usize;
-    let mut judged: Vec<Option<CheckResult>> = vec![None; jobs.len()];
-    let done = execute(
-        &target,
-        &jobs,
-        opts.jobs,
-        &run_nonce,
-        opts.counterexamples,
-        opts.stop.clone(),
-        |d| {
-            done_count += 1;
-            let j = &jobs[d.order];
-            let r = judge::result(&suites[j.suite], j, d, &repro);
-            if let Some(p) = &opts.progress {
-                p(&r, done_count, total);
-            }
-            judged[d.order] = Some(r);
-        },
-    )
-    .await;
+    let mut progress = Progress {
+        done: 0,
+        total: jobs.len()
+            + match opts.progress {
+                Some(_) => derived_count(suites, &jobs),
+                None => 0,
+            },
+        report: opts.progress.as_ref(),
+    };
+    let (mut checks, done) = execute_judged(&target, suites, &jobs, opts, &mut progress).await;
     let wall = started.elapsed();
     let interrupted = opts.stop.as_ref().is_some_and(|s| *s.borrow());
-
-    let mut checks: Vec<CheckResult> = judged
-        .into_iter()
-        .zip(jobs.iter().zip(&done))
-        .map(|(r, (j, d))| {
-            r.unwrap_or_else(|| {
-                let r = judge::result(&suites[j.suite], j, d, &repro);
-                done_count += 1;
-                if let Some(p) = &opts.progress {
-                    p(&r, done_count, total);
-                }
-                r
-            })
-        })
-        .collect();
-    let mut derived = Vec::new();
-    for (si, s) in suites.iter().enumerate() {
-        let runs: Vec<CheckRun<'_>> = jobs
-            .iter()
-            .zip(&done)
-            .filter(|(j, _)| j.suite == si)
-            .map(|(j, d)| CheckRun {
-                check: &j.check,
-                transport: j.transport,
-                outcome: &d.outcome,
-            })
-            .collect();
-        derived.extend(s.protocol.judge_across(s, &runs));
-    }
-    if let Some(p) = &opts.progress {
-        // The count made before the run, unless a protocol's derived checks depend on what
-        // the runs produced: then the last lines carry the report's own total.
-        let total = checks.len() + derived.len();
-        for r in &derived {
-            done_count += 1;
-            p(r, done_count, total);
-        }
-    }
+    let derived = judge_across(suites, &jobs, &done);
+    // The count made before the run, unless a protocol's derived checks depend on what the
+    // runs produced: then the last lines carry the report's own total.
+    progress.total = checks.len() + derived.len();
+    derived.iter().for_each(|r| progress.tick(r));
     checks.extend(derived);
     if let Some(b) = &opts.baseline {
         judge::apply_baseline(b, &mut checks);
@@ -301,4 +241,89 @@ pub async fn run(
     report.requirements = judge::matrix(suites, &report.checks);
     report.recount();
     Ok(report)
+}
+
+/// The progress callback and its count: (result, done, total) after each result.
+struct Progress<'a> {
+    done: usize,
+    total: usize,
+    report: Option<&'a ProgressFn>,
+}
+
+impl Progress<'_> {
+    fn tick(&mut self, r: &CheckResult) {
+        self.done += 1;
+        if let Some(p) = self.report {
+            p(r, self.done, self.total);
+        }
+    }
+}
+
+/// Executes `jobs` and judges each result as its job finishes (the progress callback shows
+/// it); a job whose task vanished is judged afterwards from `execute`'s harness-error
+/// outcome. The results in job order, and what each job produced.
+async fn execute_judged(
+    target: &Arc<Target>,
+    suites: &[Suite],
+    jobs: &[Job],
+    opts: &RunOptions,
+    progress: &mut Progress<'_>,
+) -> (Vec<CheckResult>, Vec<Done>) {
+    let secrets: Vec<_> = suites
+        .iter()
+        .flat_map(|s| s.protocol.secrets(target))
+        .collect();
+    let repro = ReproContext {
+        target,
+        command: &opts.command,
+        secrets: &secrets,
+    };
+    let run_nonce = format!("r{:x}", chrono::Utc::now().timestamp_micros());
+    let mut judged: Vec<Option<CheckResult>> = vec![None; jobs.len()];
+    let done = execute(
+        target,
+        jobs,
+        opts.jobs,
+        &run_nonce,
+        opts.counterexamples,
+        opts.stop.clone(),
+        |d| {
+            let j = &jobs[d.order];
+            let r = judge::result(&suites[j.suite], j, d, &repro);
+            progress.tick(&r);
+            judged[d.order] = Some(r);
+        },
+    )
+    .await;
+    let checks = judged
+        .into_iter()
+        .zip(jobs.iter().zip(&done))
+        .map(|(r, (j, d))| {
+            r.unwrap_or_else(|| {
+                let r = judge::result(&suites[j.suite], j, d, &repro);
+                progress.tick(&r);
+                r
+            })
+        })
+        .collect();
+    (checks, done)
+}
+
+/// Each protocol's derived checks, judged from the finished runs of its suite.
+fn judge_across(suites: &[Suite], jobs: &[Job], done: &[Done]) -> Vec<CheckResult> {
+    let mut derived = Vec::new();
+    for (si, s) in suites.iter().enumerate() {
+        let runs: Vec<CheckRun<'_>> = jobs
+            .iter()
+            .zip(done)
+            .filter(|(j, _)| j.suite == si)
+            .map(|(j, d)| CheckRun {
+                check: &j.check,
+                transport: j.transport,
+                outcome: &d.outcome,
+            })
+            .collect();
+        derived.extend(s.protocol.judge_across(s, &runs));
+    }
+    derived
 }
