@@ -460,7 +460,7 @@ async fn connect_target(
 #[derive(clap::Args, Debug)]
 struct ReportArgs {
     /// Report formats to write.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Format::Json, Format::Junit, Format::Md, Format::Html, Format::Sarif, Format::Badge])]
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Format::ALL.to_vec())]
     format: Vec<Format>,
     /// Absolute URL report.html will be published at: SARIF rules link their requirement row there.
     #[arg(long, value_name = "URL", env = "CONFORM_REPORT_URL", value_parser = parse_report_url)]

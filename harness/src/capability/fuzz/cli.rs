@@ -241,7 +241,7 @@ fn command_line(args: &FuzzArgs, seed: u64) -> String {
 
 /// The same report set as `conform run` (issue 26).
 fn write_reports(report: &Report, out: &Path) -> Result<(), CommandError> {
-    report::write::write_all(report, out, &report::write::Format::ALL, None)
+    report::write::write_all(report, out, report::write::Format::ALL, None)
         .map(|_| ())
         .map_err(|e| CommandError(e.to_string()))
 }

@@ -13,6 +13,7 @@
 use std::fmt::Write as _;
 
 use super::junit::escape;
+use super::renderer::{Links, RenderError, Renderer};
 use super::{MatrixStatus, Report};
 use crate::engine::requirements::Level;
 
@@ -155,4 +156,26 @@ pub fn render(report: &Report) -> String {
     }
     o.push_str("  </g>\n</svg>\n");
     o
+}
+
+/// The badge format ([`Renderer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Badge;
+
+impl Renderer for Badge {
+    fn name(&self) -> &'static str {
+        "badge"
+    }
+
+    fn about(&self) -> &'static str {
+        "Status badge (`badge.svg`)"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "badge.svg"
+    }
+
+    fn render(&self, report: &Report, _links: Links<'_>) -> Result<String, RenderError> {
+        Ok(render(report))
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::renderer::{Links, RenderError, Renderer};
 use super::{REPORT_FORMAT_VERSION, Report};
 
 /// Renders the report as pretty JSON.
@@ -65,4 +66,29 @@ pub fn read(path: &Path) -> Result<Report, ReadError> {
         path: shown,
         source,
     })
+}
+
+/// The json format ([`Renderer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Json;
+
+impl Renderer for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+
+    fn about(&self) -> &'static str {
+        "`report.json`, the machine-readable report every other format is rendered from"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "report.json"
+    }
+
+    fn render(&self, report: &Report, _links: Links<'_>) -> Result<String, RenderError> {
+        render(report).map_err(|e| RenderError {
+            file: self.file_name(),
+            message: e.to_string(),
+        })
+    }
 }

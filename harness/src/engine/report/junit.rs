@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::renderer::{Links, RenderError, Renderer};
 use super::{BaselineMark, CheckResult, Report};
 use crate::engine::repro::compact;
 use crate::engine::verdict::Verdict;
@@ -155,4 +156,26 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// The junit format ([`Renderer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Junit;
+
+impl Renderer for Junit {
+    fn name(&self) -> &'static str {
+        "junit"
+    }
+
+    fn about(&self) -> &'static str {
+        "`junit.xml` for CI test views"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "junit.xml"
+    }
+
+    fn render(&self, report: &Report, _links: Links<'_>) -> Result<String, RenderError> {
+        Ok(render(report))
+    }
 }

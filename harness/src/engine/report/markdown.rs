@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use super::renderer::{Links, RenderError, Renderer};
 use super::{BaselineMark, Report};
 use crate::engine::repro::compact;
 use crate::engine::verdict::Verdict;
@@ -201,4 +202,26 @@ pub fn render(report: &Report) -> String {
         o.push_str(&super::power::render_markdown(p));
     }
     o
+}
+
+/// The md format ([`Renderer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn name(&self) -> &'static str {
+        "md"
+    }
+
+    fn about(&self) -> &'static str {
+        "`report.md`"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "report.md"
+    }
+
+    fn render(&self, report: &Report, _links: Links<'_>) -> Result<String, RenderError> {
+        Ok(render(report))
+    }
 }

@@ -11,6 +11,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod power;
+pub mod renderer;
 pub mod sarif;
 pub mod write;
 

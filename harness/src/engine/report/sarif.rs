@@ -18,6 +18,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
+use super::renderer::{Links, RenderError, Renderer};
 use super::{BaselineMark, CheckResult, Report, RequirementRow, anchor};
 use crate::engine::repro::compact;
 use crate::engine::requirements::Level;
@@ -355,6 +356,28 @@ fn run_properties(report: &Report) -> Value {
         "exchanges": report.exchanges,
         "wallTimeMs": report.wall_time_ms,
     })
+}
+
+/// The sarif format ([`Renderer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Sarif;
+
+impl Renderer for Sarif {
+    fn name(&self) -> &'static str {
+        "sarif"
+    }
+
+    fn about(&self) -> &'static str {
+        "SARIF 2.1.0 (`report.sarif`) for code-scanning UIs"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "report.sarif"
+    }
+
+    fn render(&self, report: &Report, links: Links<'_>) -> Result<String, RenderError> {
+        Ok(render(report, links.report_url))
+    }
 }
 
 #[cfg(test)]

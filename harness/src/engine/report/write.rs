@@ -1,48 +1,63 @@
-//! Writing a report's files: one list of formats and their file names, used by every command
+//! Writing a report's files: the one list of formats ([`FORMATS`], each a [`Renderer`]), used by every command
 //! that writes reports (`run`, `merge`, `fuzz`), so they write the same set the same way.
 
 use std::path::{Path, PathBuf};
 
+use super::renderer::{Links, RenderError, Renderer};
 use super::{Report, badge, html, json, junit, markdown, sarif};
 
-/// A report format and the file it is written to.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// `report.json`, the machine-readable report every other format is rendered from.
-    Json,
-    /// `junit.xml` for CI test views.
-    Junit,
-    /// `report.md`.
-    Md,
-    /// `report.html`, one self-contained page.
-    Html,
-    /// SARIF 2.1.0 (`report.sarif`) for code-scanning UIs.
-    Sarif,
-    /// Status badge (`badge.svg`).
-    Badge,
-}
+/// Every report format, in the order a command writes them by default: the one
+/// registration of a format.
+pub static FORMATS: [Format; 6] = [
+    Format(&json::Json),
+    Format(&junit::Junit),
+    Format(&markdown::Markdown),
+    Format(&html::Html),
+    Format(&sarif::Sarif),
+    Format(&badge::Badge),
+];
+
+/// A report format (a value of `--format`): one of [`FORMATS`].
+#[derive(Clone, Copy)]
+pub struct Format(pub &'static dyn Renderer);
 
 impl Format {
     /// Every format: what a command writes by default.
-    pub const ALL: [Format; 6] = [
-        Format::Json,
-        Format::Junit,
-        Format::Md,
-        Format::Html,
-        Format::Sarif,
-        Format::Badge,
-    ];
+    pub const ALL: &'static [Format] = &FORMATS;
 
     /// The file name it is written to.
     pub fn file_name(self) -> &'static str {
-        match self {
-            Format::Json => "report.json",
-            Format::Junit => "junit.xml",
-            Format::Md => "report.md",
-            Format::Html => "report.html",
-            Format::Sarif => "report.sarif",
-            Format::Badge => "badge.svg",
-        }
+        self.0.file_name()
+    }
+}
+
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name()
+    }
+}
+
+impl Eq for Format {}
+
+impl clap::ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &FORMATS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.about()))
     }
 }
 
@@ -57,9 +72,9 @@ pub enum WriteError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// The JSON report could not be serialised.
-    #[error("rendering report.json: {0}")]
-    Json(#[from] serde_json::Error),
+    /// A format could not be rendered.
+    #[error(transparent)]
+    Render(#[from] RenderError),
 }
 
 /// Writes `report` in each of `formats` into `out` (created if needed); SARIF rules link to
@@ -76,14 +91,7 @@ pub fn write_all(
     })?;
     let mut written = Vec::new();
     for f in formats {
-        let text = match f {
-            Format::Json => json::render(report)?,
-            Format::Junit => junit::render(report),
-            Format::Md => markdown::render(report),
-            Format::Html => html::render(report),
-            Format::Sarif => sarif::render(report, report_url),
-            Format::Badge => badge::render(report),
-        };
+        let text = f.0.render(report, Links { report_url })?;
         let path = out.join(f.file_name());
         std::fs::write(&path, text).map_err(|source| WriteError::Io {
             path: path.clone(),
@@ -92,4 +100,30 @@ pub fn write_all(
         written.push(path);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::ValueEnum as _;
+
+    use super::*;
+
+    /// Each registered format answers to its own `--format` name, writes its own file, and
+    /// renders a report.
+    #[test]
+    fn every_format_is_registered_once_and_renders() {
+        let names: BTreeSet<&str> = FORMATS.iter().map(|f| f.0.name()).collect();
+        let files: BTreeSet<&str> = FORMATS.iter().map(|f| f.file_name()).collect();
+        assert_eq!(names.len(), FORMATS.len(), "{names:?}");
+        assert_eq!(files.len(), FORMATS.len(), "{files:?}");
+        let report = super::super::tests::empty_report();
+        for f in &FORMATS {
+            assert_eq!(Format::from_str(f.0.name(), false).unwrap(), *f);
+            let text = f.0.render(&report, Links::default()).unwrap();
+            assert!(!text.is_empty(), "{} rendered nothing", f.0.name());
+        }
+    }
 }

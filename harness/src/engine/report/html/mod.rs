@@ -20,6 +20,7 @@ mod summary;
 use std::fmt::Write as _;
 
 use super::junit::escape;
+use super::renderer::{Links, RenderError, Renderer};
 use super::{BaselineMark, CheckResult, Report};
 use crate::engine::verdict::Verdict;
 
@@ -176,5 +177,27 @@ fn clip(s: &str, max: usize) -> String {
             &s[..at],
             s.len() - at
         ),
+    }
+}
+
+/// The html format ([`Renderer`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Html;
+
+impl Renderer for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn about(&self) -> &'static str {
+        "`report.html`, one self-contained page"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "report.html"
+    }
+
+    fn render(&self, report: &Report, _links: Links<'_>) -> Result<String, RenderError> {
+        Ok(render(report))
     }
 }
