@@ -1,5 +1,5 @@
-//! The MCP-layer checks: one table (id, title, cited IDs, what runs), and the [`Check`]
-//! they all implement. Every check runs once, with its own connection pool and its own
+//! The MCP-layer checks: one table, one declaration per check (id, title, cited IDs, the
+//! function that runs it), and the [`Check`] they all implement. Every check runs once, with its own connection pool and its own
 //! session, in whichever era its rules belong to.
 
 pub mod capability;
@@ -24,353 +24,306 @@ use crate::engine::verdict::Verdict;
 use crate::mcp::part::McpPart;
 use crate::mcp::wire::Wire;
 
-/// What a check runs: each variant is the function of the same name in a submodule, and
-/// [`table`] gives its title and rule.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    InitializeResult,
-    Negotiation,
-    OlderVersions,
-    InitializeBadParams,
-    Initialized202,
-    BogusVersionHeader,
-    AbsentVersionHeader,
-    UnknownSession,
-    DeleteSession,
-    GetStream,
-    Ping,
-    MissingSession,
-    ToolsList,
-    BadCursor,
-    UnknownTool,
-    CallResult,
-    Discover,
-    ResultType,
-    VersionMismatch,
-    MethodMismatch,
-    NameMismatch,
-    UnsupportedVersion,
-    MissingMeta,
-    ModernUnknownMethods,
-    NoSession,
-    Unparsable,
-    InvalidRequests,
-    HugeId,
-    Batch,
-    UnknownMethod,
-    Notification,
-    DuplicateIds,
-    ForeignOrigin,
-    ForeignHost,
-    AdvertisedServed,
-    UnadvertisedRefused,
-    StdioOnlyJsonRpc,
-    StdioGarbage,
+/// Runs one check's body on its wire and the pre-flight's part (`timeout`: the target's,
+/// for checks that wait on a child process).
+pub type Runner =
+    for<'a> fn(&'a mut Wire, &'a McpPart, std::time::Duration) -> BoxFuture<'a, Step<()>>;
+
+/// One check, declared once: id, title, cited requirement IDs (first = primary), and the
+/// function that runs it. A new check is one row of [`table`] and its function.
+#[derive(Clone, Copy)]
+pub struct Decl {
+    /// Stable id (`MCP-LC-1/initialize`).
+    pub id: &'static str,
+    /// One line.
+    pub title: &'static str,
+    /// Cited requirement IDs, the primary first.
+    pub rules: &'static [&'static str],
+    /// What runs.
+    pub run: Runner,
 }
 
-/// Every check: id, title, cited requirement IDs (first = primary), kind.
-pub fn table() -> Vec<(&'static str, &'static str, &'static [&'static str], Kind)> {
-    use Kind::*;
+/// A check body `async fn(&mut Wire, &McpPart) -> Step<()>` as a [`Runner`].
+macro_rules! runs {
+    ($f:path) => {{
+        fn run<'a>(
+            w: &'a mut Wire,
+            p: &'a McpPart,
+            _timeout: std::time::Duration,
+        ) -> BoxFuture<'a, Step<()>> {
+            $f(w, p).boxed()
+        }
+        run as Runner
+    }};
+}
+
+/// A check body that also takes the target's timeout, as a [`Runner`].
+macro_rules! with_timeout {
+    ($f:path) => {{
+        fn run<'a>(
+            w: &'a mut Wire,
+            p: &'a McpPart,
+            timeout: std::time::Duration,
+        ) -> BoxFuture<'a, Step<()>> {
+            $f(w, p, timeout).boxed()
+        }
+        run as Runner
+    }};
+}
+
+/// Every check, in report order.
+pub fn table() -> Vec<Decl> {
     vec![
-        (
-            "MCP-LC-1/initialize",
-            "initialize answers protocolVersion, capabilities, serverInfo",
-            &["MCP-LC-1"],
-            InitializeResult,
-        ),
-        (
-            "MCP-LC-2/negotiation",
-            "version negotiation answers supported versions only, consistently",
-            &["MCP-LC-2"],
-            Negotiation,
-        ),
-        (
-            "MCP-LC-3/older-versions",
-            "2025-06-18 and 2025-03-26 clients are negotiated",
-            &["MCP-LC-3"],
-            OlderVersions,
-        ),
-        (
-            "MCP-LC-4/initialize-bad-params",
-            "initialize with missing or invalid params: -32602",
-            &["MCP-LC-4"],
-            InitializeBadParams,
-        ),
-        (
-            "MCP-LC-5/initialized-202",
-            "notifications/initialized: 202 with no body",
-            &["MCP-LC-5"],
-            Initialized202,
-        ),
-        (
-            "MCP-LC-6/bogus-version-header",
-            "invalid or unsupported MCP-Protocol-Version: 400",
-            &["MCP-LC-6"],
-            BogusVersionHeader,
-        ),
-        (
-            "MCP-LC-7/absent-version-header",
-            "no MCP-Protocol-Version header: still served",
-            &["MCP-LC-7"],
-            AbsentVersionHeader,
-        ),
-        (
-            "MCP-LC-8/unknown-session",
-            "a session id never issued: 404",
-            &["MCP-LC-8"],
-            UnknownSession,
-        ),
-        (
-            "MCP-LC-9/delete-session",
-            "DELETE terminates the session (then 404) or answers 405",
-            &["MCP-LC-9", "MCP-LC-8"],
-            DeleteSession,
-        ),
-        (
-            "MCP-LC-10/get",
-            "GET: an SSE stream or 405",
-            &["MCP-LC-10"],
-            GetStream,
-        ),
-        (
-            "MCP-LC-11/ping",
-            "ping: an empty result",
-            &["MCP-LC-11"],
-            Ping,
-        ),
-        (
-            "MCP-LC-12/missing-session",
-            "no session id where sessions are issued: 400",
-            &["MCP-LC-12"],
-            MissingSession,
-        ),
-        (
-            "MCP-TL-1/list",
-            "tools/list shapes, unique names, pagination",
-            &["MCP-TL-1"],
-            ToolsList,
-        ),
-        (
-            "MCP-TL-2/bad-cursor",
-            "tools/list with a cursor never issued: -32602",
-            &["MCP-TL-2"],
-            BadCursor,
-        ),
-        (
-            "MCP-TL-3/unknown-tool",
-            "tools/call of an unknown tool: -32602",
-            &["MCP-TL-3"],
-            UnknownTool,
-        ),
-        (
-            "MCP-TL-4/call-result",
-            "tools/call result: content, isError, structuredContent vs outputSchema",
-            &["MCP-TL-4"],
-            CallResult,
-        ),
-        (
-            "MCP-MD-1/discover",
-            "server/discover: supportedVersions and capabilities",
-            &["MCP-MD-1"],
-            Discover,
-        ),
-        (
-            "MCP-MD-2/result-type",
-            "2026-07-28 results carry resultType",
-            &["MCP-MD-2"],
-            ResultType,
-        ),
-        (
-            "MCP-MD-3/version-header-mismatch",
-            "MCP-Protocol-Version missing or unequal to _meta: 400 + -32020 (MCP26-1)",
-            &["MCP-MD-3"],
-            VersionMismatch,
-        ),
-        (
-            "MCP-MD-4/method-header-mismatch",
-            "Mcp-Method vs body mismatch: 400 + -32020 (MCP26-1)",
-            &["MCP-MD-4"],
-            MethodMismatch,
-        ),
-        (
-            "MCP-MD-5/name-header-mismatch",
-            "Mcp-Name vs body mismatch: 400 + -32020 (MCP26-1)",
-            &["MCP-MD-5"],
-            NameMismatch,
-        ),
-        (
-            "MCP-MD-6/unsupported-version",
-            "unsupported version: 400 + -32022 with data.supported (MCP26-2)",
-            &["MCP-MD-6"],
-            UnsupportedVersion,
-        ),
-        (
-            "MCP-MD-7/missing-meta",
-            "no _meta in a 2026-07-28 request: 400 + -32602 or -32020 (MCP26-4, MCP26-6)",
-            &["MCP-MD-7"],
-            MissingMeta,
-        ),
-        (
-            "MCP-MD-8/unknown-methods",
-            "unknown and removed methods: 404 + -32601 (MCP26-3)",
-            &["MCP-MD-8"],
-            ModernUnknownMethods,
-        ),
-        (
-            "MCP-MD-9/no-session",
-            "no Mcp-Session-Id in 2026-07-28",
-            &["MCP-MD-9"],
-            NoSession,
-        ),
-        (
-            "MCP-RPC-1/unparsable",
-            "unparsable and empty bodies: 4xx",
-            &["MCP-RPC-1"],
-            Unparsable,
-        ),
-        (
-            "MCP-RPC-2/invalid-requests",
-            "invalid request objects: -32600",
-            &["MCP-RPC-2"],
-            InvalidRequests,
-        ),
-        (
-            "MCP-RPC-3/huge-id",
-            "an id beyond 64 bits: echoed exactly or -32600",
-            &["MCP-RPC-3"],
-            HugeId,
-        ),
-        (
-            "MCP-RPC-4/batch",
-            "a JSON-RPC batch is refused",
-            &["MCP-RPC-4"],
-            Batch,
-        ),
-        (
-            "MCP-RPC-5/unknown-method",
-            "an unknown method: -32601",
-            &["MCP-RPC-5"],
-            UnknownMethod,
-        ),
-        (
-            "MCP-RPC-6/notification",
-            "a notification gets 202 or a 4xx, never a response",
-            &["MCP-RPC-6"],
-            Notification,
-        ),
-        (
-            "MCP-RPC-7/duplicate-ids",
-            "two requests in flight with one id are each answered",
-            &["MCP-RPC-7"],
-            DuplicateIds,
-        ),
-        (
-            "MCP-OR-1/foreign-origin",
-            "a foreign Origin: 403",
-            &["MCP-OR-1"],
-            ForeignOrigin,
-        ),
-        (
-            "MCP-OR-2/foreign-host",
-            "a foreign Host on loopback: 4xx",
-            &["MCP-OR-2"],
-            ForeignHost,
-        ),
-        (
-            "MCP-CAP-1/advertised-served",
-            "advertised capabilities are served",
-            &["MCP-CAP-1"],
-            AdvertisedServed,
-        ),
-        (
-            "MCP-CAP-2/unadvertised-refused",
-            "capabilities not advertised are refused with -32601",
-            &["MCP-CAP-2"],
-            UnadvertisedRefused,
-        ),
-        (
-            "MCP-ST-1/stdout-only-jsonrpc",
-            "stdio: stdout carries only JSON-RPC messages",
-            &["MCP-ST-1"],
-            StdioOnlyJsonRpc,
-        ),
-        (
-            "MCP-ST-2/garbage-line",
-            "stdio: a garbage line does not stop the server",
-            &["MCP-ST-2"],
-            StdioGarbage,
-        ),
+        Decl {
+            id: "MCP-LC-1/initialize",
+            title: "initialize answers protocolVersion, capabilities, serverInfo",
+            rules: &["MCP-LC-1"],
+            run: runs!(lifecycle::initialize_result),
+        },
+        Decl {
+            id: "MCP-LC-2/negotiation",
+            title: "version negotiation answers supported versions only, consistently",
+            rules: &["MCP-LC-2"],
+            run: runs!(lifecycle::negotiation),
+        },
+        Decl {
+            id: "MCP-LC-3/older-versions",
+            title: "2025-06-18 and 2025-03-26 clients are negotiated",
+            rules: &["MCP-LC-3"],
+            run: runs!(lifecycle::older_versions),
+        },
+        Decl {
+            id: "MCP-LC-4/initialize-bad-params",
+            title: "initialize with missing or invalid params: -32602",
+            rules: &["MCP-LC-4"],
+            run: runs!(lifecycle::initialize_bad_params),
+        },
+        Decl {
+            id: "MCP-LC-5/initialized-202",
+            title: "notifications/initialized: 202 with no body",
+            rules: &["MCP-LC-5"],
+            run: runs!(lifecycle::initialized_202),
+        },
+        Decl {
+            id: "MCP-LC-6/bogus-version-header",
+            title: "invalid or unsupported MCP-Protocol-Version: 400",
+            rules: &["MCP-LC-6"],
+            run: runs!(lifecycle::bogus_version_header),
+        },
+        Decl {
+            id: "MCP-LC-7/absent-version-header",
+            title: "no MCP-Protocol-Version header: still served",
+            rules: &["MCP-LC-7"],
+            run: runs!(lifecycle::absent_version_header),
+        },
+        Decl {
+            id: "MCP-LC-8/unknown-session",
+            title: "a session id never issued: 404",
+            rules: &["MCP-LC-8"],
+            run: runs!(lifecycle::unknown_session),
+        },
+        Decl {
+            id: "MCP-LC-9/delete-session",
+            title: "DELETE terminates the session (then 404) or answers 405",
+            rules: &["MCP-LC-9", "MCP-LC-8"],
+            run: runs!(lifecycle::delete_session),
+        },
+        Decl {
+            id: "MCP-LC-10/get",
+            title: "GET: an SSE stream or 405",
+            rules: &["MCP-LC-10"],
+            run: runs!(lifecycle::get_stream),
+        },
+        Decl {
+            id: "MCP-LC-11/ping",
+            title: "ping: an empty result",
+            rules: &["MCP-LC-11"],
+            run: runs!(lifecycle::ping),
+        },
+        Decl {
+            id: "MCP-LC-12/missing-session",
+            title: "no session id where sessions are issued: 400",
+            rules: &["MCP-LC-12"],
+            run: runs!(lifecycle::missing_session),
+        },
+        Decl {
+            id: "MCP-TL-1/list",
+            title: "tools/list shapes, unique names, pagination",
+            rules: &["MCP-TL-1"],
+            run: runs!(tools::list),
+        },
+        Decl {
+            id: "MCP-TL-2/bad-cursor",
+            title: "tools/list with a cursor never issued: -32602",
+            rules: &["MCP-TL-2"],
+            run: runs!(tools::bad_cursor),
+        },
+        Decl {
+            id: "MCP-TL-3/unknown-tool",
+            title: "tools/call of an unknown tool: -32602",
+            rules: &["MCP-TL-3"],
+            run: runs!(tools::unknown_tool),
+        },
+        Decl {
+            id: "MCP-TL-4/call-result",
+            title: "tools/call result: content, isError, structuredContent vs outputSchema",
+            rules: &["MCP-TL-4"],
+            run: runs!(tools::call_result),
+        },
+        Decl {
+            id: "MCP-MD-1/discover",
+            title: "server/discover: supportedVersions and capabilities",
+            rules: &["MCP-MD-1"],
+            run: runs!(modern::discover),
+        },
+        Decl {
+            id: "MCP-MD-2/result-type",
+            title: "2026-07-28 results carry resultType",
+            rules: &["MCP-MD-2"],
+            run: runs!(modern::result_type),
+        },
+        Decl {
+            id: "MCP-MD-3/version-header-mismatch",
+            title: "MCP-Protocol-Version missing or unequal to _meta: 400 + -32020 (MCP26-1)",
+            rules: &["MCP-MD-3"],
+            run: runs!(modern::version_mismatch),
+        },
+        Decl {
+            id: "MCP-MD-4/method-header-mismatch",
+            title: "Mcp-Method vs body mismatch: 400 + -32020 (MCP26-1)",
+            rules: &["MCP-MD-4"],
+            run: runs!(modern::method_mismatch),
+        },
+        Decl {
+            id: "MCP-MD-5/name-header-mismatch",
+            title: "Mcp-Name vs body mismatch: 400 + -32020 (MCP26-1)",
+            rules: &["MCP-MD-5"],
+            run: runs!(modern::name_mismatch),
+        },
+        Decl {
+            id: "MCP-MD-6/unsupported-version",
+            title: "unsupported version: 400 + -32022 with data.supported (MCP26-2)",
+            rules: &["MCP-MD-6"],
+            run: runs!(modern::unsupported_version),
+        },
+        Decl {
+            id: "MCP-MD-7/missing-meta",
+            title: "no _meta in a 2026-07-28 request: 400 + -32602 or -32020 (MCP26-4, MCP26-6)",
+            rules: &["MCP-MD-7"],
+            run: runs!(modern::missing_meta),
+        },
+        Decl {
+            id: "MCP-MD-8/unknown-methods",
+            title: "unknown and removed methods: 404 + -32601 (MCP26-3)",
+            rules: &["MCP-MD-8"],
+            run: runs!(modern::unknown_methods),
+        },
+        Decl {
+            id: "MCP-MD-9/no-session",
+            title: "no Mcp-Session-Id in 2026-07-28",
+            rules: &["MCP-MD-9"],
+            run: runs!(modern::no_session),
+        },
+        Decl {
+            id: "MCP-RPC-1/unparsable",
+            title: "unparsable and empty bodies: 4xx",
+            rules: &["MCP-RPC-1"],
+            run: runs!(jsonrpc::unparsable),
+        },
+        Decl {
+            id: "MCP-RPC-2/invalid-requests",
+            title: "invalid request objects: -32600",
+            rules: &["MCP-RPC-2"],
+            run: runs!(jsonrpc::invalid_requests),
+        },
+        Decl {
+            id: "MCP-RPC-3/huge-id",
+            title: "an id beyond 64 bits: echoed exactly or -32600",
+            rules: &["MCP-RPC-3"],
+            run: runs!(jsonrpc::huge_id),
+        },
+        Decl {
+            id: "MCP-RPC-4/batch",
+            title: "a JSON-RPC batch is refused",
+            rules: &["MCP-RPC-4"],
+            run: runs!(jsonrpc::batch),
+        },
+        Decl {
+            id: "MCP-RPC-5/unknown-method",
+            title: "an unknown method: -32601",
+            rules: &["MCP-RPC-5"],
+            run: runs!(jsonrpc::unknown_method),
+        },
+        Decl {
+            id: "MCP-RPC-6/notification",
+            title: "a notification gets 202 or a 4xx, never a response",
+            rules: &["MCP-RPC-6"],
+            run: runs!(jsonrpc::notification),
+        },
+        Decl {
+            id: "MCP-RPC-7/duplicate-ids",
+            title: "two requests in flight with one id are each answered",
+            rules: &["MCP-RPC-7"],
+            run: runs!(jsonrpc::duplicate_ids),
+        },
+        Decl {
+            id: "MCP-OR-1/foreign-origin",
+            title: "a foreign Origin: 403",
+            rules: &["MCP-OR-1"],
+            run: runs!(origin::foreign_origin),
+        },
+        Decl {
+            id: "MCP-OR-2/foreign-host",
+            title: "a foreign Host on loopback: 4xx",
+            rules: &["MCP-OR-2"],
+            run: runs!(origin::foreign_host),
+        },
+        Decl {
+            id: "MCP-CAP-1/advertised-served",
+            title: "advertised capabilities are served",
+            rules: &["MCP-CAP-1"],
+            run: runs!(capability::advertised_served),
+        },
+        Decl {
+            id: "MCP-CAP-2/unadvertised-refused",
+            title: "capabilities not advertised are refused with -32601",
+            rules: &["MCP-CAP-2"],
+            run: runs!(capability::unadvertised_refused),
+        },
+        Decl {
+            id: "MCP-ST-1/stdout-only-jsonrpc",
+            title: "stdio: stdout carries only JSON-RPC messages",
+            rules: &["MCP-ST-1"],
+            run: with_timeout!(stdio::only_jsonrpc),
+        },
+        Decl {
+            id: "MCP-ST-2/garbage-line",
+            title: "stdio: a garbage line does not stop the server",
+            rules: &["MCP-ST-2"],
+            run: with_timeout!(stdio::survives_garbage),
+        },
     ]
-}
-
-async fn run_kind(kind: Kind, w: &mut Wire, p: &McpPart, timeout: std::time::Duration) -> Step<()> {
-    use Kind::*;
-    match kind {
-        InitializeResult => lifecycle::initialize_result(w, p).await,
-        Negotiation => lifecycle::negotiation(w, p).await,
-        OlderVersions => lifecycle::older_versions(w, p).await,
-        InitializeBadParams => lifecycle::initialize_bad_params(w, p).await,
-        Initialized202 => lifecycle::initialized_202(w, p).await,
-        BogusVersionHeader => lifecycle::bogus_version_header(w, p).await,
-        AbsentVersionHeader => lifecycle::absent_version_header(w, p).await,
-        UnknownSession => lifecycle::unknown_session(w, p).await,
-        DeleteSession => lifecycle::delete_session(w, p).await,
-        GetStream => lifecycle::get_stream(w, p).await,
-        Ping => lifecycle::ping(w, p).await,
-        MissingSession => lifecycle::missing_session(w, p).await,
-        ToolsList => tools::list(w, p).await,
-        BadCursor => tools::bad_cursor(w, p).await,
-        UnknownTool => tools::unknown_tool(w, p).await,
-        CallResult => tools::call_result(w, p).await,
-        Discover => modern::discover(w, p).await,
-        ResultType => modern::result_type(w, p).await,
-        VersionMismatch => modern::version_mismatch(w, p).await,
-        MethodMismatch => modern::method_mismatch(w, p).await,
-        NameMismatch => modern::name_mismatch(w, p).await,
-        UnsupportedVersion => modern::unsupported_version(w, p).await,
-        MissingMeta => modern::missing_meta(w, p).await,
-        ModernUnknownMethods => modern::unknown_methods(w, p).await,
-        NoSession => modern::no_session(w, p).await,
-        Unparsable => jsonrpc::unparsable(w, p).await,
-        InvalidRequests => jsonrpc::invalid_requests(w, p).await,
-        HugeId => jsonrpc::huge_id(w, p).await,
-        Batch => jsonrpc::batch(w, p).await,
-        UnknownMethod => jsonrpc::unknown_method(w, p).await,
-        Notification => jsonrpc::notification(w, p).await,
-        DuplicateIds => jsonrpc::duplicate_ids(w, p).await,
-        ForeignOrigin => origin::foreign_origin(w, p).await,
-        ForeignHost => origin::foreign_host(w, p).await,
-        AdvertisedServed => capability::advertised_served(w, p).await,
-        UnadvertisedRefused => capability::unadvertised_refused(w, p).await,
-        StdioOnlyJsonRpc => stdio::only_jsonrpc(w, p, timeout).await,
-        StdioGarbage => stdio::survives_garbage(w, p, timeout).await,
-    }
 }
 
 /// One MCP-layer check.
 pub struct McpCheck {
-    id: &'static str,
-    title: &'static str,
+    decl: Decl,
     requirements: Vec<String>,
     /// A cited rule is required: a violation fails (otherwise it warns).
     must: bool,
-    kind: Kind,
 }
 
 /// Every MCP-layer check, levels taken from `catalogue`.
 pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
     table()
         .into_iter()
-        .map(|(id, title, reqs, kind)| {
-            let requirements: Vec<String> = reqs.iter().map(|r| (*r).to_string()).collect();
+        .map(|decl| {
+            let requirements: Vec<String> = decl.rules.iter().map(|r| (*r).to_string()).collect();
             let must = catalogue.any_required(&requirements[..1]);
             Arc::new(McpCheck {
-                id,
-                title,
+                decl,
                 requirements,
                 must,
-                kind,
             }) as Arc<dyn Check>
         })
         .collect()
@@ -378,16 +331,16 @@ pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
 
 impl Check for McpCheck {
     fn id(&self) -> &str {
-        self.id
+        self.decl.id
     }
     fn title(&self) -> &str {
-        self.title
+        self.decl.title
     }
     fn requirements(&self) -> &[String] {
         &self.requirements
     }
     fn area(&self) -> &str {
-        self.id.split('-').nth(1).map_or("mcp", |a| match a {
+        self.decl.id.split('-').nth(1).map_or("mcp", |a| match a {
             "LC" => "lifecycle",
             "TL" => "tools",
             "MD" => "stateless era",
@@ -403,8 +356,8 @@ impl Check for McpCheck {
     }
     fn describe(&self) -> Option<String> {
         Some(format!(
-            "MCP-layer check ({:?}) in harness/src/mcp/checks/, against the target's MCP endpoint",
-            self.kind
+            "MCP-layer check {} (its row in harness/src/mcp/checks/mod.rs names the function), against the target's MCP endpoint",
+            self.decl.id
         ))
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
@@ -424,9 +377,9 @@ impl Check for McpCheck {
                 }
             };
             let mut wire = Wire::new(client, &part.url, part.profile.token.clone());
-            let result = run_kind(self.kind, &mut wire, part, ctx.target.timeout).await;
+            let result = (self.decl.run)(&mut wire, part, ctx.target.timeout).await;
             crate::engine::finding::outcome(
-                self.id,
+                self.decl.id,
                 &self.requirements,
                 self.must,
                 result,
