@@ -4,7 +4,7 @@
 //! only with inputs its descriptor makes certain (defaults, examples, enums, a free string),
 //! so a generated profile never causes a failure. Roles a descriptor cannot reveal
 //! (`instant`, `slow`, `failing`, `overrun`) are listed with candidates, and the checks left
-//! `unsupported` come from each check's own role needs ([`Kind::roles`]).
+//! `unsupported` come from each check's own role needs ([`Decl::roles`](super::provider::checks::Decl::roles)).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -343,11 +343,11 @@ fn write_section(o: &mut String, p: &SspProfile, ds: &[SkillDescriptor], notes: 
 fn write_unsupported(o: &mut String, p: &SspProfile) {
     let missing: Vec<(String, Vec<FixtureRole>)> = catalogue()
         .into_iter()
-        .filter_map(|(id, _, _, kind)| {
-            let roles: Vec<FixtureRole> = (kind.roles().into_iter())
+        .filter_map(|decl| {
+            let roles: Vec<FixtureRole> = (decl.roles.iter().copied())
                 .filter(|r| !p.roles.contains_key(r))
                 .collect();
-            (!roles.is_empty()).then(|| (id.to_string(), roles))
+            (!roles.is_empty()).then(|| (decl.id.to_string(), roles))
         })
         .collect();
     let _ = writeln!(

@@ -22,28 +22,24 @@ use std::sync::Arc;
 
 /// One scripted provider check.
 pub struct ProviderCheck {
-    id: &'static str,
-    title: &'static str,
+    decl: checks::Decl,
     requirements: Vec<String>,
     /// The primary requirement is a MUST: a violation is `Fail`, otherwise `Warn`.
     must: bool,
-    kind: checks::Kind,
 }
 
 /// Every SSP provider check, levels taken from the catalogue.
 pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
     checks::catalogue()
         .into_iter()
-        .map(|(id, title, reqs, kind)| {
-            let requirements: Vec<String> = reqs.iter().map(|r| (*r).to_owned()).collect();
+        .map(|decl| {
+            let requirements: Vec<String> = decl.rules.iter().map(|r| (*r).to_owned()).collect();
             // Same rule as the vectors: a check fails (not warns) if ANY cited rule is required.
             let must = catalogue.any_required(&requirements);
             Arc::new(ProviderCheck {
-                id,
-                title,
+                decl,
                 requirements,
                 must,
-                kind,
             }) as Arc<dyn Check>
         })
         .collect()
@@ -101,17 +97,17 @@ pub fn profile_of_target(
 
 impl Check for ProviderCheck {
     fn id(&self) -> &str {
-        self.id
+        self.decl.id
     }
     fn title(&self) -> &str {
-        self.title
+        self.decl.title
     }
     fn requirements(&self) -> &[String] {
         &self.requirements
     }
     fn area(&self) -> &str {
         // `SSP-INV-3/…` → `inv`.
-        self.id.split('-').nth(1).map_or("ssp", |a| match a {
+        self.decl.id.split('-').nth(1).map_or("ssp", |a| match a {
             "DISC" => "discovery",
             "INV" => "invocation",
             "AUTH" => "auth",
@@ -119,18 +115,10 @@ impl Check for ProviderCheck {
         })
     }
     fn self_test(&self) -> bool {
-        // The harness's consumer against a closed local port: the target is not involved.
-        self.kind == checks::Kind::ConsumerUnreachable
+        self.decl.timing == checks::Timing::SelfTest
     }
     fn long_running(&self) -> bool {
-        // These wait for an execution to run its course on the provider's clock.
-        matches!(
-            self.kind,
-            checks::Kind::LifecycleSlow
-                | checks::Kind::Result
-                | checks::Kind::Overrun
-                | checks::Kind::ContextTimeout
-        )
+        self.decl.timing == checks::Timing::Long
     }
     fn bindings(&self) -> Bindings {
         Bindings::Once
@@ -141,9 +129,9 @@ impl Check for ProviderCheck {
                 Ok(env) => env,
                 Err(verdict) => return CheckOutcome::verdict(*verdict),
             };
-            let result = checks::run(self.kind, &mut env).await;
+            let result = (self.decl.run)(&mut env).await;
             crate::engine::finding::outcome(
-                self.id,
+                self.decl.id,
                 &self.requirements,
                 self.must,
                 result,
