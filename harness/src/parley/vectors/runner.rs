@@ -352,64 +352,23 @@ async fn attempts(
     };
     let raw_mcp = matches!(step.action(), Some(StepAction::Mcp(_)));
     let attempts = step.repeat.unwrap_or(1).max(1);
-    let harness = |m: String| Verdict::HarnessError {
-        message: format!("step {n}: {m}"),
-    };
     let mut seen = false;
     let mut last: Option<Observation> = None;
     for _ in 0..attempts {
-        let sent = observe(
-            sc.target,
-            st.kind,
-            step,
-            env,
-            &auth,
-            raw_mcp,
-            &mut st.exchanges,
-            sc.pacer,
-        )
-        .await;
-        let obs = match sent {
-            Ok(o) => o,
-            Err(StepError::Harness(m)) => return Err(harness(m)),
-            Err(StepError::NoResponse(e)) => {
-                st.steps.push(StepSignature {
-                    step: n,
-                    class: "no_response".into(),
-                    status: None,
-                    reason: None,
-                    body: None,
-                });
-                let m = Mismatch {
-                    pointer: String::new(),
-                    expected: json!("a response"),
-                    observed: json!(e),
-                    message: format!("no response: {e}"),
-                };
-                return Err(st.violation(n, m));
-            }
-        };
-        match evaluate(&step.expect, &obs, env, sc.reasons) {
-            Ok(()) => {}
-            Err(EvalError::Harness(m)) => return Err(harness(m)),
-            Err(EvalError::Mismatch(m)) => {
-                st.steps.push(obs.signature(n, false));
-                return Err(st.violation(n, m));
-            }
-        }
+        let obs = attempt(sc, st, env, n, step, &auth, raw_mcp).await?;
         if let Some(es) = &step.expect_seen
             && !seen
         {
             match evaluate(es, &obs, env, sc.reasons) {
                 Ok(()) => seen = true,
-                Err(EvalError::Harness(m)) => return Err(harness(m)),
+                Err(EvalError::Harness(m)) => return Err(harness(n, m)),
                 Err(EvalError::Mismatch(_)) => {}
             }
         }
         last = Some(obs);
     }
     let Some(obs) = last else {
-        return Err(harness("no attempt made".into()));
+        return Err(harness(n, "no attempt made".into()));
     };
     if let Some(es) = &step.expect_seen
         && !seen
@@ -424,4 +383,62 @@ async fn attempts(
         return Err(st.violation(n, m));
     }
     Ok(obs)
+}
+
+/// One attempt of step `n`: sent, observed and judged against `expect`.
+async fn attempt(
+    sc: &StepCtx<'_>,
+    st: &mut RunState<'_>,
+    env: &Env,
+    n: usize,
+    step: &Step,
+    auth: &Auth,
+    raw_mcp: bool,
+) -> Result<Observation, Verdict> {
+    let sent = observe(
+        sc.target,
+        st.kind,
+        step,
+        env,
+        auth,
+        raw_mcp,
+        &mut st.exchanges,
+        sc.pacer,
+    )
+    .await;
+    let obs = match sent {
+        Ok(o) => o,
+        Err(StepError::Harness(m)) => return Err(harness(n, m)),
+        Err(StepError::NoResponse(e)) => {
+            st.steps.push(StepSignature {
+                step: n,
+                class: "no_response".into(),
+                status: None,
+                reason: None,
+                body: None,
+            });
+            let m = Mismatch {
+                pointer: String::new(),
+                expected: json!("a response"),
+                observed: json!(e),
+                message: format!("no response: {e}"),
+            };
+            return Err(st.violation(n, m));
+        }
+    };
+    match evaluate(&step.expect, &obs, env, sc.reasons) {
+        Ok(()) => Ok(obs),
+        Err(EvalError::Harness(m)) => Err(harness(n, m)),
+        Err(EvalError::Mismatch(m)) => {
+            st.steps.push(obs.signature(n, false));
+            Err(st.violation(n, m))
+        }
+    }
+}
+
+/// The harness error of step `n`.
+fn harness(n: usize, m: String) -> Verdict {
+    Verdict::HarnessError {
+        message: format!("step {n}: {m}"),
+    }
 }
