@@ -1,7 +1,8 @@
 //! The layering test (issue 27): reads the `use` graph of the harness and of the reference
-//! from their sources and fails on any import circle between two files and on any import
-//! against the declared layer order. README "Architecture" says what it enforces; the tables
-//! below are that declaration.
+//! from their sources and fails on any import circle between files (a parent and its own
+//! child using each other excepted) and on any import against the declared layer order.
+//! CONTRIBUTING.md "Architecture" says what it enforces; the tables below are that
+//! declaration.
 #![allow(clippy::expect_used)] // tests: a panic is the failure report
 
 #[path = "layering/graph.rs"]
@@ -185,15 +186,16 @@ fn the_reference_keeps_its_layers() {
     );
 }
 
-/// The test bites: a planted circle, an upward import and an import between two groups kept
-/// apart are each reported, with the names that tie them.
+/// The test bites: a planted circle, an upward import, an import between two groups kept
+/// apart and a loop through a parent's own child and a sibling are each reported, with the
+/// names that tie them; a parent and its own child using each other is not.
 #[test]
 fn a_planted_circle_and_upward_import_are_reported() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = [
         (
             "lib.rs",
-            "pub mod low;\npub mod high;\npub mod left;\npub mod right;\n",
+            "pub mod low;\npub mod high;\npub mod left;\npub mod right;\npub mod family;\npub mod tree;\n",
         ),
         (
             "low.rs",
@@ -210,6 +212,25 @@ fn a_planted_circle_and_upward_import_are_reported() {
             "pub fn f() { let _ = format!(\"{:?}\", super::left::Left); }\n",
         ),
         ("main.rs", "fn main() { let _ = toy::low::Low; }\n"),
+        // A loop through the parent's own child and a sibling (reported), and a parent and its
+        // own child using each other (the folder-module pattern: allowed).
+        (
+            "family.rs",
+            "mod a;\nmod b;\npub struct Shared;\npub fn go() { a::run(); }\n",
+        ),
+        (
+            "family/a.rs",
+            "pub fn run() { let _ = super::Shared; super::b::help(); }\n",
+        ),
+        (
+            "family/b.rs",
+            "pub fn help() { let _ = crate::family::Shared; }\n",
+        ),
+        (
+            "tree.rs",
+            "mod leaf;\npub struct Root;\npub fn go() { leaf::f(); }\n",
+        ),
+        ("tree/leaf.rs", "pub fn f() { let _ = super::Root; }\n"),
     ];
     for (name, text) in files {
         let path = dir.path().join(name);
@@ -221,6 +242,10 @@ fn a_planted_circle_and_upward_import_are_reported() {
         layer("high.rs", 1, false),
         layer("left/", 1, true),
         layer("right/", 1, true),
+        layer("family.rs", 1, false),
+        layer("family/", 1, false),
+        layer("tree.rs", 1, false),
+        layer("tree/", 1, false),
         layer("lib.rs", 2, false),
         layer("main.rs", 2, false),
     ];
@@ -250,13 +275,21 @@ fn a_planted_circle_and_upward_import_are_reported() {
         "a cfg(test) module is not layered: {found}"
     );
     assert!(
+        found.contains("family/b.rs -> family.rs: Shared"),
+        "a loop through a parent's child and a sibling: {found}"
+    );
+    assert!(
+        !found.contains("tree"),
+        "a parent and its own child may use each other: {found}"
+    );
+    assert!(
         graph.arrows[Path::new("main.rs")].contains_key(Path::new("low.rs")),
         "{:?}",
         graph.arrows
     );
     assert_eq!(
         found.lines().filter(|l| !l.starts_with("    ")).count(),
-        3,
+        4,
         "{found}"
     );
 }

@@ -1,5 +1,5 @@
 //! SSP-INV-5: the one judgement of a timed-out execution's `error`, shared by the scripted
-//! checks (`provider/checks.rs`, the overrun fixtures) and the model (`model/lifecycle.rs`),
+//! checks (`provider/checks/execution.rs`, the overrun fixtures) and the model (`model/lifecycle.rs`),
 //! so the two never read the same answer differently.
 //!
 //! The code goes through the SSP code judge ([`crate::ssp::codes`]: `INVOCATION_TIMEOUT`

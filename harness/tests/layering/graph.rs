@@ -3,8 +3,10 @@
 //! inside macro calls. `#[cfg(test)]` items are left out: tests may reach any layer.
 //!
 //! A module's own use of a module it declares (`mod x;` in it: its direct child) is
-//! containment, not an arrow — the child is a part of the parent. Everything else is an
-//! arrow: a child's use of its parent, siblings, cousins, other folders.
+//! containment, kept apart from the arrows: the child is a part of the parent, and the one
+//! loop the layering allows is a parent and its own child using each other (the folder
+//! module's shared items in its `mod.rs`). Every other loop is a circle, also one that passes
+//! through a containment edge (`p.rs` → its child `p/a.rs` → sibling `p/b.rs` → `p.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ pub struct Graph {
     pub files: BTreeSet<PathBuf>,
     /// `from → to → names`.
     pub arrows: BTreeMap<PathBuf, BTreeMap<PathBuf, BTreeSet<String>>>,
+    /// `(parent, child)`: a module's use of a module it declares, with the names.
+    pub containment: BTreeMap<(PathBuf, PathBuf), BTreeSet<String>>,
 }
 
 /// Reads every file reachable from the roots through `mod` declarations.
@@ -87,8 +91,14 @@ pub fn read(spec: &CrateSpec<'_>) -> Result<Graph, String> {
                     && t.path.len() == module.path.len() + 1
                     && t.path.starts_with(&module.path)
             });
-            if &target != file && !child {
-                let name = rest.first().cloned().unwrap_or_else(|| "*".into());
+            let name = rest.first().cloned().unwrap_or_else(|| "*".into());
+            if child {
+                graph
+                    .containment
+                    .entry((file.clone(), target))
+                    .or_default()
+                    .insert(name);
+            } else if &target != file {
                 graph
                     .arrows
                     .entry(file.clone())
@@ -354,40 +364,58 @@ fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
     }
 }
 
-/// The import circles of `graph`: every strongly connected set of two or more files (Tarjan),
-/// each with the arrows inside it.
+/// Every edge of `graph`, arrows and containment: `from → to → names`.
+fn edges(graph: &Graph) -> BTreeMap<&PathBuf, BTreeMap<&PathBuf, &BTreeSet<String>>> {
+    let mut all: BTreeMap<&PathBuf, BTreeMap<&PathBuf, &BTreeSet<String>>> = BTreeMap::new();
+    for (from, tos) in &graph.arrows {
+        for (to, names) in tos {
+            all.entry(from).or_default().insert(to, names);
+        }
+    }
+    for ((parent, child), names) in &graph.containment {
+        all.entry(parent).or_default().insert(child, names);
+    }
+    all
+}
+
+/// The import circles of `graph`: every strongly connected set of two or more files (Tarjan)
+/// over arrows and containment, each with the edges inside it — except a set whose every
+/// edge is between a parent and its own child (one way or the other), the folder-module
+/// pattern (such a set is a tree: its only loops are parent ↔ own child).
 pub fn circles(graph: &Graph) -> Vec<Vec<(PathBuf, PathBuf, Vec<String>)>> {
+    let all = edges(graph);
     let nodes: Vec<&PathBuf> = graph.files.iter().collect();
     let at: BTreeMap<&PathBuf, usize> = nodes.iter().enumerate().map(|(i, f)| (*f, i)).collect();
     let succ: Vec<Vec<usize>> = nodes
         .iter()
         .map(|f| {
-            graph
-                .arrows
-                .get(*f)
-                .map(|t| t.keys().filter_map(|k| at.get(k).copied()).collect())
+            all.get(*f)
+                .map(|t| t.keys().filter_map(|k| at.get(*k).copied()).collect())
                 .unwrap_or_default()
         })
         .collect();
+    let family = |a: &PathBuf, b: &PathBuf| {
+        graph.containment.contains_key(&(a.clone(), b.clone()))
+            || graph.containment.contains_key(&(b.clone(), a.clone()))
+    };
     let mut out = Vec::new();
     for scc in tarjan(&succ) {
-        if scc.len() < 2 {
-            continue;
-        }
         let members: BTreeSet<usize> = scc.into_iter().collect();
-        let mut arrows = Vec::new();
+        let mut inside = Vec::new();
         for &a in &members {
-            for (to, names) in graph.arrows.get(nodes[a]).into_iter().flatten() {
-                if at.get(to).is_some_and(|b| members.contains(b)) {
-                    arrows.push((
+            for (to, names) in all.get(nodes[a]).into_iter().flatten() {
+                if at.get(*to).is_some_and(|b| members.contains(b)) {
+                    inside.push((
                         nodes[a].clone(),
-                        to.clone(),
-                        names.iter().cloned().collect(),
+                        (*to).clone(),
+                        names.iter().cloned().collect::<Vec<_>>(),
                     ));
                 }
             }
         }
-        out.push(arrows);
+        if members.len() > 1 && !inside.iter().all(|(a, b, _)| family(a, b)) {
+            out.push(inside);
+        }
     }
     out
 }

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Fail, refused};
+use super::context::{Fail, refused};
 use crate::domain::parley::ids::{IdKind, parse_id};
 use crate::domain::parley::limits::{Limits, extension_ok};
 use crate::domain::parley::{Reason, ThreadState};

@@ -4,6 +4,7 @@
 //! 401 → 403 right → 429 → 413 → 415 → 400 → 404 → 403 authority/self_attest → 409.
 
 mod args;
+mod context;
 mod ops;
 mod post;
 mod quota;
@@ -16,73 +17,16 @@ pub use crate::domain::parley::operation::{
     Args, BearerToken, ContentType, Operation, Request, Response,
 };
 pub use args::CURSOR_PREFIX;
+pub(crate) use context::{Caller, Fail, Inner, Now, refused};
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
 use crate::config::TokenRow;
-use crate::domain::parley::{Actor, Limits, REFERENCE, Reason, Refusal, Right};
+use crate::domain::parley::{Limits, REFERENCE, Reason, Refusal, Right};
 use crate::faults::{Faults, hooks};
-use crate::store::{Db, StoreError};
-
-/// Why an operation did not succeed: a protocol refusal, or a storage fault (500).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum Fail {
-    /// A §10 refusal; `retry_after` for 429.
-    #[error("{0}")]
-    Refused(Refusal, Option<u64>),
-    /// Storage failure (never a protocol outcome).
-    #[error("store: {0}")]
-    Store(#[from] StoreError),
-}
-
-impl From<Refusal> for Fail {
-    fn from(r: Refusal) -> Self {
-        Fail::Refused(r, None)
-    }
-}
-
-impl From<rusqlite::Error> for Fail {
-    fn from(e: rusqlite::Error) -> Self {
-        Fail::Store(StoreError::from(e))
-    }
-}
-
-/// Shorthand for an early refusal.
-pub(crate) fn refused<T>(reason: Reason, message: impl Into<String>) -> Result<T, Fail> {
-    Err(Fail::Refused(Refusal::new(reason, message), None))
-}
-
-/// Clock reading shared by one request: the instant and its RFC 3339 UTC form.
-#[derive(Debug, Clone)]
-pub(crate) struct Now {
-    pub(crate) time: DateTime<Utc>,
-    pub(crate) text: String,
-}
-
-impl Now {
-    fn read() -> Self {
-        let time = Utc::now();
-        Self {
-            text: time.to_rfc3339_opts(SecondsFormat::Millis, true),
-            time,
-        }
-    }
-}
-
-pub(crate) struct Inner {
-    pub(crate) db: Db,
-    tokens: HashMap<String, TokenRow>,
-    pub(crate) limits: Limits,
-    /// The dialectic profile is enabled in the reference (the manifest lists it).
-    pub(crate) dialectic: bool,
-    quota: quota::Quota,
-    /// Seeded faults of this instance (issue 6; always none without the `faults` feature).
-    pub(crate) faults: Faults,
-}
+use crate::store::Db;
 
 /// The Parley service (cheap to clone: one `Arc`).
 #[derive(Clone)]
@@ -96,13 +40,6 @@ impl std::fmt::Debug for ParleyService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ParleyService").finish_non_exhaustive()
     }
-}
-
-/// The authenticated caller: the token row's actor, its token and quota.
-pub(crate) struct Caller {
-    pub(crate) actor: Actor,
-    token: String,
-    quota_per_minute: u32,
 }
 
 impl ParleyService {

@@ -4,8 +4,9 @@
 use serde_json::{Value, json};
 
 use super::args::{self, format_cursor};
+use super::context::{Caller, Fail, Inner, Now, refused};
 use super::post::{apply_outcome, render_claim};
-use super::{Caller, Fail, Inner, Now, refused, render};
+use super::render;
 use crate::domain::parley::awaiting::inbox_visible;
 use crate::domain::parley::ids::IdKind;
 use crate::domain::parley::state::{decide_mark, decide_reopen};

@@ -5,7 +5,8 @@
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::{Fail, Inner, Now, refused, render};
+use super::context::{Fail, Inner, Now, refused};
+use super::render;
 use crate::domain::parley::dialectic::{ClaimEffect, claim_act, supersede};
 use crate::domain::parley::state::decide_mark;
 use crate::domain::parley::{

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Variant, Variants};
+use super::catalogue::{Variant, Variants};
 
 /// The extra member of `extra-response-members`.
 const PARLEY_EXTRA: &str = "x_server";
@@ -86,8 +86,8 @@ pub(super) fn ssp(v: Variants, body: &mut Value) {
     }
     if v.is_on(Variant::SspPathsMoved) {
         each_string(body, &mut |s| {
-            if s.starts_with("http") && s.contains(super::SSP_PREFIX) {
-                *s = s.replacen(super::SSP_PREFIX, super::SSP_MOVED, 1);
+            if s.starts_with("http") && s.contains(super::catalogue::SSP_PREFIX) {
+                *s = s.replacen(super::catalogue::SSP_PREFIX, super::catalogue::SSP_MOVED, 1);
             }
         });
     }
@@ -139,7 +139,7 @@ fn manifest(v: Variants, m: &mut Value) {
             }
             if v.is_on(Variant::OperationRoutesMoved)
                 && let Some(Value::String(path)) = op.pointer_mut("/http/path")
-                && let Some(moved) = super::moved_parley_path(path)
+                && let Some(moved) = super::catalogue::moved_parley_path(path)
             {
                 *path = moved;
             }
@@ -162,7 +162,7 @@ fn manifest(v: Variants, m: &mut Value) {
         m["version"] = json!("1.0.0-rc.2+build.7");
     }
     if v.is_on(Variant::IdentityRealmForum) {
-        m["identity"] = json!({"realm": super::VARIANT_REALM});
+        m["identity"] = json!({"realm": super::catalogue::VARIANT_REALM});
     }
 }
 

@@ -12,7 +12,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{PARLEY_MOVED, SSP_MOVED, SSP_PREFIX, Variant, Variants, json as rewrite};
+use super::catalogue::{PARLEY_MOVED, SSP_MOVED, SSP_PREFIX, Variant, Variants};
+use super::json as rewrite;
 
 /// Responses larger than this pass untouched (the server's own bodies stay far below).
 const BODY_CAP: usize = 16 * 1024 * 1024;
@@ -114,7 +115,7 @@ fn internal_path(v: Variants, public: &str) -> String {
         if let Some(rest) = public.strip_prefix(PARLEY_MOVED) {
             return format!("/v1/{rest}");
         }
-        if super::moved_parley_path(public).is_some() {
+        if super::catalogue::moved_parley_path(public).is_some() {
             return format!("{GONE}{public}");
         }
     }

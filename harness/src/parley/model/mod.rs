@@ -6,8 +6,10 @@
 //! the target disagrees. With the `dialectic` profile (`claims`, `claim_steps`): claims,
 //! attest/verify/refute by every role, supersede chains and `valid_until` expiry.
 //!
-//! `state` is the pure rule book, `generate` the sequence strategy, `driver` one step against a
-//! target, `observe` reading answers, `quota` the model's own write count, `runner` the
+//! `party` (actors and the parties they speak as), `dialectic` (claims and their statuses) and
+//! `state` (threads, messages, events, the world) hold the model; `predict` (threads) and
+//! `claims` (claim acts) are the pure rule book; `generate` the sequence strategy, `driver` one
+//! step against a target (`driver/request`, `driver/judge`), `observe` reading answers, `quota` the model's own write count, `runner` the
 //! seeded search, `transcript` the failure as a numbered transcript, and `cli` the
 //! `conform model` command. [`ModelCheck`] is the same search as an ordinary check of
 //! `conform run`, with a small fixed budget.

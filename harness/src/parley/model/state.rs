@@ -1,5 +1,5 @@
-//! The pure Parley model: threads, messages, events and the decision every operation gets,
-//! written from `parley-v1.md` and the seed (never from a server's code).
+//! The pure Parley model's state: threads, messages, events, the operations and the world they
+//! act on, written from `parley-v1.md` and the seed (never from a server's code).
 //!
 //! Everything is addressed by index (actor, thread, message, event), so a generated
 //! sequence is meaningful before any server assigned ids; the driver maps indices onto the

@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::{Tally, charts, escape};
+use super::charts;
+use super::verdicts::Tally;
+use crate::engine::report::junit::escape;
 use crate::engine::report::{MatrixStatus, Report, RequirementRow, anchor};
 
 /// One area: its prefix, a name taken from its rows, and its requirements in report order.

@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{Tally, escape};
+use super::verdicts::Tally;
 use crate::engine::report::Report;
+use crate::engine::report::junit::escape;
 
 /// A stacked bar of a tally, `width` pixels wide, each segment titled with its count.
 pub(super) fn tally_bar(o: &mut String, t: &Tally, width: u32) {

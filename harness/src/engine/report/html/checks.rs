@@ -11,7 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use super::{Kind, Tally, escape};
+use super::verdicts::{Kind, Tally};
+use crate::engine::report::junit::escape;
 use crate::engine::report::{CheckResult, Report};
 use crate::engine::verdict::Verdict;
 
@@ -157,7 +158,11 @@ fn cell(o: &mut String, c: &CheckResult) {
     let k = Kind::of(c);
     match (&c.verdict, k) {
         (_, Kind::Pass) => {
-            let _ = write!(o, "<td class=pass>{}", escape(&super::verdict_word(c)));
+            let _ = write!(
+                o,
+                "<td class=pass>{}",
+                escape(&super::verdicts::verdict_word(c))
+            );
         }
         (Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason }, _) => {
             let _ = write!(
@@ -173,7 +178,7 @@ fn cell(o: &mut String, c: &CheckResult) {
                 "<td class={}><a href=\"#{}\">{}</a>",
                 k.class(),
                 c.anchor(),
-                escape(&super::verdict_word(c))
+                escape(&super::verdicts::verdict_word(c))
             );
         }
     }

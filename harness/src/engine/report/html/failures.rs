@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Kind, clip, escape, verdict_word};
+use super::verdicts::{Kind, clip, verdict_word};
+use crate::engine::report::junit::escape;
 use crate::engine::report::{CheckResult, Report, Reproduction, anchor};
 use crate::engine::verdict::{Verdict, Violation};
 use crate::transport::Exchange;

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::areas::{Area, status_class};
-use super::{Kind, Tally, escape};
+use super::verdicts::{Kind, Tally};
+use crate::engine::report::junit::escape;
 use crate::engine::report::{CheckResult, MatrixStatus, Report, RequirementRow, anchor};
 use crate::engine::verdict::Verdict;
 

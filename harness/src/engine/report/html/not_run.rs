@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::escape;
 use crate::engine::report::Report;
+use crate::engine::report::junit::escape;
 use crate::engine::verdict::{Cause, Verdict};
 
 /// Writes the section (nothing when every result judged the target).

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::escape;
 use crate::engine::report::anchor;
+use crate::engine::report::junit::escape;
 use crate::engine::report::power::{RequirementPowerStatus, SuitePower, VariantsAccepted};
 
 /// Writes the section.

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::escape;
 use crate::engine::report::Report;
+use crate::engine::report::junit::escape;
 
 /// Writes the `<header>`.
 pub(super) fn render(o: &mut String, r: &Report) {

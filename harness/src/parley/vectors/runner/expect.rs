@@ -1,6 +1,6 @@
-//! Judging an observation against a step's expectation: the matcher, placeholders and
-//! captures, the well-formedness of what came back, and normalisation for the PV-TR-1
-//! comparison of the two bindings.
+//! Judging an observation against a step's expectation: the matcher and its placeholders,
+//! the well-formedness of what came back, and normalisation for the PV-TR-1 comparison of
+//! the two bindings (captures are taken in `runner.rs`, `run_step`).
 
 // `Mismatch` is only built on the (cold) failure path; see the parent module.
 #![allow(clippy::result_large_err)]
