@@ -199,7 +199,7 @@ fn a_planted_circle_and_upward_import_are_reported() {
         ),
         (
             "low.rs",
-            "pub struct Low;\npub fn up() -> crate::high::High { todo!() }\n",
+            "pub struct Low;\npub fn up(h: crate::high::High) -> crate::high::High { h }\n",
         ),
         ("high.rs", "use crate::low::Low;\npub struct High(Low);\n"),
         ("left/mod.rs", "mod inner;\npub use inner::Left;\n"),

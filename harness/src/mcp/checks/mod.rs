@@ -43,29 +43,22 @@ pub struct Decl {
     pub run: Runner,
 }
 
-/// A check body `async fn(&mut Wire, &McpPart) -> Step<()>` as a [`Runner`].
+/// A check body as a [`Runner`]: `async fn(&mut Wire, &McpPart)`, or one that also takes
+/// the target's timeout (`runs!(f, timeout)`).
 macro_rules! runs {
-    ($f:path) => {{
+    ($f:path) => {
+        runs!(@wrap |w, p, _timeout| $f(w, p))
+    };
+    ($f:path, timeout) => {
+        runs!(@wrap |w, p, timeout| $f(w, p, timeout))
+    };
+    (@wrap |$w:ident, $p:ident, $t:ident| $call:expr) => {{
         fn run<'a>(
-            w: &'a mut Wire,
-            p: &'a McpPart,
-            _timeout: std::time::Duration,
+            $w: &'a mut Wire,
+            $p: &'a McpPart,
+            $t: std::time::Duration,
         ) -> BoxFuture<'a, Step<()>> {
-            $f(w, p).boxed()
-        }
-        run as Runner
-    }};
-}
-
-/// A check body that also takes the target's timeout, as a [`Runner`].
-macro_rules! with_timeout {
-    ($f:path) => {{
-        fn run<'a>(
-            w: &'a mut Wire,
-            p: &'a McpPart,
-            timeout: std::time::Duration,
-        ) -> BoxFuture<'a, Step<()>> {
-            $f(w, p, timeout).boxed()
+            $call.boxed()
         }
         run as Runner
     }};
@@ -294,13 +287,13 @@ pub fn table() -> Vec<Decl> {
             id: "MCP-ST-1/stdout-only-jsonrpc",
             title: "stdio: stdout carries only JSON-RPC messages",
             rules: &["MCP-ST-1"],
-            run: with_timeout!(stdio::only_jsonrpc),
+            run: runs!(stdio::only_jsonrpc, timeout),
         },
         Decl {
             id: "MCP-ST-2/garbage-line",
             title: "stdio: a garbage line does not stop the server",
             rules: &["MCP-ST-2"],
-            run: with_timeout!(stdio::survives_garbage),
+            run: runs!(stdio::survives_garbage, timeout),
         },
     ]
 }

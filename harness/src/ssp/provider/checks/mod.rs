@@ -65,21 +65,18 @@ pub struct Decl {
 /// A check body as a [`Runner`]: `async fn(&mut Env)`, one taking a fixture role too, or
 /// one that needs no environment (`@no_env`).
 macro_rules! runs {
-    (@no_env $f:path) => {{
-        fn run(_env: &mut Env) -> BoxFuture<'_, Step<()>> {
-            $f().boxed()
-        }
-        run as Runner
-    }};
-    ($f:path, $role:expr) => {{
-        fn run(env: &mut Env) -> BoxFuture<'_, Step<()>> {
-            $f(env, $role).boxed()
-        }
-        run as Runner
-    }};
-    ($f:path) => {{
-        fn run(env: &mut Env) -> BoxFuture<'_, Step<()>> {
-            $f(env).boxed()
+    (@no_env $f:path) => {
+        runs!(@wrap |_env| $f())
+    };
+    ($f:path, $role:expr) => {
+        runs!(@wrap |env| $f(env, $role))
+    };
+    ($f:path) => {
+        runs!(@wrap |env| $f(env))
+    };
+    (@wrap |$env:ident| $call:expr) => {{
+        fn run($env: &mut Env) -> BoxFuture<'_, Step<()>> {
+            $call.boxed()
         }
         run as Runner
     }};
