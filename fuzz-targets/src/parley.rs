@@ -3,6 +3,7 @@
 use arbitrary::{Arbitrary, Unstructured};
 use axum::body::Body;
 use axum::http::Request;
+use reference_impl::api::ssp::is_ssp_path;
 use reference_impl::domain::parley::envelope::parse_envelope;
 use reference_impl::domain::parley::limits::REFERENCE;
 use serde_json::Value;
@@ -77,9 +78,12 @@ impl HttpInput {
     }
 }
 
-/// The refusal shape of PV-TR-3: a JSON object `{"error": {"reason", "status", "message"}}`
-/// labelled `application/json`, its status equal to the HTTP status.
-fn assert_refusal_shape(r: &Reply, what: &str) {
+/// The refusal shape of the path's protocol: on Parley's paths PV-TR-3's
+/// `{"error": {"reason", "status", "message"}}`, its status equal to the HTTP status; on the
+/// SSP provider's paths (`/ssp…`, `/.well-known/…`, which a drawn id can reach) SSP-ERR-1's
+/// unified `{"error": {"code", "message"}}` — the reference's own routing decides which
+/// (`is_ssp_path`). Either labelled `application/json`.
+fn assert_refusal_shape(r: &Reply, what: &str, path: &str) {
     assert!(r.status < 500, "{what}: HTTP {}", r.status);
     if r.status < 400 {
         return;
@@ -93,6 +97,14 @@ fn assert_refusal_shape(r: &Reply, what: &str) {
         Ok(v) => v,
         Err(e) => panic!("{what}: refusal body is not JSON ({e})"),
     };
+    if is_ssp_path(path) {
+        assert!(v["error"]["code"].is_string(), "{what}: no SSP code in {v}");
+        assert!(
+            v["error"]["message"].is_string(),
+            "{what}: no message in {v}"
+        );
+        return;
+    }
     assert!(v["error"]["reason"].is_string(), "{what}: no reason in {v}");
     assert_eq!(v["error"]["status"], r.status, "{what}: status in {v}");
 }
@@ -107,13 +119,14 @@ pub fn http(data: &[u8]) {
         return;
     };
     let what = format!("{} {}", req.method(), req.uri());
+    let path = req.uri().path().to_string();
     let head = req.method() == axum::http::Method::HEAD;
     let r = send(req);
     if head {
         // No body by definition: only the status is judged.
         assert!(r.status < 500, "{what}: HTTP {}", r.status);
     } else {
-        assert_refusal_shape(&r, &what);
+        assert_refusal_shape(&r, &what, &path);
     }
 }
 
