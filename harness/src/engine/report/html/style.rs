@@ -22,14 +22,14 @@ pre{background:#f6f8fa;border:1px solid #d8dee4;padding:.5em;margin:0;overflow:a
 .facts dt{color:#57606a}.facts dd{margin:0}\
 nav{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #d0d7de;padding:.45em 0}\
 #filter{font:inherit;padding:.15em .4em;width:22em;max-width:60vw}\
-.pass{background:#dafbe1}.fail{background:#ffebe9}.warn{background:#fff8c5}.na{background:#eef1f4}\
+.pass,td.p{background:#dafbe1}.fail{background:#ffebe9}.warn{background:#fff8c5}.na{background:#eef1f4}\
 .untested{background:#f3e6fb}.err{background:#fff1e5}.xfail{background:#efe9fb}\
 .counts li.pass{background:#dafbe1}\
 .badge{display:inline-block;padding:0 .45em;border-radius:4px;font-size:12px;font-weight:600;border:1px solid #0002}\
 .lvl{font-size:11px;font-weight:600;color:#57606a}\
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #d8dee4;padding:3px 7px;vertical-align:top;text-align:left}\
 th{background:#f6f8fa}table.checks td:last-child{text-align:right;color:#57606a}small{font-size:12px;color:#57606a}\
-table.checks td:first-child{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}table.checks small{font-family:system-ui,sans-serif}\
+table.checks td:first-child{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}table.checks p{margin:0;font:12px/1.4 system-ui,sans-serif;color:#57606a}\
 section,article,details,h3{scroll-margin-top:3.5em}\
 table.areas th[scope=row]{white-space:nowrap;background:#fff}td.cells{max-width:34em}\
 .cell{display:inline-block;min-width:1.7em;text-align:center;margin:1px;padding:1px 3px;border-radius:3px;font-size:12px;text-decoration:none;color:#1f2328;border:1px solid #0003}\
