@@ -21,20 +21,20 @@ pub enum Parser {
 }
 
 impl Parser {
-    fn of(selector: u8) -> Parser {
+    fn of(selector: u8) -> Self {
         match selector % 3 {
-            0 => Parser::Vectors,
-            1 => Parser::Profile,
-            _ => Parser::Baseline,
+            0 => Self::Vectors,
+            1 => Self::Profile,
+            _ => Self::Baseline,
         }
     }
 
     /// The first byte of this parser's seeds.
     pub fn selector(self) -> u8 {
         match self {
-            Parser::Vectors => b'0',
-            Parser::Profile => b'1',
-            Parser::Baseline => b'2',
+            Self::Vectors => b'0',
+            Self::Profile => b'1',
+            Self::Baseline => b'2',
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The differential target (`parley_model`) on stable: the fault-free reference agrees with
 //! the harness's Parley model over fixed pseudo-random sequences, and seeded faults that
 //! break a rule the model covers make it disagree on that rule's IDs.
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used)] // tests: a panic is the failure report
 
 use conform_fuzz_targets::differential::Differential;
 use conform_fuzz_targets::seeds::noise;

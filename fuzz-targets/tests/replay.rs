@@ -3,7 +3,6 @@
 //! `fuzz/regressions/<target>/` and any local `fuzz/corpus/<target>/` a campaign left. A
 //! target panics only on a violated oracle, so a passing replay means every input passes.
 //! Prints each target's executions per second (debug build: a lower bound).
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -12,7 +12,7 @@
 //! the timing is the point.
 
 // Bench code: a failed set-up is a failed bench, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::unwrap_used)]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

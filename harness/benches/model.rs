@@ -10,7 +10,7 @@
 //! measured in one run).
 
 // Bench code: a failed set-up is a failed bench, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used, clippy::unwrap_used)]
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! fast path (`is_valid`) and for the full report (`validate`), strict and lenient.
 
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used)]
 
 use conform::ssp::validator::{DocType, Mode, SspValidator};
 use std::hint::black_box;

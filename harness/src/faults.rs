@@ -553,7 +553,8 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         .enable_all()
         .build()
         .map_err(PowerError::Runtime)?;
-    #[allow(unused_mut)] // mutated only when built with `variants`
+    #[cfg_attr(not(feature = "variants"), expect(unused_mut))]
+    // mutated only when built with `variants`
     let (mut power, clean_report) = rt.block_on(measure_with_report(&opts))?;
     // Issue 14: the suite-power section shows both numbers, faults caught and variants
     // accepted, when this build has the variant catalogue switched on.

@@ -183,7 +183,7 @@ pub fn reference_log() -> Option<&'static Path> {
 struct ReferenceSink;
 
 impl<'a> MakeWriter<'a> for ReferenceSink {
-    type Writer = ReferenceSink;
+    type Writer = Self;
 
     fn make_writer(&'a self) -> Self::Writer {
         *self

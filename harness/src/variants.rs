@@ -225,7 +225,7 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+    #![expect(clippy::unwrap_used)] // tests: a panic is the failure report
     use super::*;
 
     #[test]

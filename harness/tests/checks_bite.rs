@@ -1,7 +1,7 @@
 //! Proof that the checks bite: a server breaking one rule gets failures, and every failure
 //! cites a requirement that the broken rule violates (no collateral noise elsewhere).
 //! Also exercises the baseline (expected failures, stale entries) on a real failure set.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -2,7 +2,7 @@
 //! with the inputs, steps and uploads the README promises, and the README's job uses only
 //! inputs the action declares. No YAML parser is in the dependency tree, so this reads the
 //! file's structure from its indentation (the action is written in plain block style).
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! nothing on the fault-free reference, and finds the seeded faults that concern hostile
 //! input. The seed is fixed and printed by every failure, so a failure replays with
 //! `conform fuzz --spawn-reference --seed <seed>`.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::sync::Arc;
 use std::time::Duration;

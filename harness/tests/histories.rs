@@ -2,11 +2,7 @@
 //! The fault-free reference passes every group on HTTP and MCP over many seeds; with the
 //! `faults` feature, each race fault is caught on its IDs while the sequential model misses
 //! it. No sleeps: every wait is a request with its timeout.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests: a panic is the failure report"
-)]
+#![expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 mod support;
 

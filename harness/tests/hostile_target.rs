@@ -6,7 +6,7 @@
 //! The hostile server answers raw bytes on `127.0.0.1:0`. Pre-flight scenarios make the
 //! manifest route hostile (exit 2); check scenarios serve a valid manifest that routes
 //! `get_manifest` to `/hostile`, so the hostility reaches a check (verdict `fail`, exit 1).
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,7 +9,7 @@
 //! Chromium is Debian's `chromium` (`CONFORM_CHROMIUM` overrides the path). Without it the
 //! tests skip loudly, unless `CONFORM_REQUIRE_BROWSER` is set (`.ci/run` sets it and
 //! installs the browser), in which case they fail.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 #[path = "browser/cdp.rs"]
 mod cdp;

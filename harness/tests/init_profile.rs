@@ -2,7 +2,7 @@
 //! profile parses, `whoami` gives each token its role (bare tokens included), the SSP
 //! fixture roles come from the descriptors, and `conform run` passes with it; with tokens
 //! missing, the profile says what is missing and which checks will be `unsupported`.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! Issue 26, item 7: Ctrl-C stops a run without losing it — the checks stop, the summary is
 //! printed, the reports are written from the results so far (the rest `skipped`, the report
 //! marked interrupted), and the exit code is 130.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};

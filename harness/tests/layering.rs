@@ -3,7 +3,7 @@
 //! child using each other excepted) and on any import against the declared layer order.
 //! CONTRIBUTING.md "Architecture" says what it enforces; the tables below are that
 //! declaration.
-#![allow(clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used)] // tests: a panic is the failure report
 
 #[path = "layering/graph.rs"]
 mod graph;

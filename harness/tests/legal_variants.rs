@@ -4,7 +4,7 @@
 //!
 //! The "servers" are an axum proxy in front of an in-process reference server that rewrites
 //! one kind of answer: legal variants the notes allow, and broken ones they forbid.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used)] // tests: a panic is the failure report
 
 mod support;
 

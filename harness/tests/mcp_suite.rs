@@ -1,7 +1,7 @@
 //! `--suite mcp` (issue 12): the reference passes every MCP-layer check, and each check
 //! bites — a proxy in front of the reference that breaks exactly one MCP rule makes the
 //! check citing that rule fail.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

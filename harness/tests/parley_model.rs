@@ -1,11 +1,7 @@
 //! Issue 10: the Parley state-machine model against the reference, at a fixed seed, passes
 //! with at least 2,000 steps on HTTP and on MCP (both eras). A failure prints the seed, the
 //! shrunk counterexample as a numbered transcript and its replay command.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests: a panic is the failure report"
-)]
+#![expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 mod support;
 

@@ -2,7 +2,7 @@
 //! the `!dialectic` vectors pass (the four dialectic kinds are `kind_unknown`), every vector
 //! that needs the profile is `unsupported` (never a pass, never a failure), and nothing else
 //! fails. Against the default reference those same `!dialectic` vectors are `unsupported`.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -11,7 +11,7 @@
 //!   the estimate drops to nothing, writes go out with both tokens, the leftover 429s are
 //!   waited out, and the verdicts equal run 1's — consecutive runs give identical verdicts.
 
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used)] // tests: a panic is the failure report
 
 mod support;
 

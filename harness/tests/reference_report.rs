@@ -4,7 +4,7 @@
 //! Markdown, JUnit and HTML must be exactly what today's renderers make of its JSON.
 //!
 //! On failure it prints the command that rewrites the committed report (CONTRIBUTING.md, "The committed reference report").
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used)] // tests: a panic is the failure report
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Snapshot tests of the four renderers on a hand-built report (times, ports, ids redacted).
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use conform::engine::report::{
     BaselineInfo, BaselineMark, CheckResult, MatrixStatus, Report, Reproduction, RequirementRow,

@@ -3,7 +3,7 @@
 //! bindings (and their derived PV-TR-1 comparisons), exclusive vectors and SSP checks; and
 //! `conform run --shard` / `conform merge` / `conform diff` work from the command line as the
 //! README shows them.
-#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! documents, exit codes, `--type`, `--lenient`, `--json`, and fetching from a URL.
 
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used)]
 
 mod support;
 

@@ -2,7 +2,7 @@
 //! SSP-DISC-1, SSP-DISC-4, seed §5.5 `{execution_id}` substitution, bounded polling).
 
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used)]
 
 mod support;
 

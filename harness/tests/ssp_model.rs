@@ -2,11 +2,7 @@
 //! passes with at least 2,000 steps; the ignored test runs 20 other seeds. A failure prints
 //! the seed, the shrunk counterexample as a numbered transcript with curl lines and its
 //! replay command.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "tests: a panic is the failure report"
-)]
+#![expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 mod support;
 

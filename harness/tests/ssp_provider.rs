@@ -4,7 +4,7 @@
 //! against the reference: `tests/ssp_checks.rs`.
 
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used)]
 
 mod support;
 

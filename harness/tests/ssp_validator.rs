@@ -2,7 +2,7 @@
 //! tests (SSP-SCH-1, SSP-SCH-4, SSP-SCH-5, SSP-SCH-6, SSP-DISC-1, SSP-DISC-3).
 
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used)]
 
 mod support;
 
@@ -537,7 +537,7 @@ proptest! {
         let doc = serde_json::to_value(&d).expect("serializes");
         let ptrs = required_pointers(&doc);
         let ptr = pick.get(&ptrs).clone();
-        let mut broken = doc.clone();
+        let mut broken = doc;
         prop_assert!(remove_pointer(&mut broken, &ptr), "{} not present", ptr);
         for mode in [Mode::Strict, Mode::Lenient] {
             let report = validate(&broken, DocType::Descriptor, mode).expect("schema");
@@ -569,7 +569,7 @@ proptest! {
         let (i, j) = (a.index(n), b.index(n));
         prop_assume!(i != j);
         let (first, later) = (i.min(j), i.max(j));
-        let mut dup = index.clone();
+        let mut dup = index;
         dup.skills[later].id = dup.skills[first].id.clone();
         let v = serde_json::to_value(&dup).expect("serializes");
         let report = validate(&v, DocType::Index, Mode::Lenient).expect("schema");

@@ -8,7 +8,7 @@
 //! `--nocapture`) to print every report.
 
 // Test code: a failed expectation is a test failure, so panicking helpers are the point.
-#![allow(clippy::expect_used, clippy::unwrap_used)]
+#![expect(clippy::expect_used)]
 
 mod support;
 

@@ -6,7 +6,7 @@
 //! progress counter counts every result of the report. Items 8 and 9: a copied or installed
 //! binary finds its vectors wherever it runs (and says where it looked when it cannot),
 //! `explain` accepts every id the output prints, and `--suite` help lists every protocol.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::io::ErrorKind;
 use std::net::TcpListener;

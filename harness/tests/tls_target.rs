@@ -3,7 +3,7 @@
 //! over HTTP, MCP, SSP and a raw-request vector passes; without it the pre-flight refuses the
 //! certificate with a clear error (exit 2, no check failures); `--insecure` passes and the
 //! report records it.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! The MCP transport against small fakes: the 2025-11-25 handshake keeps the session id it is
 //! given and answers over SSE; the 2026-07-28 era sends no handshake and carries the version
 //! in headers and `_meta` on every request (what rmcp 3.11 requires).
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 
@@ -60,10 +60,7 @@ async fn legacy(State(seen): State<Shared>, headers: HeaderMap, body: Bytes) -> 
 
 async fn stateless(State(seen): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    seen.lock()
-        .unwrap()
-        .requests
-        .push((headers.clone(), msg.clone()));
+    seen.lock().unwrap().requests.push((headers, msg.clone()));
     let sc = json!({"ok": true});
     axum::Json(json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"structuredContent": sc, "content": [{"type": "text", "text": sc.to_string()}]}})).into_response()
 }

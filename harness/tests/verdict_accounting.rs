@@ -4,7 +4,7 @@
 //! a partial run, a PV-TR-1 comparison of two unjudged runs is never a pass, and a vector
 //! naming a role the profile lacks is `unsupported`, never a harness error. Also the
 //! attribution rule of the matrix on a hand-made report.
-#![allow(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
+#![expect(clippy::expect_used, clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -13,7 +13,7 @@
 //! 0) first stores that many one-message threads straight into the database, to measure
 //! what a grown database costs. See `benches/README.md`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: failing loudly is the point
+#![expect(clippy::unwrap_used)] // a benchmark: failing loudly is the point
 
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -4,7 +4,7 @@
 //!
 //! `cargo bench -p reference-impl --bench ssp_echo [-- SECONDS [CLIENTS]]`
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // benchmark binary: a panic is the report
+#![expect(clippy::unwrap_used)] // benchmark binary: a panic is the report
 
 #[path = "../tests/support/mod.rs"]
 mod support;

@@ -270,7 +270,7 @@ impl TokenFile {
             path: path.to_owned(),
             source,
         })?;
-        let file: TokenFile = toml::from_str(&text).map_err(|source| TokenFileError::Toml {
+        let file: Self = toml::from_str(&text).map_err(|source| TokenFileError::Toml {
             path: path.to_owned(),
             source,
         })?;

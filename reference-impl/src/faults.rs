@@ -281,7 +281,7 @@ catalogue! {
 
 impl Fault {
     /// The fault named `name` (kebab-case), if any.
-    pub fn from_name(name: &str) -> Option<Fault> {
+    pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|f| f.name() == name)
     }
 

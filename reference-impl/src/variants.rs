@@ -43,7 +43,6 @@ pub fn layer(router: axum::Router, variants: Variants) -> axum::Router {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
     use super::*;
 
     #[test]
@@ -82,6 +81,7 @@ mod tests {
 
     #[cfg(feature = "variants")]
     #[test]
+    #[expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
     fn limits_are_changed_only_by_limit_variants() {
         use crate::domain::parley::REFERENCE;
         let v = Variants::from_names(&["pretty-json"]).unwrap();

@@ -2,7 +2,7 @@
 //! `listening on http://ADDR` line with the real port, serves both bindings, stops cleanly
 //! on SIGTERM (issue 2 §8).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

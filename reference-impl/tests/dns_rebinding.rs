@@ -4,7 +4,7 @@
 //! error on `/mcp`, SSP unified error (`PERMISSION_DENIED`) under `/ssp` and `/.well-known`
 //! — while loopback origins, allow-listed origins and requests without `Origin` pass.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! Restart durability (issue 2 §6): writes acknowledged by the binary survive `kill -9`,
 //! and ids are never reused after a restart on the same file.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

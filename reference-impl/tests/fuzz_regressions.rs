@@ -2,7 +2,7 @@
 //! member names read one way on each binding, JSON-RPC ids outside what the server can echo,
 //! `initialize` with missing or invalid params answered as an unknown method.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -2,7 +2,7 @@
 //! oversized bodies (PV-TR-5), invalid UTF-8, invalid and deep JSON (PV-EN-1), wrong content
 //! types (PV-RS-4), unknown routes and methods (§10), malformed JSON-RPC (PV-TR-2).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

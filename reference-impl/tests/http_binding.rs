@@ -1,7 +1,7 @@
 //! The HTTP binding in process: every route of the operation table (parley-v1.md §1)
 //! answers with the §11 shapes and statuses (PV-RS-1), refusals with the §10 body (PV-TR-3).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -2,7 +2,7 @@
 //! legacy 2025-11-25 (`initialize` / `notifications/initialized`, no server-side session)
 //! and current 2026-07-28 (no handshake, per-request `_meta`, `server/discover`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

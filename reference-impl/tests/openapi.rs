@@ -3,7 +3,7 @@
 //! describes what the server really answers — real bodies are validated against the
 //! documented response schemas, and wrong bodies are shown to be rejected by them.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::collections::BTreeSet;
 

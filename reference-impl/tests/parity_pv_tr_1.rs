@@ -5,7 +5,7 @@
 //! PV-TR-2 / PV-TR-3 are checked on the way (refusal = `isError` + `structuredContent`
 //! + same JSON as text; HTTP refusal body with `application/json`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 mod support;
 

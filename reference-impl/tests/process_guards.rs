@@ -2,7 +2,7 @@
 //! database is refused at start-up with a clear message (§5), and client-sized values never
 //! reach the logs in full (§4). Every wait is bounded.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -2,7 +2,7 @@
 //! after the header-read deadline, an unfinished body gets `408` after the request deadline.
 //! Short deadlines via `spawn_with`; every wait is bounded.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! timing target, and on a shared 2-core machine with a debug build it would make the test
 //! flaky; the 10-minute run (README "Soak", release build) asserts it.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::process::{Command, Stdio};
 use std::sync::mpsc;

@@ -3,7 +3,7 @@
 //! (SSP-AUTH-1..4). 401s carry `details` describing the method, `retry {0, 1}` and a
 //! `WWW-Authenticate` challenge; 403s carry `required_scopes` / `granted_scopes`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -3,7 +3,7 @@
 //! replayed nonce or a timestamp outside ±300 s is refused (401 `AUTH_REQUIRED`), and a poll
 //! signature is bound to its execution id. The seed's plain scheme keeps working unchanged.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -3,7 +3,7 @@
 //! executions, and the per-client invocation rate limit (429 `ENDPOINT_UNREACHABLE` in the unified
 //! shape, with `Retry-After`). In process; time-dependent parts run under paused tokio time.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

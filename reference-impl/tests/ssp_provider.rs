@@ -2,7 +2,7 @@
 //! in-process; every emitted document is validated against the schema by the client
 //! (`ssp_common`). Time-dependent skills run under paused tokio time.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

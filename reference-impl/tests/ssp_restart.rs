@@ -1,7 +1,7 @@
 //! Executions persist in SQLite (issue 3 §4): readable after a restart, and one
 //! interrupted by the restart ends `failed` with a clear message (SSP-INV-3 still holds).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod support;
 

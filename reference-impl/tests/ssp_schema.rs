@@ -3,7 +3,7 @@
 //! `$defs` type, rejects the seed's §8.3.1 faults at the right JSON pointers, and enforces
 //! the binding's strict rules (SSP-SCH-1..4).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use reference_impl::ssp::schema::{SCHEMA_JSON, Schemas};
 use serde_json::{Value, json};
@@ -421,7 +421,7 @@ fn conditionals_and_closed_objects_follow_sch_4() {
         ),
         "/endpoint/retry",
     );
-    let mut extra = d.clone();
+    let mut extra = d;
     extra["x-extra"] = json!(1);
     rejected_at("SkillDescriptor", &extra, "");
     // error.retry needs both members.
@@ -452,7 +452,7 @@ fn conditionals_and_closed_objects_follow_sch_4() {
     rejected_at("InvocationResponse", &accepted_with_output, "/output");
     rejected_at(
         "InvocationResponse",
-        &with(base.clone(), "/timestamps/created_at", json!("yesterday")),
+        &with(base, "/timestamps/created_at", json!("yesterday")),
         "/timestamps/created_at",
     );
     // InvocationRequest context and caller are closed; priority is an enum.

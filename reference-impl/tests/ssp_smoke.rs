@@ -2,7 +2,7 @@
 //! (`reference_impl::spawn` on 127.0.0.1:0): discovery → descriptor → invoke → poll, the
 //! way the README's curl walk-through does it, with URLs taken from the documents.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! `reference-server stdio`: MCP over stdin/stdout for clients that spawn their servers,
 //! both eras, authenticated by the `PARLEY_TOKEN` environment variable.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -5,7 +5,7 @@
 //!
 //! Short deadlines through `spawn_with`; every wait is bounded by `tokio::time::timeout`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::net::SocketAddr;
 use std::time::Duration;

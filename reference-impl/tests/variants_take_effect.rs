@@ -4,7 +4,7 @@
 //! and its observable difference from the reference is asserted on the wire.
 
 #![cfg(feature = "variants")]
-#![allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 
 use std::time::Duration;
 

@@ -314,7 +314,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

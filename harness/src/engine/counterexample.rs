@@ -130,16 +130,16 @@ impl Counterexamples {
     /// How many shrink steps a search may take: `limit` when shrinking, none otherwise.
     pub fn shrink_iters(self, limit: u32) -> u32 {
         match self {
-            Counterexamples::Shrunk => limit,
-            Counterexamples::AsFound => 0,
+            Self::Shrunk => limit,
+            Self::AsFound => 0,
         }
     }
 
     /// How the transcript names the sequence.
     pub fn adjective(self) -> &'static str {
         match self {
-            Counterexamples::Shrunk => "shrunk",
-            Counterexamples::AsFound => "unshrunk",
+            Self::Shrunk => "shrunk",
+            Self::AsFound => "unshrunk",
         }
     }
 }

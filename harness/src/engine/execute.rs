@@ -189,7 +189,7 @@ fn panicked() -> CheckOutcome {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use crate::engine::check::{Bindings, Check};

@@ -279,7 +279,7 @@ fn combine_run_figures(base: &mut Report, shards: &[&Report]) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use crate::engine::diff::tests::{report, result, violation};

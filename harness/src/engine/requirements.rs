@@ -31,17 +31,17 @@ pub enum Level {
 impl Level {
     /// Whether a violation of a rule at this level fails the run.
     pub fn is_required(self) -> bool {
-        matches!(self, Level::Must | Level::Rec)
+        matches!(self, Self::Must | Self::Rec)
     }
 }
 
 impl fmt::Display for Level {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Level::Must => "MUST",
-            Level::Should => "SHOULD",
-            Level::May => "MAY",
-            Level::Rec => "REC",
+            Self::Must => "MUST",
+            Self::Should => "SHOULD",
+            Self::May => "MAY",
+            Self::Rec => "REC",
         })
     }
 }
@@ -67,10 +67,10 @@ impl fmt::Display for Method {
     /// The catalogue's own spelling (`HTTP`, `VAL`, `CONS`, `MCP`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Method::Http => "HTTP",
-            Method::Val => "VAL",
-            Method::Cons => "CONS",
-            Method::Mcp => "MCP",
+            Self::Http => "HTTP",
+            Self::Val => "VAL",
+            Self::Cons => "CONS",
+            Self::Mcp => "MCP",
         })
     }
 }

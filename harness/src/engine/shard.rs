@@ -135,7 +135,7 @@ pub fn info(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
 mod tests {
     use std::collections::BTreeSet;
     use std::sync::Arc;

@@ -102,7 +102,7 @@ impl Profile {
     /// [`crate::engine::protocol::load_profile`]).
     pub fn load(
         path: &Path,
-        validate: impl Fn(&Profile) -> Result<(), String>,
+        validate: impl Fn(&Self) -> Result<(), String>,
     ) -> Result<Self, TargetError> {
         let err = |message: String| TargetError::Profile {
             path: path.display().to_string(),
@@ -122,7 +122,7 @@ impl Profile {
 
     /// Parses profile text and checks the engine's own keys (protocol sections are kept raw).
     pub fn parse(text: &str) -> Result<Self, String> {
-        let p: Profile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let p: Self = toml::from_str(text).map_err(|e| e.to_string())?;
         if p.format_version != 1 {
             return Err(format!(
                 "format_version {} is not supported (expected 1)",

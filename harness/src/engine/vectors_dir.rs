@@ -191,7 +191,7 @@ pub fn default_vectors_dir() -> PathBuf {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

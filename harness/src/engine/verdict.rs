@@ -57,16 +57,16 @@ pub enum Cause {
 
 impl Cause {
     // serde's `skip_serializing_if` hands the field by reference.
-    #[allow(clippy::trivially_copy_pass_by_ref)]
+    #[expect(clippy::trivially_copy_pass_by_ref)]
     fn is_target(&self) -> bool {
-        *self == Cause::Target
+        *self == Self::Target
     }
 }
 
 impl Verdict {
     /// `unsupported` because the target does not offer what the check needs (`n/a`).
     pub fn not_offered(reason: impl Into<String>) -> Self {
-        Verdict::Unsupported {
+        Self::Unsupported {
             reason: reason.into(),
             cause: Cause::Target,
         }
@@ -74,7 +74,7 @@ impl Verdict {
 
     /// `unsupported` because the profile lacks what the check needs (`untested`).
     pub fn untested(reason: impl Into<String>) -> Self {
-        Verdict::Unsupported {
+        Self::Unsupported {
             reason: reason.into(),
             cause: Cause::Profile,
         }
@@ -83,26 +83,26 @@ impl Verdict {
     /// Short lowercase name used in tables and JUnit.
     pub fn name(&self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail(_) => "fail",
-            Verdict::Warn(_) => "warn",
-            Verdict::Unsupported { .. } => "unsupported",
-            Verdict::Skipped { .. } => "skipped",
-            Verdict::HarnessError { .. } => "harness_error",
+            Self::Pass => "pass",
+            Self::Fail(_) => "fail",
+            Self::Warn(_) => "warn",
+            Self::Unsupported { .. } => "unsupported",
+            Self::Skipped { .. } => "skipped",
+            Self::HarnessError { .. } => "harness_error",
         }
     }
 
     /// The violation, for `Fail` and `Warn`.
     pub fn violation(&self) -> Option<&Violation> {
         match self {
-            Verdict::Fail(v) | Verdict::Warn(v) => Some(v),
+            Self::Fail(v) | Self::Warn(v) => Some(v),
             _ => None,
         }
     }
 
     /// True for `Pass`.
     pub fn is_pass(&self) -> bool {
-        matches!(self, Verdict::Pass)
+        matches!(self, Self::Pass)
     }
 }
 

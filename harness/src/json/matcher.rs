@@ -5,7 +5,7 @@
 
 // `Mismatch` is only built on the (cold) failure path and carries the expected/observed JSON the
 // report needs; boxing it would add noise to every matcher arm for no measurable gain.
-#![allow(clippy::result_large_err)]
+#![expect(clippy::result_large_err)]
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -340,7 +340,7 @@ pub fn validate_matcher(m: &Value, at: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

@@ -231,7 +231,7 @@ pub fn referenced_names(v: &Value, out: &mut Vec<String>) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use serde_json::json;

@@ -260,7 +260,7 @@ mod tests {
         assert!(matches!(compare("v", &h, &early), Verdict::Fail(_)));
         // So does a step the harness could not judge; a difference before it still fails.
         let unjudged = vec![
-            sig(1, "success", None, Some(h_body.clone())),
+            sig(1, "success", None, Some(h_body)),
             sig(2, UNJUDGED, None, None),
         ];
         assert_eq!(compare("v", &h, &unjudged), Verdict::Pass);

@@ -29,34 +29,34 @@ pub enum Role {
 
 impl Role {
     /// Every role, in a stable order.
-    pub const ALL: [Role; 8] = [
-        Role::AgentA,
-        Role::AgentB,
-        Role::Moderator,
-        Role::Verifier,
-        Role::Reader,
-        Role::Human,
-        Role::Limited,
-        Role::Anonymous,
+    pub const ALL: [Self; 8] = [
+        Self::AgentA,
+        Self::AgentB,
+        Self::Moderator,
+        Self::Verifier,
+        Self::Reader,
+        Self::Human,
+        Self::Limited,
+        Self::Anonymous,
     ];
 
     /// The snake_case name used in vectors and profiles.
     pub fn as_str(self) -> &'static str {
         match self {
-            Role::AgentA => "agent_a",
-            Role::AgentB => "agent_b",
-            Role::Moderator => "moderator",
-            Role::Verifier => "verifier",
-            Role::Reader => "reader",
-            Role::Human => "human",
-            Role::Limited => "limited",
-            Role::Anonymous => "anonymous",
+            Self::AgentA => "agent_a",
+            Self::AgentB => "agent_b",
+            Self::Moderator => "moderator",
+            Self::Verifier => "verifier",
+            Self::Reader => "reader",
+            Self::Human => "human",
+            Self::Limited => "limited",
+            Self::Anonymous => "anonymous",
         }
     }
 
     /// Parses the snake_case name.
-    pub fn parse(s: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == s)
     }
 
     /// Environment variable name used for this role's token in reproduction commands.

@@ -94,7 +94,7 @@ pub fn same_party(role: Role, whoamis: &[Identity]) -> Option<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

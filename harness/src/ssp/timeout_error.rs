@@ -121,7 +121,7 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
 }
 
 #[cfg(test)]
-#[allow(clippy::expect_used, reason = "tests: a panic is the failure report")]
+#[expect(clippy::expect_used, reason = "tests: a panic is the failure report")]
 mod tests {
     use super::*;
 

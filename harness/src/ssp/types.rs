@@ -47,7 +47,7 @@ pub enum CapabilityType {
 
 impl CapabilityType {
     /// All values, in seed order (the `expected` of an enum violation).
-    pub const ALL: [CapabilityType; 4] = [Self::Plugin, Self::Api, Self::Knowledge, Self::Task];
+    pub const ALL: [Self; 4] = [Self::Plugin, Self::Api, Self::Knowledge, Self::Task];
 
     /// Wire spelling.
     pub fn as_str(self) -> &'static str {

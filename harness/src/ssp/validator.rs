@@ -42,7 +42,7 @@ pub enum DocType {
 
 impl DocType {
     /// Every document type.
-    pub const ALL: [DocType; 5] = [
+    pub const ALL: [Self; 5] = [
         Self::Descriptor,
         Self::Index,
         Self::Request,
@@ -75,7 +75,7 @@ impl DocType {
     /// Guesses the type of a document from its members, for `conform validate` without
     /// `--type` (an implementer usually has one file and knows what it is, but should not
     /// have to say so for the common cases).
-    pub fn detect(doc: &Value) -> DocType {
+    pub fn detect(doc: &Value) -> Self {
         let Some(obj) = doc.as_object() else {
             return Self::Descriptor;
         };
@@ -220,14 +220,14 @@ pub fn validate(
 
 impl SspValidator {
     /// The process-wide validator over the embedded schema.
-    pub fn global() -> Result<&'static SspValidator, SchemaError> {
+    pub fn global() -> Result<&'static Self, SchemaError> {
         GLOBAL.as_ref().map_err(|e| SchemaError(e.0.clone()))
     }
 
     /// Compiles a validator from a schema document shaped like the protocol schema (a
     /// `$defs` entry per [`DocType::def_name`]), so a library user can check documents
     /// against another revision of the schema than the embedded one.
-    pub fn from_schema(schema: &Value) -> Result<SspValidator, SchemaError> {
+    pub fn from_schema(schema: &Value) -> Result<Self, SchemaError> {
         let mut compiled = HashMap::new();
         let mut patterns = HashMap::new();
         for (def, message) in PATTERN_MESSAGES {
@@ -249,7 +249,7 @@ impl SspValidator {
                 },
             );
         }
-        Ok(SspValidator { compiled, patterns })
+        Ok(Self { compiled, patterns })
     }
 
     /// Validates `doc` as `doc_type`; reports every violation (SSP-SCH-5).

@@ -116,7 +116,7 @@ pub enum LimitExceeded {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

@@ -36,8 +36,8 @@ impl TransportKind {
     /// Lowercase name.
     pub fn as_str(self) -> &'static str {
         match self {
-            TransportKind::Http => "http",
-            TransportKind::Mcp => "mcp",
+            Self::Http => "http",
+            Self::Mcp => "mcp",
         }
     }
 }
@@ -64,16 +64,16 @@ impl McpRevision {
     /// The revision string.
     pub fn as_str(self) -> &'static str {
         match self {
-            McpRevision::V2025_11_25 => "2025-11-25",
-            McpRevision::V2026_07_28 => "2026-07-28",
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
         }
     }
 
     /// Parses a revision string.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
-            "2025-11-25" => Some(McpRevision::V2025_11_25),
-            "2026-07-28" => Some(McpRevision::V2026_07_28),
+            "2025-11-25" => Some(Self::V2025_11_25),
+            "2026-07-28" => Some(Self::V2026_07_28),
             _ => None,
         }
     }
@@ -104,17 +104,17 @@ impl Auth {
     /// The header value as sent.
     pub fn header_value(&self) -> Option<String> {
         match self {
-            Auth::None => None,
-            Auth::Bearer { token, .. } => Some(format!("Bearer {token}")),
+            Self::None => None,
+            Self::Bearer { token, .. } => Some(format!("Bearer {token}")),
         }
     }
 
     /// The header value as recorded (token replaced by `${ENV}` when it has one).
     pub fn recorded_value(&self) -> Option<String> {
         match self {
-            Auth::None => None,
-            Auth::Bearer { env: Some(e), .. } => Some(format!("Bearer ${{{e}}}")),
-            Auth::Bearer { token, env: None } => Some(format!("Bearer {token}")),
+            Self::None => None,
+            Self::Bearer { env: Some(e), .. } => Some(format!("Bearer ${{{e}}}")),
+            Self::Bearer { token, env: None } => Some(format!("Bearer {token}")),
         }
     }
 }
@@ -205,8 +205,8 @@ impl TransportError {
     /// The exchanges attempted before the error.
     pub fn exchanges(&self) -> &[Exchange] {
         match self {
-            TransportError::Io { exchanges, .. } => exchanges,
-            TransportError::Unusable(_) => &[],
+            Self::Io { exchanges, .. } => exchanges,
+            Self::Unusable(_) => &[],
         }
     }
 }

@@ -50,16 +50,16 @@ impl Condition {
     /// The status of the condition's row.
     pub fn status(self) -> u16 {
         match self {
-            Condition::HeadTooLarge => 431,
-            Condition::UriTooLong => 414,
+            Self::HeadTooLarge => 431,
+            Self::UriTooLong => 414,
         }
     }
 
     /// The reason of the condition's row (a SHOULD: PV-TR-6).
     pub fn reason(self) -> &'static str {
         match self {
-            Condition::HeadTooLarge => "headers_too_large",
-            Condition::UriTooLong => "uri_too_long",
+            Self::HeadTooLarge => "headers_too_large",
+            Self::UriTooLong => "uri_too_long",
         }
     }
 }

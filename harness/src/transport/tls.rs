@@ -43,8 +43,8 @@ pub enum TlsError {
 impl TlsOptions {
     /// These options with `over`'s set ones taking precedence (command line over profile):
     /// its CA file replaces ours; `insecure` is on when either asks for it.
-    pub fn overridden_by(&self, over: &TlsOptions) -> TlsOptions {
-        TlsOptions {
+    pub fn overridden_by(&self, over: &Self) -> Self {
+        Self {
             ca_cert: over.ca_cert.clone().or_else(|| self.ca_cert.clone()),
             insecure: self.insecure || over.insecure,
         }
@@ -52,7 +52,7 @@ impl TlsOptions {
 
     /// A relative CA path taken as relative to `dir` (a profile's directory), so a profile
     /// works from any working directory.
-    pub fn relative_to(mut self, dir: &Path) -> TlsOptions {
+    pub fn relative_to(mut self, dir: &Path) -> Self {
         if let Some(p) = &self.ca_cert
             && p.is_relative()
         {
@@ -63,7 +63,7 @@ impl TlsOptions {
 
     /// Whether anything differs from the defaults.
     pub fn is_default(&self) -> bool {
-        *self == TlsOptions::default()
+        *self == Self::default()
     }
 
     /// Applies the settings to a client under construction.
@@ -135,7 +135,7 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

@@ -38,7 +38,7 @@ impl Drop for Browser {
 impl Browser {
     /// Starts `chromium` headless with a fresh profile and opens one page of
     /// `width`×`height` CSS pixels with the runtime, log and page domains enabled.
-    pub fn launch(chromium: &Path, width: u32, height: u32) -> Result<Browser, String> {
+    pub fn launch(chromium: &Path, width: u32, height: u32) -> Result<Self, String> {
         let profile = tempfile::tempdir().map_err(|e| format!("profile dir: {e}"))?;
         let mut child = Command::new(chromium)
             .args([
@@ -74,7 +74,7 @@ impl Browser {
             }
         };
         let ws = Ws::connect(&url)?;
-        let mut b = Browser {
+        let mut b = Self {
             child,
             ws,
             next_id: 0,
@@ -246,7 +246,7 @@ struct Ws {
 }
 
 impl Ws {
-    fn connect(url: &str) -> Result<Ws, String> {
+    fn connect(url: &str) -> Result<Self, String> {
         let rest = url.strip_prefix("ws://").ok_or("not a ws:// URL")?;
         let (host, path) = rest.split_at(rest.find('/').ok_or("no path in the ws URL")?);
         let mut stream = TcpStream::connect(host).map_err(|e| format!("connect {host}: {e}"))?;
@@ -274,7 +274,7 @@ Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
         if !head.starts_with("HTTP/1.1 101") {
             return Err(format!("WebSocket handshake refused: {head}"));
         }
-        Ok(Ws { stream })
+        Ok(Self { stream })
     }
 
     fn send(&mut self, text: &str) -> Result<(), String> {

@@ -21,11 +21,11 @@
 //! per binary. The price: a helper no binary uses any more is not flagged — delete it with
 //! its last use. Test support panics on broken set-up (a failed bind, an unreadable fixture):
 //! that is the test failure, so `expect` is allowed here too.
-#![allow(
+#![expect(
     dead_code,
     reason = "each test binary compiles the whole support module and uses a part of it"
 )]
-#![allow(
+#![expect(
     clippy::expect_used,
     clippy::unwrap_used,
     reason = "a broken test set-up is a test failure"

@@ -66,7 +66,7 @@ impl<'de> Visitor<'de> for Walk {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut found = None;
         let mut index = 0usize;
-        while let Some(inner) = seq.next_element_seed(Walk)? {
+        while let Some(inner) = seq.next_element_seed(Self)? {
             if found.is_none()
                 && let Some(mut path) = inner
             {
@@ -82,7 +82,7 @@ impl<'de> Visitor<'de> for Walk {
         let mut seen = HashSet::new();
         let mut found = None;
         while let Some(key) = map.next_key::<String>()? {
-            let inner = map.next_value_seed(Walk)?;
+            let inner = map.next_value_seed(Self)?;
             if found.is_some() {
                 continue;
             }

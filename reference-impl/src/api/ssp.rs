@@ -51,12 +51,12 @@ impl SspRoute {
     /// documents; seed §8.3, ssp.md §3–§5, issue 13 §3 for the 429).
     pub fn statuses(self) -> &'static [u16] {
         match self {
-            SspRoute::Index => &[200, 400],
-            SspRoute::Descriptor => &[200, 401, 404],
-            SspRoute::Invoke => &[202, 400, 401, 403, 404, 413, 415, 429, 503],
-            SspRoute::Status => &[200, 404],
-            SspRoute::Result => &[200, 202, 404],
-            SspRoute::Schema => &[200],
+            Self::Index => &[200, 400],
+            Self::Descriptor => &[200, 401, 404],
+            Self::Invoke => &[202, 400, 401, 403, 404, 413, 415, 429, 503],
+            Self::Status => &[200, 404],
+            Self::Result => &[200, 202, 404],
+            Self::Schema => &[200],
         }
     }
 }

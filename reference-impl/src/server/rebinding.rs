@@ -270,7 +270,7 @@ pub async fn guard(State(rules): State<Rebinding>, req: Request, next: Next) -> 
 }
 
 #[cfg(test)]
-#[allow(clippy::expect_used)] // tests: a panic is the failure report
+#[expect(clippy::expect_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

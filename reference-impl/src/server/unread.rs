@@ -83,7 +83,7 @@ pub async fn close_if_unread(req: Request, next: Next) -> Response {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use axum::Router;

@@ -25,13 +25,13 @@ pub(crate) enum Fail {
 
 impl From<Refusal> for Fail {
     fn from(r: Refusal) -> Self {
-        Fail::Refused(r, None)
+        Self::Refused(r, None)
     }
 }
 
 impl From<rusqlite::Error> for Fail {
     fn from(e: rusqlite::Error) -> Self {
-        Fail::Store(StoreError::from(e))
+        Self::Store(StoreError::from(e))
     }
 }
 

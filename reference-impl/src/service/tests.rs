@@ -3,7 +3,7 @@
 //! dialectic.
 
 // In tests a panic is the failure report.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![expect(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 
@@ -90,20 +90,20 @@ enum Class {
 }
 
 impl Class {
-    const ALL: [Class; 5] = [
-        Class::Creator,
-        Class::OtherWriter,
-        Class::LockHolder,
-        Class::Human,
-        Class::Reader,
+    const ALL: [Self; 5] = [
+        Self::Creator,
+        Self::OtherWriter,
+        Self::LockHolder,
+        Self::Human,
+        Self::Reader,
     ];
     fn token(self) -> &'static str {
         match self {
-            Class::Creator => A,
-            Class::OtherWriter => B,
-            Class::LockHolder => MOD,
-            Class::Human => HUMAN,
-            Class::Reader => READER,
+            Self::Creator => A,
+            Self::OtherWriter => B,
+            Self::LockHolder => MOD,
+            Self::Human => HUMAN,
+            Self::Reader => READER,
         }
     }
 }
@@ -383,7 +383,7 @@ fn every_service_reason_is_emitted() {
     let mut big = req(Operation::Post, Some(B), good.clone());
     big.body_len = 65537;
     expect(s.handle(big), 413, "payload_too_large");
-    let mut text = req(Operation::Post, Some(B), good.clone());
+    let mut text = req(Operation::Post, Some(B), good);
     text.content_type = ContentType::NotJson;
     expect(s.handle(text), 415, "unsupported_media_type");
     expect(
@@ -511,7 +511,7 @@ fn check_order() {
     r.body_len = 65537;
     r.content_type = ContentType::NotJson;
     assert_eq!(reason(&s.handle(r)), (413, "payload_too_large"));
-    let mut r = req(Operation::Post, Some(B), bad.clone());
+    let mut r = req(Operation::Post, Some(B), bad);
     r.body_len = 65536;
     r.content_type = ContentType::NotJson;
     assert_eq!(reason(&s.handle(r)), (415, "unsupported_media_type"));
@@ -1093,7 +1093,7 @@ fn inbox_semantics_and_cursor() {
     );
     // cursor: repeating with the returned cursor and no new activity returns nothing
     let (it, cursor) = items(MOD, json!({}));
-    assert_eq!(ids(it), vec![th2.clone()]);
+    assert_eq!(ids(it), vec![th2]);
     let (it, cursor2) = items(MOD, json!({"since": cursor}));
     assert!(it.is_empty());
     assert_eq!(cursor2, cursor);

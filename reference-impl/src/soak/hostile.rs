@@ -29,7 +29,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn merge(&mut self, other: Tally) {
+    fn merge(&mut self, other: Self) {
         for (k, v) in other.statuses {
             *self.statuses.entry(k).or_default() += v;
         }

@@ -329,7 +329,6 @@ pub fn www_authenticate(req: &AuthRequirement) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

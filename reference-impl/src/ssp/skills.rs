@@ -35,7 +35,7 @@ pub enum SkillKind {
 
 impl SkillKind {
     /// Every demo skill, in index order.
-    pub const ALL: [SkillKind; 7] = [
+    pub const ALL: [Self; 7] = [
         Self::Echo,
         Self::TextStats,
         Self::SlowTask,
@@ -117,7 +117,7 @@ pub fn descriptor(kind: SkillKind, base: &str) -> Value {
                     "additionalProperties": false
                 }
             }),
-            none.clone(),
+            none,
             5000,
             json!(["demo", "echo"]),
         ),
@@ -153,7 +153,7 @@ pub fn descriptor(kind: SkillKind, base: &str) -> Value {
                     "additionalProperties": false
                 }
             }),
-            none.clone(),
+            none,
             5000,
             json!(["demo", "text"]),
         ),
@@ -194,7 +194,7 @@ pub fn descriptor(kind: SkillKind, base: &str) -> Value {
                 { "name": "reason", "type": "string", "description": "Text placed in the error.", "required": false, "default": "requested failure" }
             ]),
             json!({ "content_type": "application/json", "description": "Never produced: the skill always fails." }),
-            none.clone(),
+            none,
             5000,
             json!(["demo", "failure"]),
         ),
@@ -210,7 +210,7 @@ pub fn descriptor(kind: SkillKind, base: &str) -> Value {
                 "description": "Never produced: the skill always overruns.",
                 "schema": { "type": "object" }
             }),
-            none.clone(),
+            none,
             OVERRUN_TIMEOUT_MS,
             json!(["demo", "timeout"]),
         ),
@@ -452,7 +452,7 @@ pub fn digest(body: &Value) -> Result<Value, ErrorObject> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

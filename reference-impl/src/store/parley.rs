@@ -802,7 +802,7 @@ pub fn claim_acts(conn: &Connection, claim: i64) -> Result<Vec<ClaimActRow>, Sto
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)] // in tests a panic is the failure report
+#[expect(clippy::unwrap_used)] // in tests a panic is the failure report
 mod tests {
     use super::*;
     use crate::store::Db;

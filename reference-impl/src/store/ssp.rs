@@ -442,7 +442,7 @@ impl Executions {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use crate::domain::ssp::Outcome;

@@ -152,7 +152,7 @@ const _: () = assert!(Variant::ALL.len() <= 64);
 
 impl Variant {
     /// The variant named `name` (kebab-case), if any.
-    pub fn from_name(name: &str) -> Option<Variant> {
+    pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|v| v.name() == name)
     }
 

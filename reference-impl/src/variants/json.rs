@@ -271,7 +271,7 @@ fn each_string(v: &mut Value, f: &mut impl FnMut(&mut String)) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+    #![expect(clippy::unwrap_used)] // tests: a panic is the failure report
     use super::*;
 
     fn on(names: &[&str]) -> Variants {

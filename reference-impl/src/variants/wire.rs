@@ -361,7 +361,7 @@ fn body_of(v: Variants, bytes: Bytes) -> Body {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+    #![expect(clippy::unwrap_used)] // tests: a panic is the failure report
     use super::*;
 
     fn on(names: &[&str]) -> Variants {

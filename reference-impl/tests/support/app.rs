@@ -34,12 +34,12 @@ pub enum Era {
 }
 
 impl Era {
-    pub const ALL: [Era; 2] = [Era::Legacy, Era::Current];
+    pub const ALL: [Self; 2] = [Self::Legacy, Self::Current];
 
     pub fn version(self) -> &'static str {
         match self {
-            Era::Legacy => "2025-11-25",
-            Era::Current => "2026-07-28",
+            Self::Legacy => "2025-11-25",
+            Self::Current => "2026-07-28",
         }
     }
 }

@@ -15,8 +15,8 @@
 //! package's tests and benches). Every binary uses a different subset, hence the
 //! `dead_code` allowance below.
 
-#![allow(dead_code)] // each test binary and bench uses a different subset
-#![allow(clippy::unwrap_used, clippy::expect_used)] // test support: a panic is the report
+#![expect(dead_code)] // each test binary and bench uses a different subset
+#![expect(clippy::unwrap_used, clippy::expect_used)] // test support: a panic is the report
 
 pub mod app;
 pub mod binary;

@@ -296,7 +296,7 @@ fn say(text: &str, newline: bool) -> Result<(), CommandError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

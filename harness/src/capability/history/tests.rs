@@ -1,5 +1,4 @@
 //! Hand-written histories of a register, a counter and a queue.
-#![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 use std::collections::VecDeque;
 

@@ -98,31 +98,31 @@ pub enum State {
 impl State {
     /// The state of a result (`None` = absent).
     pub fn of(c: Option<&CheckResult>) -> Self {
-        let Some(c) = c else { return State::Absent };
+        let Some(c) = c else { return Self::Absent };
         if matches!(c.baseline, Some(BaselineMark::ExpectedFailure { .. })) {
-            return State::ExpectedFailure;
+            return Self::ExpectedFailure;
         }
         match c.verdict {
-            Verdict::Pass => State::Pass,
-            Verdict::Fail(_) => State::Fail,
-            Verdict::Warn(_) => State::Warn,
-            Verdict::Unsupported { .. } => State::Unsupported,
-            Verdict::Skipped { .. } => State::Skipped,
-            Verdict::HarnessError { .. } => State::HarnessError,
+            Verdict::Pass => Self::Pass,
+            Verdict::Fail(_) => Self::Fail,
+            Verdict::Warn(_) => Self::Warn,
+            Verdict::Unsupported { .. } => Self::Unsupported,
+            Verdict::Skipped { .. } => Self::Skipped,
+            Verdict::HarnessError { .. } => Self::HarnessError,
         }
     }
 
     /// Display name.
     pub fn name(self) -> &'static str {
         match self {
-            State::Absent => "absent",
-            State::Pass => "pass",
-            State::Fail => "fail",
-            State::ExpectedFailure => "expected_failure",
-            State::Warn => "warn",
-            State::Unsupported => "unsupported",
-            State::Skipped => "skipped",
-            State::HarnessError => "harness_error",
+            Self::Absent => "absent",
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::ExpectedFailure => "expected_failure",
+            Self::Warn => "warn",
+            Self::Unsupported => "unsupported",
+            Self::Skipped => "skipped",
+            Self::HarnessError => "harness_error",
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Diff rules on synthetic reports, and the report builder the merge tests share.
-#![allow(clippy::unwrap_used, clippy::panic)] // tests: a panic is the failure report
+#![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use serde_json::json;
 

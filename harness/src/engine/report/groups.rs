@@ -334,7 +334,7 @@ mod tests {
         r.checks = vec![
             failing("d@http", "PV-ST-4", "", json!(409), json!(200)),
             failing("a@http", "PV-AU-1", "", expected.clone(), other("th_12")),
-            failing("a@mcp", "PV-AU-1", "", expected.clone(), other("th_97")),
+            failing("a@mcp", "PV-AU-1", "", expected, other("th_97")),
             failing(
                 "b@http",
                 "PV-AU-6",

@@ -257,11 +257,11 @@ impl MatrixStatus {
     /// Display name.
     pub fn as_str(self) -> &'static str {
         match self {
-            MatrixStatus::Pass => "pass",
-            MatrixStatus::Fail => "fail",
-            MatrixStatus::Warn => "warn",
-            MatrixStatus::NotApplicable => "n/a",
-            MatrixStatus::Untested => "untested",
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::Warn => "warn",
+            Self::NotApplicable => "n/a",
+            Self::Untested => "untested",
         }
     }
 }
@@ -319,7 +319,7 @@ impl Report {
     /// status polling make as many requests as the timing needs). Two runs of one suite
     /// against the reference give equal redacted reports; `reports/reference/` is checked
     /// this way.
-    pub fn volatile_redacted(&self) -> Report {
+    pub fn volatile_redacted(&self) -> Self {
         let mut r = self.clone();
         r.started_at = "<started_at>".into();
         r.wall_time_ms = 0;

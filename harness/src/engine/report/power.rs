@@ -42,11 +42,11 @@ impl Detection {
     /// Short lowercase name.
     pub fn name(self) -> &'static str {
         match self {
-            Detection::Caught => "caught",
-            Detection::CaughtAsWarning => "caught (warning)",
-            Detection::CaughtElsewhere => "caught elsewhere",
-            Detection::Missed => "missed",
-            Detection::HarnessError => "harness error",
+            Self::Caught => "caught",
+            Self::CaughtAsWarning => "caught (warning)",
+            Self::CaughtElsewhere => "caught elsewhere",
+            Self::Missed => "missed",
+            Self::HarnessError => "harness error",
         }
     }
 }

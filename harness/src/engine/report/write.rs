@@ -23,7 +23,7 @@ pub struct Format(pub &'static dyn Renderer);
 
 impl Format {
     /// Every format: what a command writes by default.
-    pub const ALL: &'static [Format] = &FORMATS;
+    pub const ALL: &'static [Self] = &FORMATS;
 
     /// The file name it is written to.
     pub fn file_name(self) -> &'static str {
@@ -103,7 +103,7 @@ pub fn write_all(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use std::collections::BTreeSet;
 

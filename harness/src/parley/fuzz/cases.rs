@@ -578,7 +578,6 @@ pub fn next(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

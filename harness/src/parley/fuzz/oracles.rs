@@ -34,15 +34,15 @@ pub enum Oracle {
 
 impl Oracle {
     /// Every oracle, in report order.
-    pub const ALL: [Oracle; 8] = [
-        Oracle::NoServerError,
-        Oracle::Answers,
-        Oracle::RefusalShape,
-        Oracle::BindingsAgree,
-        Oracle::StateIntact,
-        Oracle::NoLeak,
-        Oracle::InvalidRefused,
-        Oracle::TransportRefusal,
+    pub const ALL: [Self; 8] = [
+        Self::NoServerError,
+        Self::Answers,
+        Self::RefusalShape,
+        Self::BindingsAgree,
+        Self::StateIntact,
+        Self::NoLeak,
+        Self::InvalidRefused,
+        Self::TransportRefusal,
     ];
 
     /// The oracle as the engine reports it.
@@ -51,43 +51,43 @@ impl Oracle {
             name: self.name(),
             title: self.title(),
             requirements: self.requirements(),
-            warns: matches!(self, Oracle::TransportRefusal),
+            warns: matches!(self, Self::TransportRefusal),
         }
     }
 
     /// Check id suffix (`fuzz/<name>`).
     pub const fn name(self) -> &'static str {
         match self {
-            Oracle::NoServerError => "no-5xx",
-            Oracle::Answers => "answers",
-            Oracle::RefusalShape => "refusal-shape",
-            Oracle::BindingsAgree => "bindings-agree",
-            Oracle::StateIntact => "state-intact",
-            Oracle::NoLeak => "no-leak",
-            Oracle::InvalidRefused => "invalid-refused",
-            Oracle::TransportRefusal => "transport-refusal",
+            Self::NoServerError => "no-5xx",
+            Self::Answers => "answers",
+            Self::RefusalShape => "refusal-shape",
+            Self::BindingsAgree => "bindings-agree",
+            Self::StateIntact => "state-intact",
+            Self::NoLeak => "no-leak",
+            Self::InvalidRefused => "invalid-refused",
+            Self::TransportRefusal => "transport-refusal",
         }
     }
 
     /// One line for the report.
     pub const fn title(self) -> &'static str {
         match self {
-            Oracle::NoServerError => "Hostile requests never get a 5xx",
-            Oracle::Answers => "Hostile requests get an answer within the timeout",
-            Oracle::RefusalShape => {
+            Self::NoServerError => "Hostile requests never get a 5xx",
+            Self::Answers => "Hostile requests get an answer within the timeout",
+            Self::RefusalShape => {
                 "Refusals of hostile requests have the refusal shape and a declared reason"
             }
-            Oracle::BindingsAgree => {
+            Self::BindingsAgree => {
                 "The same hostile request gets the same outcome on both bindings"
             }
-            Oracle::StateIntact => {
+            Self::StateIntact => {
                 "After the campaign the target answers and reads back every accepted post"
             }
-            Oracle::NoLeak => "Answers leak no stack trace, SQL or file path",
-            Oracle::InvalidRefused => {
+            Self::NoLeak => "Answers leak no stack trace, SQL or file path",
+            Self::InvalidRefused => {
                 "A post the envelope rules certainly refuse (unknown member, missing or empty body, body over the limit, undeclared kind, reply without thread) is never accepted"
             }
-            Oracle::TransportRefusal => {
+            Self::TransportRefusal => {
                 "An oversized head or request target refused before routing gets its §10 transport status (431, 414) in the refusal shape with that row's reason (SHOULD: warnings)"
             }
         }
@@ -96,12 +96,12 @@ impl Oracle {
     /// Requirement IDs cited (first = primary).
     pub const fn requirements(self) -> &'static [&'static str] {
         match self {
-            Oracle::NoServerError | Oracle::Answers | Oracle::NoLeak => &["PV-TR-3", "PV-EN-1"],
-            Oracle::RefusalShape => &["PV-TR-3", "PV-TR-2"],
-            Oracle::BindingsAgree => &["PV-TR-1"],
-            Oracle::StateIntact => &["PV-TR-3"],
-            Oracle::InvalidRefused => &["PV-EN-1", "PV-EN-2", "PV-EN-3", "PV-EN-6"],
-            Oracle::TransportRefusal => &["PV-TR-6"],
+            Self::NoServerError | Self::Answers | Self::NoLeak => &["PV-TR-3", "PV-EN-1"],
+            Self::RefusalShape => &["PV-TR-3", "PV-TR-2"],
+            Self::BindingsAgree => &["PV-TR-1"],
+            Self::StateIntact => &["PV-TR-3"],
+            Self::InvalidRefused => &["PV-EN-1", "PV-EN-2", "PV-EN-3", "PV-EN-6"],
+            Self::TransportRefusal => &["PV-TR-6"],
         }
     }
 }
@@ -142,10 +142,10 @@ impl Outcome {
     /// One word for messages.
     pub fn show(&self) -> String {
         match self {
-            Outcome::Success => "success".into(),
-            Outcome::Refusal(r) => format!("refusal {r}"),
-            Outcome::JsonRpcError(c) => format!("JSON-RPC error {c}"),
-            Outcome::Other(s) => s.clone(),
+            Self::Success => "success".into(),
+            Self::Refusal(r) => format!("refusal {r}"),
+            Self::JsonRpcError(c) => format!("JSON-RPC error {c}"),
+            Self::Other(s) => s.clone(),
         }
     }
 }
@@ -404,7 +404,6 @@ pub fn compare(http: &Outcome, mcp: &Outcome) -> Option<Breach> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use serde_json::json;

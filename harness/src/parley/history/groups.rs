@@ -308,7 +308,7 @@ pub struct Settings {
 
 impl Settings {
     /// Inside `conform run`: a few seconds per binding.
-    pub const DEFAULT: Settings = Settings {
+    pub const DEFAULT: Self = Self {
         seed: 10,
         groups: 12,
         bound: Bound {

@@ -1,5 +1,5 @@
 //! Hand-written Parley histories against the model as a specification.
-#![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+#![expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 use super::groups::{Cast, TEMPLATES, build, draw};
 use super::spec::{Model, Observed, ParleySpec, Step, View, view_of};
@@ -234,7 +234,7 @@ fn a_verify_and_a_refute_race_to_one_order_s_claim() {
     let h = history(ok(false), ok(false), Observed::View(final_view.clone()));
     assert!(matches!(verdict(&h), Linearizability::Linearizable { .. }));
     // A refuted claim that accepted a verify and shows verified: not linearizable.
-    let mut verified = final_view.clone();
+    let mut verified = final_view;
     verified.claims[0].status = "verified".into();
     let h = history(ok(false), ok(false), Observed::View(verified));
     assert!(matches!(verdict(&h), Linearizability::NotLinearizable(_)));
@@ -304,10 +304,10 @@ fn two_verifies_race_to_one_status_event() {
     assert!(linearizable(&repeat_history(
         (&v, refusal.clone()),
         (&v, ok(false)),
-        one.clone()
+        one
     )));
     // A second status event (fault repeat-verify-writes-event): no order gives it.
-    let mut twice = both.clone();
+    let mut twice = both;
     twice.claims[0].status_events = Some(vec!["verified".into(), "verified".into()]);
     assert!(!linearizable(&repeat_history(
         (&v, ok(false)),

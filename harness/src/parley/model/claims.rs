@@ -257,7 +257,6 @@ pub fn predict_read_claim(world: &World, by: usize) -> Prediction {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 mod tests {
     use super::*;
     use crate::parley::model::party::Actor;

@@ -56,7 +56,7 @@ pub struct Clock {
 
 impl Default for Clock {
     fn default() -> Self {
-        Clock {
+        Self {
             offset: None,
             rtt: chrono::Duration::zero(),
             max_rtt: chrono::Duration::zero(),
@@ -283,7 +283,7 @@ impl SharedClock {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
 

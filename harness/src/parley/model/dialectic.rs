@@ -23,11 +23,11 @@ impl ClaimSt {
     /// Wire name.
     pub fn as_str(self) -> &'static str {
         match self {
-            ClaimSt::Unverified => "unverified",
-            ClaimSt::Supported => "supported",
-            ClaimSt::Verified => "verified",
-            ClaimSt::Refuted => "refuted",
-            ClaimSt::Superseded => "superseded",
+            Self::Unverified => "unverified",
+            Self::Supported => "supported",
+            Self::Verified => "verified",
+            Self::Refuted => "refuted",
+            Self::Superseded => "superseded",
         }
     }
 }
@@ -90,11 +90,11 @@ impl SupersededBy {
         id: impl Fn(usize) -> String,
     ) -> Option<serde_json::Value> {
         match self {
-            SupersededBy::Either => None,
-            SupersededBy::Nobody => Some(serde_json::Value::Null),
-            SupersededBy::Claim(x) => Some(serde_json::Value::String(id(x))),
-            SupersededBy::NullOr(_) if observed.is_null() => None,
-            SupersededBy::NullOr(x) => Some(serde_json::Value::String(id(x))),
+            Self::Either => None,
+            Self::Nobody => Some(serde_json::Value::Null),
+            Self::Claim(x) => Some(serde_json::Value::String(id(x))),
+            Self::NullOr(_) if observed.is_null() => None,
+            Self::NullOr(x) => Some(serde_json::Value::String(id(x))),
         }
     }
 }

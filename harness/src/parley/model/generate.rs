@@ -32,14 +32,14 @@ impl Focus {
     /// Its `--focus` name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Focus::Threads => "threads",
-            Focus::Claims => "claims",
+            Self::Threads => "threads",
+            Self::Claims => "claims",
         }
     }
 
     /// The focus `--focus` names.
-    pub fn parse(s: &str) -> Option<Focus> {
-        [Focus::Threads, Focus::Claims]
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Threads, Self::Claims]
             .into_iter()
             .find(|f| f.as_str() == s)
     }

@@ -35,9 +35,9 @@ impl Answer {
     /// A compact picture for violations.
     pub fn summary(&self) -> Value {
         match self {
-            Answer::Success(_) => json!("accepted"),
-            Answer::Refusal { status, reason } => json!({"status": status, "reason": reason}),
-            Answer::Other(s) => json!(s),
+            Self::Success(_) => json!("accepted"),
+            Self::Refusal { status, reason } => json!({"status": status, "reason": reason}),
+            Self::Other(s) => json!(s),
         }
     }
 }

@@ -305,7 +305,7 @@ fn predict_reopen(world: &World, by: usize, thread: usize) -> Prediction {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+#[expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 mod tests {
     use super::*;
 

@@ -46,7 +46,7 @@ pub struct Budget {
 
 impl Budget {
     /// The budget inside `conform run`: a few seconds per binding.
-    pub const DEFAULT: Budget = Budget {
+    pub const DEFAULT: Self = Self {
         seed: 10,
         cases: 20,
         steps: 100,
@@ -55,9 +55,9 @@ impl Budget {
     };
 
     /// The claims model inside `conform run`.
-    pub const CLAIMS: Budget = Budget {
+    pub const CLAIMS: Self = Self {
         focus: Focus::Claims,
-        ..Budget::DEFAULT
+        ..Self::DEFAULT
     };
 }
 
@@ -303,8 +303,8 @@ struct Tally {
 }
 
 impl Tally {
-    fn new() -> Tally {
-        Tally {
+    fn new() -> Self {
+        Self {
             started: Instant::now(),
             counter: Counts::default(),
             sink: std::sync::Mutex::new(Vec::new()),
@@ -385,7 +385,7 @@ pub fn run_model(
         pacer,
         &tally.clock,
     );
-    let strategy = sequences(world.clone(), budget.steps, budget.focus);
+    let strategy = sequences(world, budget.steps, budget.focus);
     let result = runner.run(
         &strategy,
         |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| {

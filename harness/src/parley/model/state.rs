@@ -33,37 +33,37 @@ pub enum St {
 
 impl St {
     /// Every state, forward first.
-    pub const ALL: [St; 7] = [
-        St::Open,
-        St::Answered,
-        St::Decided,
-        St::Closed,
-        St::Deferred,
-        St::Obsolete,
-        St::Rejected,
+    pub const ALL: [Self; 7] = [
+        Self::Open,
+        Self::Answered,
+        Self::Decided,
+        Self::Closed,
+        Self::Deferred,
+        Self::Obsolete,
+        Self::Rejected,
     ];
 
     /// Wire name.
     pub fn as_str(self) -> &'static str {
         match self {
-            St::Open => "open",
-            St::Answered => "answered",
-            St::Decided => "decided",
-            St::Closed => "closed",
-            St::Deferred => "deferred",
-            St::Obsolete => "obsolete",
-            St::Rejected => "rejected",
+            Self::Open => "open",
+            Self::Answered => "answered",
+            Self::Decided => "decided",
+            Self::Closed => "closed",
+            Self::Deferred => "deferred",
+            Self::Obsolete => "obsolete",
+            Self::Rejected => "rejected",
         }
     }
 
     /// Rank on the forward line (`None` for lateral states).
     pub fn rank(self) -> Option<u8> {
         match self {
-            St::Open => Some(0),
-            St::Answered => Some(1),
-            St::Decided => Some(2),
-            St::Closed => Some(3),
-            St::Deferred | St::Obsolete | St::Rejected => None,
+            Self::Open => Some(0),
+            Self::Answered => Some(1),
+            Self::Decided => Some(2),
+            Self::Closed => Some(3),
+            Self::Deferred | Self::Obsolete | Self::Rejected => None,
         }
     }
 
@@ -106,34 +106,34 @@ pub enum Kind {
 
 impl Kind {
     /// Every core kind.
-    pub const ALL: [Kind; 9] = [
-        Kind::Ask,
-        Kind::Answer,
-        Kind::Clarify,
-        Kind::Inform,
-        Kind::Propose,
-        Kind::Agree,
-        Kind::Object,
-        Kind::Decide,
-        Kind::Close,
+    pub const ALL: [Self; 9] = [
+        Self::Ask,
+        Self::Answer,
+        Self::Clarify,
+        Self::Inform,
+        Self::Propose,
+        Self::Agree,
+        Self::Object,
+        Self::Decide,
+        Self::Close,
     ];
 
     /// Wire name.
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Ask => "ask",
-            Kind::Answer => "answer",
-            Kind::Clarify => "clarify",
-            Kind::Inform => "inform",
-            Kind::Propose => "propose",
-            Kind::Agree => "agree",
-            Kind::Object => "object",
-            Kind::Decide => "decide",
-            Kind::Close => "close",
-            Kind::Assert => "assert",
-            Kind::Attest => "attest",
-            Kind::Verify => "verify",
-            Kind::Refute => "refute",
+            Self::Ask => "ask",
+            Self::Answer => "answer",
+            Self::Clarify => "clarify",
+            Self::Inform => "inform",
+            Self::Propose => "propose",
+            Self::Agree => "agree",
+            Self::Object => "object",
+            Self::Decide => "decide",
+            Self::Close => "close",
+            Self::Assert => "assert",
+            Self::Attest => "attest",
+            Self::Verify => "verify",
+            Self::Refute => "refute",
         }
     }
 
@@ -141,23 +141,23 @@ impl Kind {
     pub fn awaiting(self) -> bool {
         matches!(
             self,
-            Kind::Ask | Kind::Clarify | Kind::Propose | Kind::Object | Kind::Assert | Kind::Refute
+            Self::Ask | Self::Clarify | Self::Propose | Self::Object | Self::Assert | Self::Refute
         )
     }
 
     /// The state the act marks (PV-KD table).
     pub fn marks(self) -> Option<St> {
         match self {
-            Kind::Answer => Some(St::Answered),
-            Kind::Decide => Some(St::Decided),
-            Kind::Close => Some(St::Closed),
+            Self::Answer => Some(St::Answered),
+            Self::Decide => Some(St::Decided),
+            Self::Close => Some(St::Closed),
             _ => None,
         }
     }
 
     /// Needs thread authority (PV-AU-2).
     pub fn needs_authority(self) -> bool {
-        matches!(self, Kind::Decide | Kind::Close)
+        matches!(self, Self::Decide | Self::Close)
     }
 }
 
@@ -166,9 +166,9 @@ impl Act {
     /// sits below the thread model).
     pub fn kind(self) -> Kind {
         match self {
-            Act::Attest => Kind::Attest,
-            Act::Verify => Kind::Verify,
-            Act::Refute => Kind::Refute,
+            Self::Attest => Kind::Attest,
+            Self::Verify => Kind::Verify,
+            Self::Refute => Kind::Refute,
         }
     }
 }
@@ -386,21 +386,21 @@ impl Op {
     /// The actor sending the operation.
     pub fn actor(&self) -> usize {
         match self {
-            Op::Open { by, .. }
-            | Op::Post { by, .. }
-            | Op::Orphan { by, .. }
-            | Op::UnknownThread { by, .. }
-            | Op::ForeignParent { by, .. }
-            | Op::Inbox { by }
-            | Op::Assert { by, .. }
-            | Op::ClaimAct { by, .. } => by.actor,
-            Op::Mark { by, .. }
-            | Op::Reopen { by, .. }
-            | Op::ReadThread { by, .. }
-            | Op::ListEvents { by, .. }
-            | Op::ReadClaim { by, .. }
-            | Op::Whoami { by } => *by,
-            Op::Anonymous { .. } => ANONYMOUS,
+            Self::Open { by, .. }
+            | Self::Post { by, .. }
+            | Self::Orphan { by, .. }
+            | Self::UnknownThread { by, .. }
+            | Self::ForeignParent { by, .. }
+            | Self::Inbox { by }
+            | Self::Assert { by, .. }
+            | Self::ClaimAct { by, .. } => by.actor,
+            Self::Mark { by, .. }
+            | Self::Reopen { by, .. }
+            | Self::ReadThread { by, .. }
+            | Self::ListEvents { by, .. }
+            | Self::ReadClaim { by, .. }
+            | Self::Whoami { by } => *by,
+            Self::Anonymous { .. } => ANONYMOUS,
         }
     }
 
@@ -408,12 +408,12 @@ impl Op {
     pub fn is_write(&self) -> bool {
         !matches!(
             self,
-            Op::ReadThread { .. }
-                | Op::ListEvents { .. }
-                | Op::Inbox { .. }
-                | Op::ReadClaim { .. }
-                | Op::Whoami { .. }
-                | Op::Anonymous { .. }
+            Self::ReadThread { .. }
+                | Self::ListEvents { .. }
+                | Self::Inbox { .. }
+                | Self::ReadClaim { .. }
+                | Self::Whoami { .. }
+                | Self::Anonymous { .. }
         )
     }
 }

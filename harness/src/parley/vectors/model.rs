@@ -241,11 +241,11 @@ impl Expect {
     /// The header matchers of this expectation, if any.
     pub fn headers(&self) -> Option<&BTreeMap<String, Value>> {
         match self {
-            Expect::Success(e) => e.headers.as_ref(),
-            Expect::Refusal(e) => e.headers.as_ref(),
-            Expect::OneOf(e) => e.headers.as_ref(),
-            Expect::JsonRpcError(e) => e.headers.as_ref(),
-            Expect::WellFormed(e) => e.headers.as_ref(),
+            Self::Success(e) => e.headers.as_ref(),
+            Self::Refusal(e) => e.headers.as_ref(),
+            Self::OneOf(e) => e.headers.as_ref(),
+            Self::JsonRpcError(e) => e.headers.as_ref(),
+            Self::WellFormed(e) => e.headers.as_ref(),
         }
     }
 }
@@ -277,14 +277,14 @@ impl Need {
             };
             let value = serde_json::from_str(value)
                 .map_err(|e| format!("needs {s:?}: the value is not JSON: {e}"))?;
-            return Ok(Need::Declared {
+            return Ok(Self::Declared {
                 pointer: pointer.to_string(),
                 value,
             });
         }
         match s.strip_prefix('!') {
-            Some(f) if !f.is_empty() => Ok(Need::NoFeature(f.to_string())),
-            None if !s.is_empty() => Ok(Need::Feature(s.to_string())),
+            Some(f) if !f.is_empty() => Ok(Self::NoFeature(f.to_string())),
+            None if !s.is_empty() => Ok(Self::Feature(s.to_string())),
             _ => Err(format!("needs {s:?}: empty feature name")),
         }
     }

@@ -6,7 +6,6 @@
 
 // `Mismatch` is only built on the (cold) failure path and carries the expected/observed JSON the
 // report needs; boxing it would add noise to every matcher arm for no measurable gain.
-#![allow(clippy::result_large_err)]
 
 mod expect;
 mod observation;

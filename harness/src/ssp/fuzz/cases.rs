@@ -313,7 +313,7 @@ fn body_mutation(rng: &mut fastrand::Rng, valid: &Value) -> (String, Vec<u8>, bo
             (format!("input {u:?}"), t.into_bytes(), false)
         }
         7 => {
-            let mut b = text.clone().into_bytes();
+            let mut b = text.into_bytes();
             let at = b.len() / 2;
             b.splice(at..at, [0xff, 0xfe, 0xc0]);
             // Inside a string a parser may substitute U+FFFD and go on (RFC 8259 §9): not

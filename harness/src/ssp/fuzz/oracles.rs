@@ -217,7 +217,6 @@ fn shape(r: &Resp) -> Option<Breach> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     //! Each oracle fails on the answer that breaks it and passes the readings the notes allow.
     use super::*;

@@ -1,5 +1,4 @@
 //! Hand-written SSP histories: N fresh ids and N independent results, or not.
-#![allow(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 
 use std::collections::BTreeSet;
 

@@ -160,7 +160,7 @@ impl World {
 
     /// The model after a resolved `op` whose answer agreed with the prediction: an
     /// invocation the model predicts to be accepted creates an execution.
-    pub fn next(&self, op: &Op) -> World {
+    pub fn next(&self, op: &Op) -> Self {
         let mut w = self.clone();
         if let Op::Invoke {
             by: Some(by),

@@ -40,7 +40,7 @@ pub struct Budget {
 
 impl Budget {
     /// The budget inside `conform run`: a few seconds against a local provider.
-    pub const DEFAULT: Budget = Budget {
+    pub const DEFAULT: Self = Self {
         seed: 10,
         cases: 12,
         steps: 40,

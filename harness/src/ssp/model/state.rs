@@ -245,7 +245,7 @@ impl States {
         self.0 & Self::bit(s) != 0
     }
     /// Union.
-    pub fn with(self, other: States) -> Self {
+    pub fn with(self, other: Self) -> Self {
         Self(self.0 | other.0)
     }
     /// The states in order, as wire strings.
@@ -701,7 +701,7 @@ pub fn judge_index(
 }
 
 #[cfg(test)]
-#[allow(
+#[expect(
     clippy::unwrap_used,
     clippy::panic,
     reason = "tests: a panic is the failure report"

@@ -67,16 +67,16 @@ impl Cred {
     fn headers(&self, body: &[u8]) -> Vec<(String, String, String)> {
         // (name, real value, recorded value): secrets never reach reports.
         match self {
-            Cred::None => Vec::new(),
-            Cred::ApiKey { header, .. } => {
+            Self::None => Vec::new(),
+            Self::ApiKey { header, .. } => {
                 vec![(header.clone(), self.secret(), "${SSP_API_KEY}".into())]
             }
-            Cred::Bearer(t) => vec![(
+            Self::Bearer(t) => vec![(
                 "authorization".into(),
                 format!("Bearer {t}"),
                 "Bearer ${SSP_TOKEN}".into(),
             )],
-            Cred::Hmac { header, secret } => {
+            Self::Hmac { header, secret } => {
                 let sig = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
                     .map(|mut m| {
                         m.update(body);
@@ -85,13 +85,13 @@ impl Cred {
                     .unwrap_or_default();
                 vec![(header.clone(), sig.clone(), sig)]
             }
-            Cred::Header(n, v) => vec![(n.clone(), v.clone(), v.clone())],
+            Self::Header(n, v) => vec![(n.clone(), v.clone(), v.clone())],
         }
     }
 
     fn secret(&self) -> String {
         match self {
-            Cred::ApiKey { key, .. } => key.clone(),
+            Self::ApiKey { key, .. } => key.clone(),
             _ => String::new(),
         }
     }

@@ -52,7 +52,7 @@ pub enum FixtureRole {
 
 impl FixtureRole {
     /// Every role.
-    pub const ALL: [FixtureRole; 10] = [
+    pub const ALL: [Self; 10] = [
         Self::Instant,
         Self::Slow,
         Self::Failing,
@@ -138,8 +138,7 @@ pub struct ProfileError(pub String);
 impl SspProfile {
     /// Reads the `[ssp]` table of a target profile.
     pub fn from_table(t: &toml::Table) -> Result<Self, ProfileError> {
-        SspProfile::deserialize(toml::Value::Table(t.clone()))
-            .map_err(|e| ProfileError(e.to_string()))
+        Self::deserialize(toml::Value::Table(t.clone())).map_err(|e| ProfileError(e.to_string()))
     }
 
     /// The profile of the reference server's demo configuration (`--spawn-reference`):
@@ -178,7 +177,7 @@ impl SspProfile {
         ]
         .into_iter()
         .collect();
-        SspProfile {
+        Self {
             well_known: None,
             credentials: SspCredentials {
                 api_key: Some("demo-ssp-key".into()),

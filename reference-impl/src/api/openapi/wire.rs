@@ -7,9 +7,6 @@
 //! two fails a test. Enumerations and limits (kinds, states, `body_max_chars`, ...) are
 //! filled in by [`super::parley`] from the tables the service enforces.
 
-// Schema-only types: their fields are described, never read.
-#![allow(dead_code)]
-
 use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -102,7 +99,7 @@ pub struct Message {
     /// Dialectic acts only: the claim created or acted on.
     pub claim: Option<String>,
     /// `read_thread` only: the replies, in creation order (PV-RD-1).
-    pub replies: Option<Vec<Message>>,
+    pub replies: Option<Vec<Self>>,
 }
 
 /// A thread (§11).

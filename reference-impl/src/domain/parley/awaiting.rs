@@ -50,9 +50,9 @@ impl Awaiting {
     /// §11 JSON: `null` | `{"any": true, "except": Party}` | Party.
     pub fn to_json(&self) -> Value {
         match self {
-            Awaiting::Nobody => Value::Null,
-            Awaiting::Any { except } => json!({"any": true, "except": except}),
-            Awaiting::Party(p) => json!(p),
+            Self::Nobody => Value::Null,
+            Self::Any { except } => json!({"any": true, "except": except}),
+            Self::Party(p) => json!(p),
         }
     }
 
@@ -62,9 +62,9 @@ impl Awaiting {
     /// both the awaited party and the caller carry an extension, the same extension.
     pub fn awaits(&self, caller: &Party, caller_passed_extension: bool) -> bool {
         match self {
-            Awaiting::Nobody => false,
-            Awaiting::Any { except } => except != caller,
-            Awaiting::Party(p) => {
+            Self::Nobody => false,
+            Self::Any { except } => except != caller,
+            Self::Party(p) => {
                 p.identity == caller.identity
                     && match (&p.extension, caller_passed_extension) {
                         (Some(ext), true) => caller.extension.as_ref() == Some(ext),
@@ -195,7 +195,7 @@ mod tests {
                 false,
             ),
             (
-                any_except_a_w1.clone(),
+                any_except_a_w1,
                 a_w1.clone(),
                 b.clone(),
                 false,
@@ -224,7 +224,7 @@ mod tests {
             (
                 Awaiting::Party(a_w1.clone()),
                 b.clone(),
-                a_w1.clone(),
+                a_w1,
                 true,
                 false,
                 false,
@@ -248,15 +248,7 @@ mod tests {
                 false,
                 false,
             ),
-            (
-                Awaiting::Nobody,
-                b.clone(),
-                a.clone(),
-                false,
-                false,
-                false,
-                false,
-            ),
+            (Awaiting::Nobody, b, a, false, false, false, false),
         ];
         for (i, (aw, last, caller, ext, locked, lateral, visible)) in table.into_iter().enumerate()
         {

@@ -24,22 +24,22 @@ pub enum ClaimStatus {
 
 impl ClaimStatus {
     /// Every status (manifest `claim_states`).
-    pub const ALL: [ClaimStatus; 5] = [
-        ClaimStatus::Unverified,
-        ClaimStatus::Supported,
-        ClaimStatus::Verified,
-        ClaimStatus::Refuted,
-        ClaimStatus::Superseded,
+    pub const ALL: [Self; 5] = [
+        Self::Unverified,
+        Self::Supported,
+        Self::Verified,
+        Self::Refuted,
+        Self::Superseded,
     ];
 
     /// Wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            ClaimStatus::Unverified => "unverified",
-            ClaimStatus::Supported => "supported",
-            ClaimStatus::Verified => "verified",
-            ClaimStatus::Refuted => "refuted",
-            ClaimStatus::Superseded => "superseded",
+            Self::Unverified => "unverified",
+            Self::Supported => "supported",
+            Self::Verified => "verified",
+            Self::Refuted => "refuted",
+            Self::Superseded => "superseded",
         }
     }
 

@@ -19,10 +19,10 @@ impl IdKind {
     /// The opaque key's prefix (with the underscore).
     pub fn prefix(self) -> &'static str {
         match self {
-            IdKind::Thread => "th_",
-            IdKind::Message => "msg_",
-            IdKind::Claim => "cl_",
-            IdKind::Event => "ev_",
+            Self::Thread => "th_",
+            Self::Message => "msg_",
+            Self::Claim => "cl_",
+            Self::Event => "ev_",
         }
     }
 }

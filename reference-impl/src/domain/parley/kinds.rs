@@ -36,36 +36,36 @@ pub enum Kind {
 
 impl Kind {
     /// The nine core kinds, in the order of §4.
-    pub const CORE: [Kind; 9] = [
-        Kind::Ask,
-        Kind::Answer,
-        Kind::Clarify,
-        Kind::Inform,
-        Kind::Propose,
-        Kind::Agree,
-        Kind::Object,
-        Kind::Decide,
-        Kind::Close,
+    pub const CORE: [Self; 9] = [
+        Self::Ask,
+        Self::Answer,
+        Self::Clarify,
+        Self::Inform,
+        Self::Propose,
+        Self::Agree,
+        Self::Object,
+        Self::Decide,
+        Self::Close,
     ];
     /// The dialectic profile's kinds.
-    pub const DIALECTIC: [Kind; 4] = [Kind::Assert, Kind::Attest, Kind::Refute, Kind::Verify];
+    pub const DIALECTIC: [Self; 4] = [Self::Assert, Self::Attest, Self::Refute, Self::Verify];
 
     /// Wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Ask => "ask",
-            Kind::Answer => "answer",
-            Kind::Clarify => "clarify",
-            Kind::Inform => "inform",
-            Kind::Propose => "propose",
-            Kind::Agree => "agree",
-            Kind::Object => "object",
-            Kind::Decide => "decide",
-            Kind::Close => "close",
-            Kind::Assert => "assert",
-            Kind::Attest => "attest",
-            Kind::Refute => "refute",
-            Kind::Verify => "verify",
+            Self::Ask => "ask",
+            Self::Answer => "answer",
+            Self::Clarify => "clarify",
+            Self::Inform => "inform",
+            Self::Propose => "propose",
+            Self::Agree => "agree",
+            Self::Object => "object",
+            Self::Decide => "decide",
+            Self::Close => "close",
+            Self::Assert => "assert",
+            Self::Attest => "attest",
+            Self::Refute => "refute",
+            Self::Verify => "verify",
         }
     }
 
@@ -87,38 +87,38 @@ impl Kind {
     pub fn awaiting(self) -> bool {
         matches!(
             self,
-            Kind::Ask | Kind::Clarify | Kind::Propose | Kind::Object | Kind::Assert | Kind::Refute
+            Self::Ask | Self::Clarify | Self::Propose | Self::Object | Self::Assert | Self::Refute
         )
     }
 
     /// PV-EN-6: may be sent without `thread`/`parent` to open a thread.
     pub fn opens_thread(self) -> bool {
-        matches!(self, Kind::Ask | Kind::Assert)
+        matches!(self, Self::Ask | Self::Assert)
     }
 
     /// The state the kind marks, if any (§4; the seed: "answer et decide sont aussi des marques").
     pub fn marks(self) -> Option<ThreadState> {
         match self {
-            Kind::Answer => Some(ThreadState::Answered),
-            Kind::Decide => Some(ThreadState::Decided),
-            Kind::Close => Some(ThreadState::Closed),
+            Self::Answer => Some(ThreadState::Answered),
+            Self::Decide => Some(ThreadState::Decided),
+            Self::Close => Some(ThreadState::Closed),
             _ => None,
         }
     }
 
     /// PV-AU-2: the kind needs thread authority.
     pub fn needs_authority(self) -> bool {
-        matches!(self, Kind::Decide | Kind::Close)
+        matches!(self, Self::Decide | Self::Close)
     }
 
     /// PV-ID-2: `decide` and `close` are exempt from the self-reply rule.
     pub fn self_reply_exempt(self) -> bool {
-        matches!(self, Kind::Decide | Kind::Close)
+        matches!(self, Self::Decide | Self::Close)
     }
 
     /// Acts on an existing claim (`claim` field required, PV-DI-3..5).
     pub fn targets_claim(self) -> bool {
-        matches!(self, Kind::Attest | Kind::Refute | Kind::Verify)
+        matches!(self, Self::Attest | Self::Refute | Self::Verify)
     }
 
     /// Needs 1..evidence_max evidence items (PV-DI-1).
@@ -128,7 +128,7 @@ impl Kind {
 
     /// May carry `supersedes` / `valid_until` (PV-DI-2, PV-DI-6).
     pub fn creates_claim(self) -> bool {
-        self == Kind::Assert
+        self == Self::Assert
     }
 }
 

@@ -29,30 +29,30 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, in the order of §1.
-    pub const ALL: [Operation; 9] = [
-        Operation::GetManifest,
-        Operation::Whoami,
-        Operation::Post,
-        Operation::ReadThread,
-        Operation::ListEvents,
-        Operation::Inbox,
-        Operation::Mark,
-        Operation::Reopen,
-        Operation::ReadClaim,
+    pub const ALL: [Self; 9] = [
+        Self::GetManifest,
+        Self::Whoami,
+        Self::Post,
+        Self::ReadThread,
+        Self::ListEvents,
+        Self::Inbox,
+        Self::Mark,
+        Self::Reopen,
+        Self::ReadClaim,
     ];
 
     /// The operation name (= MCP tool name).
     pub fn tool_name(self) -> &'static str {
         match self {
-            Operation::GetManifest => "get_manifest",
-            Operation::Whoami => "whoami",
-            Operation::Post => "post",
-            Operation::ReadThread => "read_thread",
-            Operation::ListEvents => "list_events",
-            Operation::Inbox => "inbox",
-            Operation::Mark => "mark",
-            Operation::Reopen => "reopen",
-            Operation::ReadClaim => "read_claim",
+            Self::GetManifest => "get_manifest",
+            Self::Whoami => "whoami",
+            Self::Post => "post",
+            Self::ReadThread => "read_thread",
+            Self::ListEvents => "list_events",
+            Self::Inbox => "inbox",
+            Self::Mark => "mark",
+            Self::Reopen => "reopen",
+            Self::ReadClaim => "read_claim",
         }
     }
 
@@ -63,21 +63,18 @@ impl Operation {
 
     /// Whether the operation needs a bearer token (all but `get_manifest`, PV-TR-4).
     pub fn needs_token(self) -> bool {
-        self != Operation::GetManifest
+        self != Self::GetManifest
     }
 
     /// Whether the operation names stored records (thread, message, claim) that may not
     /// exist (→ 404, PV-EN-5, PV-DI-7).
     pub fn names_records(self) -> bool {
-        !matches!(
-            self,
-            Operation::GetManifest | Operation::Whoami | Operation::Inbox
-        )
+        !matches!(self, Self::GetManifest | Self::Whoami | Self::Inbox)
     }
 
     /// Operations that write (quota-counted, PV-TR-5; need `write`, PV-AU-1).
     pub fn is_write(self) -> bool {
-        matches!(self, Operation::Post | Operation::Mark | Operation::Reopen)
+        matches!(self, Self::Post | Self::Mark | Self::Reopen)
     }
 }
 

@@ -53,79 +53,78 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason this server can emit (the manifest's `reasons`, PV-MF-1).
-    pub const ALL: [Reason; 22] = [
-        Reason::InvalidBody,
-        Reason::BodyTooLong,
-        Reason::KindUnknown,
-        Reason::ThreadRequired,
-        Reason::EvidenceRequired,
-        Reason::EvidenceInvalid,
-        Reason::TokenMissing,
-        Reason::TokenInvalid,
-        Reason::TokenRightMissing,
-        Reason::ThreadAuthorityMissing,
-        Reason::SelfAttest,
-        Reason::ThreadNotFound,
-        Reason::MessageNotFound,
-        Reason::ClaimNotFound,
-        Reason::NotFound,
-        Reason::MethodNotAllowed,
-        Reason::InvalidTransition,
-        Reason::ThreadLocked,
-        Reason::SelfReply,
-        Reason::PayloadTooLarge,
-        Reason::UnsupportedMediaType,
-        Reason::RateLimited,
+    pub const ALL: [Self; 22] = [
+        Self::InvalidBody,
+        Self::BodyTooLong,
+        Self::KindUnknown,
+        Self::ThreadRequired,
+        Self::EvidenceRequired,
+        Self::EvidenceInvalid,
+        Self::TokenMissing,
+        Self::TokenInvalid,
+        Self::TokenRightMissing,
+        Self::ThreadAuthorityMissing,
+        Self::SelfAttest,
+        Self::ThreadNotFound,
+        Self::MessageNotFound,
+        Self::ClaimNotFound,
+        Self::NotFound,
+        Self::MethodNotAllowed,
+        Self::InvalidTransition,
+        Self::ThreadLocked,
+        Self::SelfReply,
+        Self::PayloadTooLarge,
+        Self::UnsupportedMediaType,
+        Self::RateLimited,
     ];
 
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            Reason::InvalidBody => "invalid_body",
-            Reason::BodyTooLong => "body_too_long",
-            Reason::KindUnknown => "kind_unknown",
-            Reason::ThreadRequired => "thread_required",
-            Reason::EvidenceRequired => "evidence_required",
-            Reason::EvidenceInvalid => "evidence_invalid",
-            Reason::TokenMissing => "token_missing",
-            Reason::TokenInvalid => "token_invalid",
-            Reason::TokenRightMissing => "token_right_missing",
-            Reason::ThreadAuthorityMissing => "thread_authority_missing",
-            Reason::SelfAttest => "self_attest",
-            Reason::ThreadNotFound => "thread_not_found",
-            Reason::MessageNotFound => "message_not_found",
-            Reason::ClaimNotFound => "claim_not_found",
-            Reason::NotFound => "not_found",
-            Reason::MethodNotAllowed => "method_not_allowed",
-            Reason::InvalidTransition => "invalid_transition",
-            Reason::ThreadLocked => "thread_locked",
-            Reason::SelfReply => "self_reply",
-            Reason::PayloadTooLarge => "payload_too_large",
-            Reason::UnsupportedMediaType => "unsupported_media_type",
-            Reason::RateLimited => "rate_limited",
+            Self::InvalidBody => "invalid_body",
+            Self::BodyTooLong => "body_too_long",
+            Self::KindUnknown => "kind_unknown",
+            Self::ThreadRequired => "thread_required",
+            Self::EvidenceRequired => "evidence_required",
+            Self::EvidenceInvalid => "evidence_invalid",
+            Self::TokenMissing => "token_missing",
+            Self::TokenInvalid => "token_invalid",
+            Self::TokenRightMissing => "token_right_missing",
+            Self::ThreadAuthorityMissing => "thread_authority_missing",
+            Self::SelfAttest => "self_attest",
+            Self::ThreadNotFound => "thread_not_found",
+            Self::MessageNotFound => "message_not_found",
+            Self::ClaimNotFound => "claim_not_found",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::InvalidTransition => "invalid_transition",
+            Self::ThreadLocked => "thread_locked",
+            Self::SelfReply => "self_reply",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::RateLimited => "rate_limited",
         }
     }
 
     /// The HTTP status the reason always travels with (§10).
     pub fn status(self) -> u16 {
         match self {
-            Reason::InvalidBody
-            | Reason::BodyTooLong
-            | Reason::KindUnknown
-            | Reason::ThreadRequired
-            | Reason::EvidenceRequired
-            | Reason::EvidenceInvalid => 400,
-            Reason::TokenMissing | Reason::TokenInvalid => 401,
-            Reason::TokenRightMissing | Reason::ThreadAuthorityMissing | Reason::SelfAttest => 403,
-            Reason::ThreadNotFound
-            | Reason::MessageNotFound
-            | Reason::ClaimNotFound
-            | Reason::NotFound => 404,
-            Reason::MethodNotAllowed => 405,
-            Reason::InvalidTransition | Reason::ThreadLocked | Reason::SelfReply => 409,
-            Reason::PayloadTooLarge => 413,
-            Reason::UnsupportedMediaType => 415,
-            Reason::RateLimited => 429,
+            Self::InvalidBody
+            | Self::BodyTooLong
+            | Self::KindUnknown
+            | Self::ThreadRequired
+            | Self::EvidenceRequired
+            | Self::EvidenceInvalid => 400,
+            Self::TokenMissing | Self::TokenInvalid => 401,
+            Self::TokenRightMissing | Self::ThreadAuthorityMissing | Self::SelfAttest => 403,
+            Self::ThreadNotFound | Self::MessageNotFound | Self::ClaimNotFound | Self::NotFound => {
+                404
+            }
+            Self::MethodNotAllowed => 405,
+            Self::InvalidTransition | Self::ThreadLocked | Self::SelfReply => 409,
+            Self::PayloadTooLarge => 413,
+            Self::UnsupportedMediaType => 415,
+            Self::RateLimited => 429,
         }
     }
 

@@ -24,39 +24,30 @@ pub enum ThreadState {
 
 impl ThreadState {
     /// Forward states in order (manifest `states.forward`).
-    pub const FORWARD: [ThreadState; 4] = [
-        ThreadState::Open,
-        ThreadState::Answered,
-        ThreadState::Decided,
-        ThreadState::Closed,
-    ];
+    pub const FORWARD: [Self; 4] = [Self::Open, Self::Answered, Self::Decided, Self::Closed];
     /// Lateral states (manifest `states.lateral`).
-    pub const LATERAL: [ThreadState; 3] = [
-        ThreadState::Deferred,
-        ThreadState::Obsolete,
-        ThreadState::Rejected,
-    ];
+    pub const LATERAL: [Self; 3] = [Self::Deferred, Self::Obsolete, Self::Rejected];
     /// Every state.
-    pub const ALL: [ThreadState; 7] = [
-        ThreadState::Open,
-        ThreadState::Answered,
-        ThreadState::Decided,
-        ThreadState::Closed,
-        ThreadState::Deferred,
-        ThreadState::Obsolete,
-        ThreadState::Rejected,
+    pub const ALL: [Self; 7] = [
+        Self::Open,
+        Self::Answered,
+        Self::Decided,
+        Self::Closed,
+        Self::Deferred,
+        Self::Obsolete,
+        Self::Rejected,
     ];
 
     /// Wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            ThreadState::Open => "open",
-            ThreadState::Answered => "answered",
-            ThreadState::Decided => "decided",
-            ThreadState::Closed => "closed",
-            ThreadState::Deferred => "deferred",
-            ThreadState::Obsolete => "obsolete",
-            ThreadState::Rejected => "rejected",
+            Self::Open => "open",
+            Self::Answered => "answered",
+            Self::Decided => "decided",
+            Self::Closed => "closed",
+            Self::Deferred => "deferred",
+            Self::Obsolete => "obsolete",
+            Self::Rejected => "rejected",
         }
     }
 
@@ -89,16 +80,16 @@ impl Origin {
     /// Wire spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            Origin::User => "user",
-            Origin::Llm => "llm",
+            Self::User => "user",
+            Self::Llm => "llm",
         }
     }
 
     /// Parses the wire spelling.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
-            "user" => Some(Origin::User),
-            "llm" => Some(Origin::Llm),
+            "user" => Some(Self::User),
+            "llm" => Some(Self::Llm),
             _ => None,
         }
     }

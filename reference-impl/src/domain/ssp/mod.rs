@@ -47,7 +47,7 @@ pub enum ExecutionStatus {
 
 impl ExecutionStatus {
     /// Every status, in lifecycle order.
-    pub const ALL: [ExecutionStatus; 5] = [
+    pub const ALL: [Self; 5] = [
         Self::Accepted,
         Self::Running,
         Self::Completed,
@@ -745,7 +745,7 @@ pub fn may_read_execution(owner: Option<&str>, caller: &[String]) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)] // tests: a panic is the failure report
+#[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use ExecutionStatus::*;

@@ -18,49 +18,49 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    pub(super) fn of(c: &CheckResult) -> Kind {
+    pub(super) fn of(c: &CheckResult) -> Self {
         match &c.verdict {
-            Verdict::Pass => Kind::Pass,
-            Verdict::Fail(_) if !c.fails_run() => Kind::ExpectedFail,
-            Verdict::Fail(_) => Kind::Fail,
-            Verdict::Warn(_) => Kind::Warn,
-            Verdict::Unsupported { .. } | Verdict::Skipped { .. } => Kind::NotApplicable,
-            Verdict::HarnessError { .. } => Kind::HarnessError,
+            Verdict::Pass => Self::Pass,
+            Verdict::Fail(_) if !c.fails_run() => Self::ExpectedFail,
+            Verdict::Fail(_) => Self::Fail,
+            Verdict::Warn(_) => Self::Warn,
+            Verdict::Unsupported { .. } | Verdict::Skipped { .. } => Self::NotApplicable,
+            Verdict::HarnessError { .. } => Self::HarnessError,
         }
     }
 
     /// CSS class (also the colour key of the charts).
     pub(super) fn class(self) -> &'static str {
         match self {
-            Kind::Pass => "pass",
-            Kind::Fail => "fail",
-            Kind::ExpectedFail => "xfail",
-            Kind::Warn => "warn",
-            Kind::NotApplicable => "na",
-            Kind::HarnessError => "err",
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::ExpectedFail => "xfail",
+            Self::Warn => "warn",
+            Self::NotApplicable => "na",
+            Self::HarnessError => "err",
         }
     }
 
     /// Words shown next to a count.
     pub(super) fn label(self) -> &'static str {
         match self {
-            Kind::Pass => "pass",
-            Kind::Fail => "fail",
-            Kind::ExpectedFail => "expected failure",
-            Kind::Warn => "warn",
-            Kind::NotApplicable => "n/a",
-            Kind::HarnessError => "harness error",
+            Self::Pass => "pass",
+            Self::Fail => "fail",
+            Self::ExpectedFail => "expected failure",
+            Self::Warn => "warn",
+            Self::NotApplicable => "n/a",
+            Self::HarnessError => "harness error",
         }
     }
 
     /// Display order: what needs attention first.
-    const ALL: [Kind; 6] = [
-        Kind::Fail,
-        Kind::HarnessError,
-        Kind::Warn,
-        Kind::ExpectedFail,
-        Kind::Pass,
-        Kind::NotApplicable,
+    const ALL: [Self; 6] = [
+        Self::Fail,
+        Self::HarnessError,
+        Self::Warn,
+        Self::ExpectedFail,
+        Self::Pass,
+        Self::NotApplicable,
     ];
 }
 

@@ -3,7 +3,7 @@
 //! the two bindings (captures are taken in `runner.rs`, `run_step`).
 
 // `Mismatch` is only built on the (cold) failure path; see the parent module.
-#![allow(clippy::result_large_err)]
+#![expect(clippy::result_large_err)]
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::LazyLock;
@@ -28,7 +28,7 @@ pub(super) enum EvalError {
 
 impl From<Mismatch> for EvalError {
     fn from(m: Mismatch) -> Self {
-        EvalError::Mismatch(m)
+        Self::Mismatch(m)
     }
 }
 

@@ -2,7 +2,6 @@
 //! reason, the body as the binding answered it (HTTP or MCP), read without copies.
 
 // `Mismatch` is only built on the (cold) failure path; see the parent module.
-#![allow(clippy::result_large_err)]
 
 use serde_json::{Value, json};
 
@@ -41,7 +40,7 @@ impl Observation {
             text,
             ..
         } = reply;
-        let mut o = Observation {
+        let mut o = Self {
             kind,
             raw_mcp,
             http_status,

@@ -3,7 +3,6 @@
 //! credentials, and the observation it yields.
 
 // `Mismatch` is only built on the (cold) failure path; see the parent module.
-#![allow(clippy::result_large_err)]
 
 use std::collections::HashMap;
 
@@ -193,7 +192,7 @@ async fn pooled_auth(p: &Pacer, primary: &str, role: Role, auth: &Auth) -> Auth 
     }
 }
 
-#[allow(clippy::too_many_arguments)] // one step's whole context, passed through unchanged
+#[expect(clippy::too_many_arguments)] // one step's whole context, passed through unchanged
 pub(super) async fn observe(
     target: &ParleyTarget,
     kind: TransportKind,
@@ -286,7 +285,7 @@ fn step_label(step: &Step) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)] // one request's whole context, passed through unchanged
+#[expect(clippy::too_many_arguments)] // one request's whole context, passed through unchanged
 async fn send_raw(
     target: &ParleyTarget,
     kind: TransportKind,

@@ -80,7 +80,7 @@ impl Driver<'_> {
             let n = state::create(&mut w2, unit, by, timeout);
             let exec = &w2.execs[n];
             let track = Track::new(&id, &s.id, exec);
-            let body = r.json.clone().unwrap_or_default();
+            let body = r.json.unwrap_or_default();
             let seen = track.observe(exec, &body)?;
             self.warnings.extend(seen.warnings);
             self.ids.push(Some(id));
