@@ -17,17 +17,17 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// Standard output that ends quietly when its reader goes away (the library's, so the
 /// commands the library runs print the same way).
-pub use conform::engine::stdout::out;
+pub(crate) use conform::engine::stdout::out;
 
 /// Writes one line to standard error. A closed or failing stderr loses it: there is nowhere
 /// left to say so, and it must not end the command (nor panic as `eprintln!` does).
-pub fn note(line: &str) {
+pub(crate) fn note(line: &str) {
     let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 /// `--color`: when the summary's verdict line is coloured.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     /// On a terminal, unless `NO_COLOR` is set (and not empty).
     #[default]
     Auto,
@@ -40,7 +40,7 @@ pub enum ColorChoice {
 impl ColorChoice {
     /// Whether a stream gets colour: `always` and `never` as said; `auto` only on a terminal
     /// and when `NO_COLOR` does not ask for none (<https://no-color.org>).
-    pub fn enabled(self, terminal: bool, no_color: bool) -> bool {
+    pub(crate) fn enabled(self, terminal: bool, no_color: bool) -> bool {
         match self {
             Self::Always => true,
             Self::Never => false,
@@ -49,7 +49,7 @@ impl ColorChoice {
     }
 
     /// [`ColorChoice::enabled`] for standard output and this process's `NO_COLOR`.
-    pub fn for_stdout(self) -> bool {
+    pub(crate) fn for_stdout(self) -> bool {
         self.enabled(io::stdout().is_terminal(), no_color_env())
     }
 }
@@ -61,7 +61,7 @@ fn no_color_env() -> bool {
 
 /// The summary with its verdict line — its last line, `PASS…` green, `FAIL…` red, `ERROR…`
 /// yellow — in colour; every other line as it was.
-pub fn paint_verdict(summary: &str) -> String {
+pub(crate) fn paint_verdict(summary: &str) -> String {
     let body = summary.trim_end_matches('\n');
     let (head, last) = match body.rfind('\n') {
         Some(i) => body.split_at(i + 1),
@@ -80,7 +80,7 @@ pub fn paint_verdict(summary: &str) -> String {
 
 /// What `conform run` shows while its checks run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Feedback {
+pub(crate) enum Feedback {
     /// Nothing (`--quiet`, or off a terminal without `--verbose`).
     Silent,
     /// A progress bar on stderr, cleared at the end (a terminal).
@@ -91,7 +91,7 @@ pub enum Feedback {
 
 impl Feedback {
     /// `--quiet` wins, then `--verbose`; otherwise a bar on a terminal and nothing elsewhere.
-    pub fn choose(quiet: bool, verbose: bool, terminal: bool) -> Self {
+    pub(crate) fn choose(quiet: bool, verbose: bool, terminal: bool) -> Self {
         if quiet {
             Self::Silent
         } else if verbose {
@@ -104,7 +104,7 @@ impl Feedback {
     }
 
     /// The progress callback of a run, and the bar to clear when it ends.
-    pub fn reporter(self) -> (Option<ProgressFn>, Option<indicatif::ProgressBar>) {
+    pub(crate) fn reporter(self) -> (Option<ProgressFn>, Option<indicatif::ProgressBar>) {
         match self {
             Self::Silent => (None, None),
             Self::Lines => {
@@ -163,12 +163,12 @@ static REFERENCE_LOG: ReferenceLog = ReferenceLog {
 
 /// Sends the spawned reference's log to `path` from now on. The file is created at its first
 /// line, so a run the reference logs nothing in leaves none behind.
-pub fn log_reference_to(path: PathBuf) {
+pub(crate) fn log_reference_to(path: PathBuf) {
     let _ = REFERENCE_LOG.path.set(path);
 }
 
 /// The reference log, when something was written to it.
-pub fn reference_log() -> Option<&'static Path> {
+pub(crate) fn reference_log() -> Option<&'static Path> {
     let written = REFERENCE_LOG.written.load(Ordering::Relaxed);
     REFERENCE_LOG
         .path
@@ -228,7 +228,7 @@ impl io::Write for ReferenceSink {
 /// The tracing subscriber: `RUST_LOG` (default `warn`); conform's own events on stderr (in
 /// colour on a terminal without `NO_COLOR`), the spawned reference's through
 /// [`ReferenceSink`] (never in colour).
-pub fn init_tracing() {
+pub(crate) fn init_tracing() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
     let ansi = ColorChoice::Auto.enabled(io::stderr().is_terminal(), no_color_env());
     let own = tracing_subscriber::fmt::layer()

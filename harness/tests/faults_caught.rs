@@ -138,7 +138,7 @@ mod power {
         }
     }
 
-    pub fn main() {
+    pub(crate) fn main() {
         let mut args = Arguments::from_args();
         // Each trial spawns its own server; four at a time keeps two cores busy without
         // starving the per-request timeouts.

@@ -52,7 +52,7 @@ mod accepted {
         Err(problems.join("\n").into())
     }
 
-    pub fn main() {
+    pub(crate) fn main() {
         let mut args = Arguments::from_args();
         // Each trial spawns its own server and runs every check; two at a time keeps two
         // cores busy without starving the per-request timeouts. `.ci/run` runs two parts of

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 const TIMEOUT: Duration = Duration::from_secs(40);
 
 /// A running headless Chromium and a DevTools session on one page.
-pub struct Browser {
+pub(crate) struct Browser {
     child: Child,
     ws: Ws,
     next_id: u64,
@@ -38,7 +38,7 @@ impl Drop for Browser {
 impl Browser {
     /// Starts `chromium` headless with a fresh profile and opens one page of
     /// `width`×`height` CSS pixels with the runtime, log and page domains enabled.
-    pub fn launch(chromium: &Path, width: u32, height: u32) -> Result<Self, String> {
+    pub(crate) fn launch(chromium: &Path, width: u32, height: u32) -> Result<Self, String> {
         let profile = tempfile::tempdir().map_err(|e| format!("profile dir: {e}"))?;
         let mut child = Command::new(chromium)
             .args([
@@ -109,7 +109,7 @@ impl Browser {
     }
 
     /// Navigates the page and waits for its `load` event.
-    pub fn navigate(&mut self, url: &str) -> Result<(), String> {
+    pub(crate) fn navigate(&mut self, url: &str) -> Result<(), String> {
         self.events.clear();
         let r = self.call("Page.navigate", json!({"url": url}))?;
         if let Some(e) = r.get("errorText") {
@@ -119,7 +119,7 @@ impl Browser {
     }
 
     /// Evaluates a JavaScript expression in the page and returns its value (JSON).
-    pub fn eval(&mut self, expr: &str) -> Result<Value, String> {
+    pub(crate) fn eval(&mut self, expr: &str) -> Result<Value, String> {
         let r = self.call(
             "Runtime.evaluate",
             json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
@@ -131,7 +131,7 @@ impl Browser {
     }
 
     /// A PNG of the viewport.
-    pub fn screenshot(&mut self) -> Result<Vec<u8>, String> {
+    pub(crate) fn screenshot(&mut self) -> Result<Vec<u8>, String> {
         use base64::Engine as _;
         let r = self.call("Page.captureScreenshot", json!({"format": "png"}))?;
         let data = r["data"].as_str().ok_or("captureScreenshot: no data")?;
@@ -142,7 +142,7 @@ impl Browser {
 
     /// Console errors, uncaught exceptions and error log entries seen since the last
     /// navigation, one line each.
-    pub fn errors(&self) -> Vec<String> {
+    pub(crate) fn errors(&self) -> Vec<String> {
         self.events
             .iter()
             .filter_map(|e| {
@@ -171,7 +171,7 @@ impl Browser {
     }
 
     /// A command on the page session.
-    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
+    pub(crate) fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
         let session = self.session.clone();
         self.call_on(Some(&session), method, params)
     }

@@ -14,11 +14,11 @@ use conform::transport::{Exchange, McpRevision, TransportKind};
 use serde_json::json;
 
 /// Script that sets `window.pwned` if it ever runs.
-pub const HOSTILE: &str = "<script>window.pwned=1</script>";
+pub(crate) const HOSTILE: &str = "<script>window.pwned=1</script>";
 /// The failing check carrying the hostile server message.
-pub const FAILING: &str = "envelope/body-too-long";
+pub(crate) const FAILING: &str = "envelope/body-too-long";
 /// A passing check the filter test looks for.
-pub const NEEDLE: &str = "reading/passing-check-0042";
+pub(crate) const NEEDLE: &str = "reading/passing-check-0042";
 
 fn exchange() -> Exchange {
     Exchange {
@@ -172,7 +172,7 @@ fn row(r: &Report, id: &str, level: Level, area: &str) -> RequirementRow {
 }
 
 /// The report.
-pub fn report() -> Report {
+pub(crate) fn report() -> Report {
     let mut r = Report {
         format_version: 1,
         tool: ToolInfo::default(),

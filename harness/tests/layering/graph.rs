@@ -16,7 +16,7 @@ use syn::visit::Visit;
 
 /// One crate of the graph: its root files (library and binary) and the library's extern name
 /// (how a binary root reaches the library: `conform::engine::…`).
-pub struct CrateSpec<'a> {
+pub(crate) struct CrateSpec<'a> {
     /// Directory holding the roots (`harness/src`).
     pub src: &'a Path,
     /// Root files under `src`: `lib.rs`, `main.rs`.
@@ -34,7 +34,7 @@ struct Module {
 
 /// Files → the files they import, with the names taken (`file -> file: names`).
 #[derive(Debug, Default)]
-pub struct Graph {
+pub(crate) struct Graph {
     /// Every file of the crate (relative to `src`).
     pub files: BTreeSet<PathBuf>,
     /// `from → to → names`.
@@ -44,7 +44,7 @@ pub struct Graph {
 }
 
 /// Reads every file reachable from the roots through `mod` declarations.
-pub fn read(spec: &CrateSpec<'_>) -> Result<Graph, String> {
+pub(crate) fn read(spec: &CrateSpec<'_>) -> Result<Graph, String> {
     let mut modules: BTreeMap<PathBuf, Module> = BTreeMap::new();
     let mut parsed: BTreeMap<PathBuf, syn::File> = BTreeMap::new();
     for (root, file) in spec.roots.iter().enumerate() {
@@ -382,7 +382,7 @@ fn edges(graph: &Graph) -> BTreeMap<&PathBuf, BTreeMap<&PathBuf, &BTreeSet<Strin
 /// over arrows and containment, each with the edges inside it — except a set whose every
 /// edge is between a parent and its own child (one way or the other), the folder-module
 /// pattern (such a set is a tree: its only loops are parent ↔ own child).
-pub fn circles(graph: &Graph) -> Vec<Vec<(PathBuf, PathBuf, Vec<String>)>> {
+pub(crate) fn circles(graph: &Graph) -> Vec<Vec<(PathBuf, PathBuf, Vec<String>)>> {
     let all = edges(graph);
     let nodes: Vec<&PathBuf> = graph.files.iter().collect();
     let at: BTreeMap<&PathBuf, usize> = nodes.iter().enumerate().map(|(i, f)| (*f, i)).collect();

@@ -16,7 +16,7 @@ use super::proxy::Upstream;
 
 /// The rule the proxy breaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
+pub(crate) enum Fault {
     /// Accepts bodies over 500 characters (truncates them to 500 before storing): PV-EN-2.
     AcceptsLongBody,
     /// Lets the read-only token post (swaps in a writer token of the same identity): PV-AU-1.
@@ -35,7 +35,7 @@ struct Proxy {
 
 /// The running pair. Dropping it stops the reference server; the proxy's task ends with the
 /// test's runtime.
-pub struct Broken {
+pub(crate) struct Broken {
     /// Base URL of the broken server.
     pub base_url: String,
     _server: reference_impl::RunningServer,
@@ -45,7 +45,7 @@ pub struct Broken {
 const SHADOW_READER: &str = "shadow-reader-writes";
 
 /// Starts a reference server and a proxy that breaks `fault`.
-pub async fn start(fault: Fault) -> Broken {
+pub(crate) async fn start(fault: Fault) -> Broken {
     let mut config = reference_impl::Config::demo_in_memory();
     config.tokens.push(TokenRow {
         token: SHADOW_READER.into(),

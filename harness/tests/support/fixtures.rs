@@ -3,9 +3,9 @@
 use serde_json::Value;
 
 /// The seed §3.6 weather descriptor, verbatim.
-pub const WEATHER: &str = include_str!("../fixtures/ssp/weather-descriptor.json");
+pub(crate) const WEATHER: &str = include_str!("../fixtures/ssp/weather-descriptor.json");
 
 /// [`WEATHER`] parsed.
-pub fn weather() -> Value {
+pub(crate) fn weather() -> Value {
     serde_json::from_str(WEATHER).expect("fixture is JSON")
 }

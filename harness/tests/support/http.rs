@@ -8,13 +8,13 @@ use serde_json::Value;
 
 /// Serves `router` on `127.0.0.1:0` for the rest of the test (the task ends with the test's
 /// runtime) and returns its base URL, `http://127.0.0.1:<port>`.
-pub async fn serve(router: Router) -> String {
+pub(crate) async fn serve(router: Router) -> String {
     serve_at(|_| router).await
 }
 
 /// Like [`serve`], for a router whose documents name its own address: the port is bound
 /// first and `router` is built with the base URL.
-pub async fn serve_at(router: impl FnOnce(&str) -> Router) -> String {
+pub(crate) async fn serve_at(router: impl FnOnce(&str) -> Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -27,7 +27,7 @@ pub async fn serve_at(router: impl FnOnce(&str) -> Router) -> String {
 }
 
 /// A base URL whose port was bound and then released: connecting is refused.
-pub fn refused_base() -> String {
+pub(crate) fn refused_base() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     drop(listener);
@@ -35,7 +35,7 @@ pub fn refused_base() -> String {
 }
 
 /// `body` as an `application/json` response with `status`.
-pub fn json_response(status: StatusCode, body: Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: Value) -> Response {
     (
         status,
         [("content-type", "application/json")],

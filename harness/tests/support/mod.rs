@@ -32,22 +32,22 @@
 )]
 
 #[cfg(feature = "reference")]
-pub mod broken;
-pub mod fixtures;
-pub mod http;
+pub(crate) mod broken;
+pub(crate) mod fixtures;
+pub(crate) mod http;
 #[cfg(feature = "reference")]
-pub mod proxy;
+pub(crate) mod proxy;
 #[cfg(feature = "reference")]
-pub mod reference;
-pub mod ssp;
+pub(crate) mod reference;
+pub(crate) mod ssp;
 #[cfg(feature = "reference")]
-pub mod tls;
-pub mod vectors;
-pub mod verdicts;
+pub(crate) mod tls;
+pub(crate) mod vectors;
+pub(crate) mod verdicts;
 
 /// A multi-threaded runtime with `workers` threads for a libtest-mimic binary (whose trials
 /// are plain functions that block on async checks).
-pub fn runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
+pub(crate) fn runtime(workers: usize) -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()

@@ -9,14 +9,14 @@ use axum::http::{HeaderMap, Method, StatusCode};
 
 /// Where a proxy forwards to: set once the reference runs (a proxy may have to start first,
 /// so that the reference can name the proxy's URL in its documents).
-pub struct Upstream {
+pub(crate) struct Upstream {
     base: OnceLock<String>,
     client: reqwest::Client,
 }
 
 impl Upstream {
     /// An upstream whose base URL is not known yet.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             base: OnceLock::new(),
             client: reqwest::Client::builder()
@@ -27,21 +27,21 @@ impl Upstream {
     }
 
     /// An upstream at `base` (`http://127.0.0.1:port`).
-    pub fn at(base: String) -> Self {
+    pub(crate) fn at(base: String) -> Self {
         let u = Self::new();
         u.set(base);
         u
     }
 
     /// Sets the base URL (once).
-    pub fn set(&self, base: String) {
+    pub(crate) fn set(&self, base: String) {
         self.base.set(base).expect("upstream set once");
     }
 
     /// Sends `method path_and_query` with `headers` (but `Host` and `Content-Length`, which
     /// the client sets) and `body`; the answer's status, headers (but the framing ones) and
     /// body.
-    pub async fn forward(
+    pub(crate) async fn forward(
         &self,
         method: &Method,
         path_and_query: &str,

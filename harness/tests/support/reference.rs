@@ -12,7 +12,7 @@ use libtest_mimic::{Arguments, Failed};
 
 /// Spawns the reference with `config` in process, pre-flighted by the protocols named in
 /// `suites` with `opts`; the server lives as long as the target.
-pub async fn spawn_with(
+pub(crate) async fn spawn_with(
     config: reference_impl::Config,
     opts: &ConnectOptions,
     suites: &[&str],
@@ -27,7 +27,7 @@ pub async fn spawn_with(
 
 /// The reference servers every trial of one libtest-mimic binary runs against, with the
 /// runtime they live on.
-pub struct Shared {
+pub(crate) struct Shared {
     rt: tokio::runtime::Runtime,
     targets: Vec<Arc<Target>>,
 }
@@ -35,7 +35,7 @@ pub struct Shared {
 /// The command line of a binary whose trials run checks against the shared reference, with
 /// 8 test threads unless `--test-threads` says otherwise: checks wait on the network, not
 /// the CPU, so more threads than cores keeps both busy.
-pub fn arguments() -> Arguments {
+pub(crate) fn arguments() -> Arguments {
     let mut args = Arguments::from_args();
     if args.test_threads.is_none() {
         args.test_threads = Some(8);
@@ -52,7 +52,10 @@ static EXCLUSIVE: RwLock<()> = RwLock::new(());
 /// The binary's shared reference: on first use, one server per entry of `options` (demo
 /// configuration, pre-flighted for every registered protocol) on a runtime with `workers`
 /// threads. Later calls return the same servers, whatever they pass.
-pub fn shared(options: &[ConnectOptions], workers: usize) -> Result<&'static Shared, Failed> {
+pub(crate) fn shared(
+    options: &[ConnectOptions],
+    workers: usize,
+) -> Result<&'static Shared, Failed> {
     SHARED
         .get_or_init(|| {
             let rt = super::runtime(workers)?;
@@ -73,7 +76,7 @@ pub fn shared(options: &[ConnectOptions], workers: usize) -> Result<&'static Sha
 
 impl Shared {
     /// The server spawned for the `index`-th entry of the options given to [`shared`].
-    pub fn target(&self, index: usize) -> Result<Arc<Target>, Failed> {
+    pub(crate) fn target(&self, index: usize) -> Result<Arc<Target>, Failed> {
         self.targets
             .get(index)
             .cloned()
@@ -81,7 +84,7 @@ impl Shared {
     }
 
     /// Runs `check` once against `target` on `transport`, run nonce `<nonce_prefix><pid>`.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         check: &dyn Check,
         target: Arc<Target>,
@@ -101,7 +104,7 @@ impl Shared {
 
 /// Runs `f` holding the lock `check` needs: alone when it is exclusive, beside the other
 /// non-exclusive checks otherwise.
-pub fn locked<T>(check: &dyn Check, f: impl FnOnce() -> T) -> T {
+pub(crate) fn locked<T>(check: &dyn Check, f: impl FnOnce() -> T) -> T {
     if check.exclusive() {
         let _alone = EXCLUSIVE.write().unwrap_or_else(PoisonError::into_inner);
         f()
@@ -114,7 +117,7 @@ pub fn locked<T>(check: &dyn Check, f: impl FnOnce() -> T) -> T {
 /// Runs the Parley suite against `target` over HTTP only (8 checks at a time), without the
 /// quota vectors: PV-TR-5 shares the `limited` token's one-minute window across the whole
 /// run, so its outcome depends on scheduling (the main vector test covers it).
-pub async fn parley_over_http(target: Target) -> Report {
+pub(crate) async fn parley_over_http(target: Target) -> Report {
     let mut suite = super::vectors::suite("parley").expect("parley suite");
     suite
         .checks

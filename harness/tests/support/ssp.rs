@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 /// An `ExecutionResponse` of `skill` in `status`; a `completed` one carries `output`
 /// (default `{}`) and its completion time.
-pub fn execution(id: &str, skill: &str, status: &str, output: Option<Value>) -> Value {
+pub(crate) fn execution(id: &str, skill: &str, status: &str, output: Option<Value>) -> Value {
     let mut r = json!({
         "execution_id": id,
         "status": status,

@@ -12,7 +12,7 @@ use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
 /// A running TLS target: `https://127.0.0.1:PORT` in front of a spawned reference.
-pub struct TlsReference {
+pub(crate) struct TlsReference {
     /// `https://127.0.0.1:PORT`.
     pub base_url: String,
     /// PEM of the CA that signed the server certificate (what `--ca-cert` names).
@@ -52,7 +52,7 @@ fn certificates() -> (String, Vec<Vec<u8>>, Vec<u8>) {
 
 /// Spawns the reference (demo configuration) and a TLS proxy in front of it; the reference
 /// writes `https://` URLs into its SSP documents.
-pub async fn spawn() -> TlsReference {
+pub(crate) async fn spawn() -> TlsReference {
     let (ca_pem, chain, key) = certificates();
     let dir = tempfile::tempdir().unwrap();
     let ca_path = dir.path().join("ca.pem");

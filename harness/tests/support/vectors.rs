@@ -7,24 +7,24 @@ use conform::engine::protocol::Suite;
 use conform::engine::requirements::Catalogue;
 
 /// `vectors/` at the root of the repository.
-pub fn dir() -> PathBuf {
+pub(crate) fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors")
 }
 
 /// The requirement catalogue of `protocol` (`vectors/requirements/<protocol>.toml`).
-pub fn catalogue(protocol: &str) -> Result<Catalogue, String> {
+pub(crate) fn catalogue(protocol: &str) -> Result<Catalogue, String> {
     let path = dir().join(format!("requirements/{protocol}.toml"));
     Catalogue::load(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The suite of the registered protocol `name`.
-pub fn suite(name: &str) -> Result<Suite, String> {
+pub(crate) fn suite(name: &str) -> Result<Suite, String> {
     conform::registry::load_suite(name, &dir()).map_err(|e| format!("the {name} suite: {e}"))
 }
 
 /// Every registered protocol's suite, loaded once per test binary (the binaries that run
 /// the whole suite against many servers).
-pub fn all_suites() -> Result<&'static [Suite], String> {
+pub(crate) fn all_suites() -> Result<&'static [Suite], String> {
     static SUITES: OnceLock<Result<Vec<Suite>, String>> = OnceLock::new();
     SUITES
         .get_or_init(|| {

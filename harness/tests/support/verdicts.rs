@@ -7,7 +7,7 @@ use conform::engine::verdict::Verdict;
 use libtest_mimic::Failed;
 
 /// One line: the verdict's name and, for a violation, message, pointer, expected, observed.
-pub fn describe(v: &Verdict) -> String {
+pub(crate) fn describe(v: &Verdict) -> String {
     match v {
         Verdict::Fail(x) | Verdict::Warn(x) => format!(
             "{}: {} at {:?} (expected {}, observed {})",
@@ -29,7 +29,7 @@ pub fn describe(v: &Verdict) -> String {
 /// skill: a check it cannot run is a silent gap, not a pass. A violation fails with its
 /// requirements, step, message, pointer, expected and observed values and its transcript as
 /// curl commands.
-pub fn must_pass(outcome: &CheckOutcome) -> Result<(), Failed> {
+pub(crate) fn must_pass(outcome: &CheckOutcome) -> Result<(), Failed> {
     match &outcome.verdict {
         Verdict::Pass => Ok(()),
         Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {

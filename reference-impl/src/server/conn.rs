@@ -42,7 +42,7 @@ const LINGER_BYTES: usize = 256 * 1024;
 
 /// Connection state shared by the socket wrapper, the service wrapper and the watchdog.
 #[derive(Debug)]
-pub struct Shared {
+pub(super) struct Shared {
     in_flight: AtomicUsize,
     /// Bytes read from the socket so far.
     read_total: AtomicU64,
@@ -139,7 +139,7 @@ impl hyper::body::Body for TrackedBody {
 
 /// The hyper service of one connection: the router, with the connection marked busy.
 #[derive(Clone)]
-pub struct Tracked {
+pub(super) struct Tracked {
     router: Router,
     shared: Arc<Shared>,
     /// The client's address, given to handlers as `ConnectInfo` (the SSP invocation rate
@@ -167,7 +167,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
 }
 
 /// The socket as hyper sees it (see the module documentation).
-pub struct ConnIo {
+pub(super) struct ConnIo {
     stream: Arc<TcpStream>,
     shared: Arc<Shared>,
     /// A JSON refusal replacing an automatic hyper refusal, still to be written.
@@ -259,7 +259,7 @@ impl AsyncWrite for ConnIo {
 }
 
 /// Serves one accepted connection until it ends, is idle too long, or the server stops.
-pub async fn watch(
+pub(super) async fn watch(
     stream: TcpStream,
     router: Router,
     http: Arc<hyper::server::conn::http1::Builder>,
@@ -323,7 +323,7 @@ async fn close_with(mut stream: TcpStream, refusal: Option<TransportRefusal>) {
 
 /// How long a connection may stay in each state.
 #[derive(Debug, Clone, Copy)]
-pub struct Deadlines {
+pub(super) struct Deadlines {
     /// Idle (no request in flight): until a complete request head arrives.
     pub idle: Duration,
     /// Busy (a request in flight, or its response still being sent): the request deadline
@@ -372,7 +372,7 @@ where
 }
 
 /// Refuses a connection over the cap: a JSON 503, then a lingering close.
-pub async fn refuse_busy(stream: TcpStream) {
+pub(super) async fn refuse_busy(stream: TcpStream) {
     close_with(stream, Some(TransportRefusal::ServerBusy)).await;
 }
 

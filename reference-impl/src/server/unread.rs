@@ -63,7 +63,7 @@ fn has_body(req: &Request) -> bool {
 }
 
 /// The layer: tracks the body, marks the answer `Connection: close` when it was left unread.
-pub async fn close_if_unread(req: Request, next: Next) -> Response {
+pub(super) async fn close_if_unread(req: Request, next: Next) -> Response {
     if !has_body(&req) {
         return next.run(req).await;
     }

@@ -9,14 +9,14 @@ use crate::domain::parley::{Kind, Party};
 use crate::store::parley::{ClaimActRow, ClaimRow, EventRow, MessageRow, ThreadRow};
 
 /// Party `{identity, extension}` (`extension` null when absent).
-pub fn party(p: &Party) -> Value {
+pub(crate) fn party(p: &Party) -> Value {
     json!({"identity": p.identity, "extension": p.extension})
 }
 
 /// An object of already rendered values, in the given key order. Unlike `json!`, which
 /// passes every value through `serde_json::to_value`, it moves them in without a copy:
 /// `json!({"from": party(..)})` would render the party and then deep-copy it.
-pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
     let mut map = Map::with_capacity(N);
     for (key, value) in entries {
         map.insert(key.to_owned(), value);
@@ -26,7 +26,7 @@ pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 
 /// Message `{id, thread, parent, kind, from, author_kind, body, provenance, created_at}`;
 /// dialectic acts add `evidence` and `claim`.
-pub fn message(m: &MessageRow) -> Value {
+pub(crate) fn message(m: &MessageRow) -> Value {
     let mut v = json!({
         "id": format_id(IdKind::Message, m.id),
         "thread": format_id(IdKind::Thread, m.thread_id),
@@ -56,7 +56,7 @@ pub fn message(m: &MessageRow) -> Value {
 
 /// Thread `{id, state, state_origin, state_confirmed_at, state_label, creator, awaiting,
 /// created_at, last_activity_at}`.
-pub fn thread(t: &ThreadRow) -> Value {
+pub(crate) fn thread(t: &ThreadRow) -> Value {
     json!({
         "id": format_id(IdKind::Thread, t.id),
         "state": t.state.as_str(),
@@ -72,7 +72,7 @@ pub fn thread(t: &ThreadRow) -> Value {
 
 /// Event `{id, subject, thread, claim, from_state, to_state, origin, label, actor, at,
 /// confirmed_at}`.
-pub fn event(e: &EventRow) -> Value {
+pub(crate) fn event(e: &EventRow) -> Value {
     json!({
         "id": format_id(IdKind::Event, e.id),
         "subject": e.subject,
@@ -98,7 +98,7 @@ fn act(a: &ClaimActRow) -> Value {
 }
 
 /// PV-DI-2: a claim is expired once `valid_until` has passed.
-pub fn expired(valid_until: Option<&str>, now: DateTime<Utc>) -> bool {
+pub(crate) fn expired(valid_until: Option<&str>, now: DateTime<Utc>) -> bool {
     valid_until
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
         .is_some_and(|t| t.with_timezone(&Utc) <= now)
@@ -107,7 +107,7 @@ pub fn expired(valid_until: Option<&str>, now: DateTime<Utc>) -> bool {
 /// Claim `{id, thread, message, author, status, support, evidence, attestations,
 /// refutations, supersedes, superseded_by, valid_until, expired}` (+ `verifications`).
 /// `support` counts attestations only (PV-RS-3: `verify` does not add to it).
-pub fn claim(c: &ClaimRow, acts: &[ClaimActRow], now: DateTime<Utc>) -> Value {
+pub(crate) fn claim(c: &ClaimRow, acts: &[ClaimActRow], now: DateTime<Utc>) -> Value {
     let of = |name: &str| {
         acts.iter()
             .filter(|a| a.act == name)
@@ -136,7 +136,7 @@ pub fn claim(c: &ClaimRow, acts: &[ClaimActRow], now: DateTime<Utc>) -> Value {
 /// PV-RD-1: messages nested by `parent` (`replies`), siblings in creation order. Built
 /// iteratively from the newest message back (a reply always has a larger id than its
 /// parent), so a deep reply chain cannot exhaust the stack while building.
-pub fn message_tree(messages: &[MessageRow]) -> Vec<Value> {
+pub(crate) fn message_tree(messages: &[MessageRow]) -> Vec<Value> {
     let index: std::collections::HashMap<i64, usize> = messages
         .iter()
         .enumerate()
@@ -161,6 +161,6 @@ pub fn message_tree(messages: &[MessageRow]) -> Vec<Value> {
 }
 
 /// An empty JSON object.
-pub fn empty() -> Value {
+pub(crate) fn empty() -> Value {
     Value::Object(Map::new())
 }

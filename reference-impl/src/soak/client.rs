@@ -12,28 +12,28 @@ use tokio::net::TcpStream;
 const MAX_BODY: usize = 32 * 1024 * 1024;
 
 /// One kept-alive connection.
-pub struct Conn {
+pub(super) struct Conn {
     stream: BufReader<TcpStream>,
     /// False once the server said `Connection: close`.
     pub reusable: bool,
 }
 
 /// A response: status and body.
-pub struct Reply {
+pub(super) struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 impl Reply {
     /// The body as JSON (`Null` when it is not JSON).
-    pub fn json(&self) -> serde_json::Value {
+    pub(super) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
     }
 }
 
 impl Conn {
     /// Connects to `addr` (loopback only: the soak never leaves the machine).
-    pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
+    pub(super) async fn connect(addr: SocketAddr) -> io::Result<Self> {
         if !addr.ip().is_loopback() {
             return Err(io::Error::other("the soak only talks to loopback"));
         }
@@ -46,7 +46,7 @@ impl Conn {
     }
 
     /// Sends one request and reads its response. `headers` are full lines without CRLF.
-    pub async fn request(
+    pub(super) async fn request(
         &mut self,
         method: &str,
         path: &str,

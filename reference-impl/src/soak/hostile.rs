@@ -19,7 +19,7 @@ const EXCHANGE: Duration = Duration::from_secs(15);
 
 /// What the attackers saw.
 #[derive(Default, Debug)]
-pub struct Tally {
+pub(super) struct Tally {
     /// Statuses of the answers, by code.
     pub statuses: BTreeMap<u16, u64>,
     /// Answers to hostile requests that were refusals without the JSON refusal body.
@@ -40,7 +40,7 @@ impl Tally {
 
 /// The kinds of attacker.
 #[derive(Debug, Clone, Copy)]
-pub enum Attack {
+pub(super) enum Attack {
     /// Connects and sends nothing.
     Idle,
     /// Sends a head one header line at a time, never finishing it.
@@ -53,7 +53,7 @@ pub enum Attack {
 
 /// Runs `count` idle, slowloris and oversized attackers and one amplifier until `stop`
 /// turns true; returns their merged tally.
-pub async fn run(target: Target, stop: watch::Receiver<bool>, count: usize) -> Tally {
+pub(super) async fn run(target: Target, stop: watch::Receiver<bool>, count: usize) -> Tally {
     let mut tasks = Vec::new();
     for attack in [
         Attack::Idle,

@@ -30,7 +30,7 @@ use traffic::{AFTER, ATTACK, Control, QUIET, RECOVERING, Stats};
 
 /// Options of `reference-server soak`.
 #[derive(Debug, clap::Args)]
-pub struct SoakArgs {
+pub(crate) struct SoakArgs {
     /// Total run time, seconds: 25 % quiet, 65 % under attack, 10 % after.
     #[arg(long, default_value_t = 600)]
     duration_secs: u64,
@@ -96,7 +96,7 @@ async fn observe(sup: &Supervisor, span: Duration, peaks: &mut Peaks) {
 }
 
 /// Runs the soak and prints its table; an error when an assertion failed.
-pub async fn run(args: SoakArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(args: SoakArgs) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("locating reference-server")?;
     let (dir, own_dir) = match &args.db_dir {
         Some(d) => (d.clone(), false),

@@ -12,17 +12,17 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 /// Where clients find the server: a generation number (one per start) and its address.
-pub type Target = watch::Receiver<(u64, SocketAddr)>;
+pub(super) type Target = watch::Receiver<(u64, SocketAddr)>;
 
 /// The `serve` flags of the server under soak.
 #[derive(Debug, Clone, Copy)]
-pub struct Flags {
+pub(super) struct Flags {
     pub max_connections: usize,
     pub head_timeout_secs: u64,
 }
 
 /// The child process and its restarts.
-pub struct Supervisor {
+pub(super) struct Supervisor {
     exe: PathBuf,
     db: PathBuf,
     flags: Flags,
@@ -33,7 +33,7 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// Starts the first server; clients follow [`Supervisor::target`].
-    pub async fn start(exe: &Path, db: &Path, flags: Flags) -> anyhow::Result<Self> {
+    pub(super) async fn start(exe: &Path, db: &Path, flags: Flags) -> anyhow::Result<Self> {
         let (child, addr) = spawn(exe, db, flags).await?;
         let (tx, _) = watch::channel((1, addr));
         Ok(Self {
@@ -47,17 +47,17 @@ impl Supervisor {
     }
 
     /// A receiver of the current generation and address.
-    pub fn target(&self) -> Target {
+    pub(super) fn target(&self) -> Target {
         self.tx.subscribe()
     }
 
     /// The current server's process id.
-    pub fn pid(&self) -> Option<u32> {
+    pub(super) fn pid(&self) -> Option<u32> {
         self.child.id()
     }
 
     /// SIGKILL (no flush, no shutdown) and a fresh start on the same database.
-    pub async fn kill9_and_restart(&mut self) -> anyhow::Result<()> {
+    pub(super) async fn kill9_and_restart(&mut self) -> anyhow::Result<()> {
         self.child.kill().await.context("SIGKILL")?;
         let (child, addr) = spawn(&self.exe, &self.db, self.flags).await?;
         self.child = child;
@@ -67,12 +67,12 @@ impl Supervisor {
     }
 
     /// How many times the server was started.
-    pub fn starts(&self) -> u64 {
+    pub(super) fn starts(&self) -> u64 {
         self.generation
     }
 
     /// Stops the last server (SIGKILL: the soak does not measure shutdown).
-    pub async fn stop(mut self) {
+    pub(super) async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
 }
@@ -112,7 +112,7 @@ async fn spawn(exe: &Path, db: &Path, flags: Flags) -> anyhow::Result<(Child, So
 }
 
 /// Resident set size of `pid`, bytes (Linux `/proc`; `None` elsewhere).
-pub fn rss_bytes(pid: u32) -> Option<u64> {
+pub(super) fn rss_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb = status
         .lines()
@@ -126,6 +126,6 @@ pub fn rss_bytes(pid: u32) -> Option<u64> {
 }
 
 /// Open file descriptors of `pid` (Linux `/proc`; `None` elsewhere).
-pub fn open_fds(pid: u32) -> Option<u64> {
+pub(super) fn open_fds(pid: u32) -> Option<u64> {
     Some(std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count() as u64)
 }

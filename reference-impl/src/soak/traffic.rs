@@ -26,19 +26,19 @@ const THREAD_LEN: u32 = 20;
 const KEEP_UNEXPECTED: usize = 10;
 
 /// The soak's phases, as the clients see them.
-pub const QUIET: u8 = 0;
+pub(super) const QUIET: u8 = 0;
 /// Attackers and kills running.
-pub const ATTACK: u8 = 1;
+pub(super) const ATTACK: u8 = 1;
 /// Attackers gone.
-pub const AFTER: u8 = 2;
+pub(super) const AFTER: u8 = 2;
 /// Not a phase: the first [`RECOVERY`] after each restart, kept apart from the attack phase
 /// (a restart's cost — 32 clients reconnecting to a cold server — is not the attackers').
-pub const RECOVERING: u8 = 3;
+pub(super) const RECOVERING: u8 = 3;
 /// How long after a restart a request counts as [`RECOVERING`].
-pub const RECOVERY: Duration = Duration::from_secs(1);
+pub(super) const RECOVERY: Duration = Duration::from_secs(1);
 
 /// State shared by the orchestrator and the clients.
-pub struct Control {
+pub(super) struct Control {
     pub phase: AtomicU8,
     pub stop: AtomicBool,
     /// Set while a kill/restart is under way: a failure then is the kill's, not the server's.
@@ -53,7 +53,7 @@ pub struct Control {
 
 impl Control {
     /// Records that a restart just completed.
-    pub fn restarted(&self) {
+    pub(super) fn restarted(&self) {
         let ms = self
             .epoch
             .elapsed()
@@ -71,7 +71,7 @@ impl Control {
 }
 
 /// One acknowledged post.
-pub struct Ack {
+pub(super) struct Ack {
     pub thread: String,
     pub id: String,
     pub body: String,
@@ -79,7 +79,7 @@ pub struct Ack {
 
 /// What one client saw.
 #[derive(Default)]
-pub struct Stats {
+pub(super) struct Stats {
     /// Latencies (µs) of answered requests, per phase (and [`RECOVERING`]), excluding
     /// those spanning a restart.
     pub latency: [Vec<u32>; 4],
@@ -108,7 +108,7 @@ struct Thread {
 }
 
 /// One well-behaved client until told to stop.
-pub async fn client(k: usize, mut target: Target, control: Arc<Control>) -> Stats {
+pub(super) async fn client(k: usize, mut target: Target, control: Arc<Control>) -> Stats {
     let token = TOKENS[k % TOKENS.len()];
     let auth = format!("Authorization: Bearer {token}");
     let mut stats = Stats::default();
@@ -309,7 +309,7 @@ fn body_text(k: usize, seq: u64) -> String {
 }
 
 /// What the final check found.
-pub struct Durability {
+pub(super) struct Durability {
     pub acked: usize,
     pub lost: Vec<String>,
     pub reused: usize,
@@ -317,7 +317,10 @@ pub struct Durability {
 
 /// Reads every thread the clients opened and checks each acknowledged post is there with
 /// its body, and that no id was handed out twice.
-pub async fn verify(addr: std::net::SocketAddr, stats: &[Stats]) -> anyhow::Result<Durability> {
+pub(super) async fn verify(
+    addr: std::net::SocketAddr,
+    stats: &[Stats],
+) -> anyhow::Result<Durability> {
     let mut seen = HashSet::new();
     let ids = stats
         .iter()

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 /// A response as the tests look at it.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Value,
@@ -19,14 +19,14 @@ pub struct Reply {
 
 impl Reply {
     /// The refusal reason of an HTTP refusal body.
-    pub fn reason(&self) -> Option<&str> {
+    pub(crate) fn reason(&self) -> Option<&str> {
         self.body["error"]["reason"].as_str()
     }
 }
 
 /// The MCP revisions served on `/mcp`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
+pub(crate) enum Era {
     /// 2025-11-25: `initialize` handshake era (served statelessly).
     Legacy,
     /// 2026-07-28: no handshake, per-request `_meta`, standard headers.
@@ -34,9 +34,9 @@ pub enum Era {
 }
 
 impl Era {
-    pub const ALL: [Self; 2] = [Self::Legacy, Self::Current];
+    pub(crate) const ALL: [Self; 2] = [Self::Legacy, Self::Current];
 
-    pub fn version(self) -> &'static str {
+    pub(crate) fn version(self) -> &'static str {
         match self {
             Self::Legacy => "2025-11-25",
             Self::Current => "2026-07-28",
@@ -46,7 +46,7 @@ impl Era {
 
 /// The outcome of a tool call, normalised for comparison with HTTP.
 #[derive(Debug, Clone)]
-pub struct ToolOutcome {
+pub(crate) struct ToolOutcome {
     pub is_error: bool,
     pub structured: Value,
     pub text: String,
@@ -54,18 +54,18 @@ pub struct ToolOutcome {
 }
 
 #[derive(Clone)]
-pub struct App {
+pub(crate) struct App {
     pub router: Router,
 }
 
 impl App {
     /// A fresh demo server over a private in-memory database.
-    pub fn demo() -> Self {
+    pub(crate) fn demo() -> Self {
         let router = reference_impl::app(reference_impl::Config::demo_in_memory()).expect("app");
         Self { router }
     }
 
-    pub async fn send(&self, req: Request<Body>) -> Reply {
+    pub(crate) async fn send(&self, req: Request<Body>) -> Reply {
         let (status, headers, raw) = super::oneshot(&self.router, req).await;
         let raw = raw.to_vec();
         let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
@@ -78,7 +78,7 @@ impl App {
     }
 
     /// An HTTP binding request; `body` is sent as `application/json` when given.
-    pub async fn http(
+    pub(crate) async fn http(
         &self,
         method: &str,
         path: &str,
@@ -99,7 +99,7 @@ impl App {
     }
 
     /// A raw POST to `/mcp` (headers of a well-behaved client for `era`).
-    pub async fn mcp_raw(&self, era: Era, extra: &[(&str, &str)], body: Vec<u8>) -> Reply {
+    pub(crate) async fn mcp_raw(&self, era: Era, extra: &[(&str, &str)], body: Vec<u8>) -> Reply {
         let req = Request::builder()
             .method("POST")
             .uri("/mcp")
@@ -119,7 +119,7 @@ impl App {
     }
 
     /// A JSON-RPC request in `era` (adds `_meta` and the standard headers for 2026-07-28).
-    pub async fn mcp(
+    pub(crate) async fn mcp(
         &self,
         era: Era,
         token: Option<&str>,
@@ -153,7 +153,7 @@ impl App {
     }
 
     /// `tools/call` in `era`; panics on a JSON-RPC error (tests use [`App::mcp`] for those).
-    pub async fn tool(
+    pub(crate) async fn tool(
         &self,
         era: Era,
         token: Option<&str>,
@@ -190,7 +190,7 @@ impl App {
 
 /// Replaces values that legitimately differ between two servers (ids are equal when both
 /// servers replay the same script, but timestamps are not) with placeholders.
-pub fn redact(value: &Value) -> Value {
+pub(crate) fn redact(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()

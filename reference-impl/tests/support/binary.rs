@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub struct Server {
+pub(crate) struct Server {
     pub child: Child,
     pub base: String,
 }
@@ -15,13 +15,13 @@ pub struct Server {
 impl Server {
     /// Starts `reference-server serve --listen 127.0.0.1:0 --demo --db DB` and waits (10 s at
     /// most) for the one `listening on http://ADDR` line.
-    pub fn start(db: &Path) -> Self {
+    pub(crate) fn start(db: &Path) -> Self {
         Self::serve(&[OsStr::new("--demo"), OsStr::new("--db"), db.as_os_str()])
     }
 
     /// Starts `reference-server serve --listen 127.0.0.1:0 ARGS…` and waits (10 s at most)
     /// for the one `listening on http://ADDR` line.
-    pub fn serve(args: &[&OsStr]) -> Self {
+    pub(crate) fn serve(args: &[&OsStr]) -> Self {
         Self::serve_under(&[], args, Duration::from_secs(10))
     }
 
@@ -29,7 +29,7 @@ impl Server {
     /// the server to a core, `valgrind --tool=callgrind …` to profile it) that execs the
     /// server in the same process, so the pid and SIGTERM still reach the server. `ready`
     /// bounds the wait for the listening line (valgrind starts slowly).
-    pub fn serve_under(prefix: &[String], args: &[&OsStr], ready: Duration) -> Self {
+    pub(crate) fn serve_under(prefix: &[String], args: &[&OsStr], ready: Duration) -> Self {
         let server = env!("CARGO_BIN_EXE_reference-server");
         let mut command = match prefix.split_first() {
             Some((program, rest)) => {
@@ -75,13 +75,13 @@ impl Server {
     }
 
     /// SIGTERM and wait (10 s at most); returns whether it exited successfully.
-    pub fn terminate(self) -> bool {
+    pub(crate) fn terminate(self) -> bool {
         self.terminate_within(Duration::from_secs(10))
     }
 
     /// SIGTERM and wait (`within` at most: a server under valgrind still has to write its
     /// profile); returns whether it exited successfully.
-    pub fn terminate_within(mut self, within: Duration) -> bool {
+    pub(crate) fn terminate_within(mut self, within: Duration) -> bool {
         let pid = self.child.id().to_string();
         let status = Command::new("kill")
             .args(["-TERM", &pid])
@@ -100,7 +100,7 @@ impl Server {
     }
 
     /// SIGKILL (no chance to flush anything) and reap.
-    pub fn kill9(mut self) {
+    pub(crate) fn kill9(mut self) {
         self.child.kill().expect("SIGKILL");
         self.child.wait().expect("reap");
     }

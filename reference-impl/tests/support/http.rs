@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 /// Sends `req` and parses the answer as JSON (any status).
-pub async fn json(req: reqwest::RequestBuilder) -> Value {
+pub(crate) async fn json(req: reqwest::RequestBuilder) -> Value {
     req.send()
         .await
         .expect("request sent")
@@ -15,7 +15,7 @@ pub async fn json(req: reqwest::RequestBuilder) -> Value {
 }
 
 /// The `p` quantile (0..=1) of `sorted` latencies, nearest rank; zero when empty.
-pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }

@@ -18,10 +18,10 @@
 #![expect(dead_code)] // each test binary and bench uses a different subset
 #![expect(clippy::unwrap_used, clippy::expect_used)] // test support: a panic is the report
 
-pub mod app;
-pub mod binary;
-pub mod http;
-pub mod ssp;
+pub(crate) mod app;
+pub(crate) mod binary;
+pub(crate) mod http;
+pub(crate) mod ssp;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -30,7 +30,7 @@ use http_body_util::BodyExt;
 use tower::ServiceExt;
 
 /// Sends one request through `router` in process: status, headers, body bytes.
-pub async fn oneshot(router: &Router, req: Request<Body>) -> (u16, HeaderMap, Bytes) {
+pub(crate) async fn oneshot(router: &Router, req: Request<Body>) -> (u16, HeaderMap, Bytes) {
     let resp = router
         .clone()
         .oneshot(req)

@@ -14,11 +14,11 @@ use reference_impl::store::Db;
 use serde_json::{Value, json};
 
 /// The demo HMAC secret (`Config::demo`).
-pub const HMAC_SECRET: &[u8] = b"demo-hmac-secret";
+pub(crate) const HMAC_SECRET: &[u8] = b"demo-hmac-secret";
 
 /// A response: status, headers, parsed JSON body.
 #[derive(Debug)]
-pub struct Resp {
+pub(crate) struct Resp {
     pub status: u16,
     pub headers: HeaderMap,
     pub body: Value,
@@ -26,37 +26,37 @@ pub struct Resp {
 
 /// In-process client over `api::ssp::routes`.
 #[derive(Clone)]
-pub struct Client {
+pub(crate) struct Client {
     pub router: Router,
     pub state: SspState,
 }
 
 /// A thread reader over a real Parley service on the same database.
-pub fn parley(db: &Db) -> reference_impl::service::ParleyService {
+pub(crate) fn parley(db: &Db) -> reference_impl::service::ParleyService {
     reference_impl::service::ParleyService::new(db.clone(), Config::demo_in_memory().tokens)
 }
 
 impl Client {
     /// Demo config over an in-memory database, base URL `http://127.0.0.1:9` (fixed so
     /// documents are comparable).
-    pub fn demo() -> Self {
+    pub(crate) fn demo() -> Self {
         let db = Db::open(std::path::Path::new(":memory:")).unwrap();
         Self::over(db, Some("http://127.0.0.1:9".into()))
     }
 
     /// Demo config over `db`.
-    pub fn over(db: Db, base_url: Option<String>) -> Self {
+    pub(crate) fn over(db: Db, base_url: Option<String>) -> Self {
         Self::with_limits(db, base_url, Config::demo_in_memory().ssp_limits)
     }
 
     /// Demo config with `limits`, over an in-memory database, base URL `http://127.0.0.1:9`.
-    pub fn demo_with(limits: SspLimits) -> Self {
+    pub(crate) fn demo_with(limits: SspLimits) -> Self {
         let db = Db::open(std::path::Path::new(":memory:")).unwrap();
         Self::with_limits(db, Some("http://127.0.0.1:9".into()), limits)
     }
 
     /// Demo config over `db` with `limits`.
-    pub fn with_limits(db: Db, base_url: Option<String>, limits: SspLimits) -> Self {
+    pub(crate) fn with_limits(db: Db, base_url: Option<String>, limits: SspLimits) -> Self {
         let mut config = Config::demo_in_memory();
         config.base_url = base_url;
         config.ssp_limits = limits;
@@ -69,7 +69,7 @@ impl Client {
     }
 
     /// Sends a request; validates the body against the schema type the route emits.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         method: &str,
         path: &str,
@@ -81,7 +81,7 @@ impl Client {
 
     /// [`Client::send`] as if from `peer` (the server tags each connection's requests with
     /// it; the rate limit keys anonymous clients by it).
-    pub async fn send_from(
+    pub(crate) async fn send_from(
         &self,
         peer: Option<SocketAddr>,
         method: &str,
@@ -122,7 +122,7 @@ impl Client {
     }
 
     /// Every emitted document is valid against the schema (SSP-ERR-1, SSP-DISC-1, SSP-INV-1/3).
-    pub fn check_emitted(&self, method: &str, path: &str, status: u16, body: &Value) {
+    pub(crate) fn check_emitted(&self, method: &str, path: &str, status: u16, body: &Value) {
         let p = path.split('?').next().unwrap_or(path);
         let ty = if status >= 400 {
             "ErrorResponse"
@@ -176,12 +176,17 @@ impl Client {
         }
     }
 
-    pub async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Resp {
+    pub(crate) async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Resp {
         self.send("GET", path, headers, None).await
     }
 
     /// POSTs an InvocationRequest JSON to `/ssp/invoke/<slug>`.
-    pub async fn invoke(&self, slug: &str, request: &Value, headers: &[(&str, &str)]) -> Resp {
+    pub(crate) async fn invoke(
+        &self,
+        slug: &str,
+        request: &Value,
+        headers: &[(&str, &str)],
+    ) -> Resp {
         let mut h = vec![("content-type", "application/json")];
         h.extend_from_slice(headers);
         self.send(
@@ -194,7 +199,7 @@ impl Client {
     }
 
     /// [`Client::invoke`] as if from `peer`.
-    pub async fn invoke_from(
+    pub(crate) async fn invoke_from(
         &self,
         peer: SocketAddr,
         slug: &str,
@@ -214,23 +219,23 @@ impl Client {
     }
 
     /// Status poll with optional credential headers.
-    pub async fn status(&self, id: &str, headers: &[(&str, &str)]) -> Resp {
+    pub(crate) async fn status(&self, id: &str, headers: &[(&str, &str)]) -> Resp {
         self.get(&format!("/ssp/status/{id}"), headers).await
     }
 
     /// Result poll.
-    pub async fn result(&self, id: &str, headers: &[(&str, &str)]) -> Resp {
+    pub(crate) async fn result(&self, id: &str, headers: &[(&str, &str)]) -> Resp {
         self.get(&format!("/ssp/result/{id}"), headers).await
     }
 }
 
 /// An InvocationRequest for `skill_id` with `inputs`.
-pub fn request(skill_id: &str, inputs: Value) -> Value {
+pub(crate) fn request(skill_id: &str, inputs: Value) -> Value {
     json!({ "caller": { "id": "conform-test", "type": "service" }, "skill_id": skill_id, "inputs": inputs })
 }
 
 /// The `X-Signature` of a body under the demo secret.
-pub fn signature(body: &[u8]) -> String {
+pub(crate) fn signature(body: &[u8]) -> String {
     reference_impl::ssp::auth::sign(HMAC_SECRET, body)
 }
 
@@ -249,12 +254,12 @@ fn rank(s: &str) -> usize {
 /// new observation: forward-only, terminal stable, created_at constant,
 /// created_at ≤ updated_at, completed_at iff terminal, output/error by status.
 #[derive(Default, Debug)]
-pub struct Lifecycle {
+pub(crate) struct Lifecycle {
     pub seen: Vec<Value>,
 }
 
 impl Lifecycle {
-    pub fn observe(&mut self, r: &Value) {
+    pub(crate) fn observe(&mut self, r: &Value) {
         let st = r["status"].as_str().unwrap();
         assert!(ORDER.contains(&st));
         let ts = &r["timestamps"];
@@ -297,7 +302,7 @@ impl Lifecycle {
         self.seen.push(r.clone());
     }
 
-    pub fn statuses(&self) -> Vec<String> {
+    pub(crate) fn statuses(&self) -> Vec<String> {
         let mut v: Vec<String> = self
             .seen
             .iter()
@@ -309,7 +314,7 @@ impl Lifecycle {
 }
 
 /// Lets spawned tasks run (current-thread runtime) without advancing time.
-pub async fn settle() {
+pub(crate) async fn settle() {
     for _ in 0..20 {
         tokio::task::yield_now().await;
     }

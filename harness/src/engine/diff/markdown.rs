@@ -16,7 +16,7 @@ fn status(s: Option<MatrixStatus>) -> &'static str {
 }
 
 /// Renders `d`.
-pub fn render(d: &Diff<'_>) -> String {
+pub(super) fn render(d: &Diff<'_>) -> String {
     let mut o = String::new();
     let verdict = if d.regressed() {
         "**regression** (exit 1)"

@@ -10,11 +10,11 @@ use crate::ssp::MAX_INVOCATION_BODY;
 use crate::ssp::schema::SCHEMA_JSON;
 
 /// The prefix of SSP component names (keeps them apart from the Parley ones).
-pub const PREFIX: &str = "ssp.";
+pub(super) const PREFIX: &str = "ssp.";
 
 /// Security schemes of the SSP skills (ssp.md §1, §5): an API key in `X-API-Key`, an OAuth2
 /// access token as a bearer, and the custom HMAC signature in `X-Signature`.
-pub fn security_schemes() -> Map<String, Value> {
+pub(super) fn security_schemes() -> Map<String, Value> {
     let schemes = json!({
         "sspApiKey": {"type": "apiKey", "in": "header", "name": crate::ssp::skills::API_KEY_HEADER},
         "sspBearer": {"type": "http", "scheme": "bearer", "description": "OAuth2 access token (oauth2 skills)"},
@@ -29,7 +29,7 @@ pub fn security_schemes() -> Map<String, Value> {
 
 /// The schema's `$defs` as components `ssp.<Name>`, references rewritten to match.
 /// An unparsable embedded schema gives none (the provider refuses to start on it anyway).
-pub fn component_schemas() -> Map<String, Value> {
+pub(super) fn component_schemas() -> Map<String, Value> {
     let Ok(Value::Object(mut root)) = serde_json::from_str::<Value>(SCHEMA_JSON) else {
         return Map::new();
     };
@@ -111,7 +111,7 @@ fn responses(route: SspRoute, success: &str) -> Value {
 }
 
 /// `paths` entries for every row of the SSP route table: `(path, method, operation)`.
-pub fn operations() -> Vec<(String, String, Value)> {
+pub(super) fn operations() -> Vec<(String, String, Value)> {
     ROUTES
         .iter()
         .map(|(method, pattern, route)| {

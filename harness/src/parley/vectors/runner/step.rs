@@ -23,7 +23,7 @@ use crate::parley::vectors::model::{Role, Step, StepAction};
 use crate::transport::{Auth, Exchange, Reply, TransportError, TransportKind};
 
 /// Maximum pages followed by `paginate`.
-pub const MAX_PAGES: usize = 50;
+pub(super) const MAX_PAGES: usize = 50;
 
 pub(super) struct RunState<'a> {
     pub(super) lv: &'a LoadedVector,
@@ -70,7 +70,7 @@ impl RunState<'_> {
 /// `$run`, and `$limits.<name>` for every limit the target's manifest declares — PV-MF-2:
 /// the declared values are authoritative, so boundary vectors are written against them,
 /// never against the reference's numbers).
-pub fn base_env(target: &ParleyTarget, run_nonce: &str) -> Env {
+pub(super) fn base_env(target: &ParleyTarget, run_nonce: &str) -> Env {
     let mut env = Env::new();
     env.set("run", json!(run_nonce));
     if let Some(limits) = target.manifest.raw.get("limits").and_then(Value::as_object) {
