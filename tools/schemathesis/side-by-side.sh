@@ -91,7 +91,8 @@ st_end=$(date +%s.%N)
 sed -n '/= FAILURES =/,/= WARNINGS =/p' "$tmp/st.log" >&2
 tail -n 12 "$tmp/st.log" >&2
 
-# 2. conform: the demo tokens plus the reference's SSP mapping.
+# 2. conform: the demo tokens, the MCP layer's side-effect-free tool (as `--spawn-reference`
+# sets it: without one, the run is incomplete and exits 1) and the reference's SSP mapping.
 {
     echo 'format_version = 1'
     echo "base_url = \"$url\""
@@ -99,6 +100,8 @@ tail -n 12 "$tmp/st.log" >&2
     for role in agent_a agent_b moderator verifier reader human limited; do
         echo "$role = \"demo-${role//_/-}\""
     done
+    echo '[mcp]'
+    echo 'safe_tool = "get_manifest"'
     sed -n '/^\[ssp/,$p' vectors/ssp/provider/reference-demo.profile.toml
 } >"$tmp/target.toml"
 c_start=$(date +%s.%N)
@@ -106,6 +109,7 @@ c_start=$(date +%s.%N)
     >"$tmp/conform.log" 2>&1 || true
 c_end=$(date +%s.%N)
 tail -n 15 "$tmp/conform.log" >&2
+grep -q '^PASS' "$tmp/conform.log" || echo "side-by-side: conform's run did not pass (see above)" >&2
 
 "$venv/bin/python" - "$tmp" "$st_start" "$st_end" "$c_start" "$c_end" "${faults[*]:-none}" <<'PY'
 import glob, json, sys
