@@ -16,7 +16,8 @@
 # the workspace's). The first `ours` build took 6 min 36 s on 2 cores (2026-12-05).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Physical path: cargo gives the wrapper physical manifest dirs, also through a symlink.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$root"
 secs=${FUZZ_SECONDS:-30}
 seed=${FUZZ_SEED:-1}
@@ -34,21 +35,25 @@ sancov="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares"
 common="--cfg fuzzing -Cdebug-assertions -Coverflow-checks"
+# The wrapper's flags are invisible to cargo's fingerprints: a cfg naming a digest of the
+# wrapper and its flags is, so editing either rebuilds every crate instead of leaving
+# dependencies instrumented the old way. The wrapper is set for the build only (not for the
+# seed-corpus run below, nor over a caller's own RUSTC_WRAPPER elsewhere).
 case $instrument in
 ours)
-  export RUSTC_WRAPPER=$root/fuzz/sancov-rustc.sh CONFORM_FUZZ_ROOT=$root CONFORM_SANCOV_FLAGS=$sancov
-  rustflags=$common
+  digest=$(cat fuzz/sancov-rustc.sh - <<<"$sancov" | sha256sum | cut -c1-16)
+  build_env=(RUSTC_WRAPPER="$root/fuzz/sancov-rustc.sh" CONFORM_FUZZ_ROOT="$root"
+    CONFORM_SANCOV_FLAGS="$sancov" RUSTFLAGS="$common --cfg conform_sancov_$digest")
   what="this repository's crates" ;;
 all)
-  unset RUSTC_WRAPPER
-  rustflags="$sancov $common"
+  build_env=(-u RUSTC_WRAPPER RUSTFLAGS="$sancov $common")
   what="every crate" ;;
 *)
   echo "fuzz/smoke.sh: FUZZ_INSTRUMENT is ours or all, not '$instrument'" >&2
   exit 2 ;;
 esac
 echo "== building fuzz/ with libFuzzer instrumentation of $what ($fuzz_target_dir)"
-CARGO_TARGET_DIR=$fuzz_target_dir RUSTFLAGS=$rustflags \
+env "${build_env[@]}" CARGO_TARGET_DIR="$fuzz_target_dir" \
   cargo build --release --locked --manifest-path fuzz/Cargo.toml --target "$triple" --bins
 bin_dir=$fuzz_target_dir/$triple/release
 

@@ -100,6 +100,10 @@ pub fn routes(state: SspState) -> Router {
         .route("/ssp", any(not_found))
         .route("/ssp/", any(not_found))
         .route("/ssp/{*rest}", any(not_found))
+        // A wildcard needs one character at least: the bare prefix is its own route, else
+        // `/.well-known/` fell to Parley's fallback while `is_ssp_path` calls it SSP's
+        // (fuzz/regressions/parley_http/well-known-bare-prefix).
+        .route("/.well-known/", any(not_found))
         .route("/.well-known/{*rest}", any(not_found))
         .with_state(state)
 }

@@ -4,9 +4,6 @@
 //! pointer, expected and observed values and the full transcript. Each step also leaves an
 //! outcome signature so the engine can compare the two bindings (PV-TR-1).
 
-// `Mismatch` is only built on the (cold) failure path and carries the expected/observed JSON the
-// report needs; boxing it would add noise to every matcher arm for no measurable gain.
-
 mod expect;
 mod observation;
 mod step;

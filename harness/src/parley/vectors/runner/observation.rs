@@ -1,8 +1,6 @@
 //! What a vector observed for one request, in binding-neutral terms: the status, the
 //! reason, the body as the binding answered it (HTTP or MCP), read without copies.
 
-// `Mismatch` is only built on the (cold) failure path; see the parent module.
-
 use serde_json::{Value, json};
 
 use crate::engine::check::StepSignature;

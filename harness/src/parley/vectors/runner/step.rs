@@ -2,8 +2,6 @@
 //! quotas (a 429 the step did not provoke is waited out and sent again once), pooled
 //! credentials, and the observation it yields.
 
-// `Mismatch` is only built on the (cold) failure path; see the parent module.
-
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
