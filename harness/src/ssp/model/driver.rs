@@ -127,6 +127,15 @@ fn throttled(r: &Resp) -> bool {
     THROTTLE.iter().any(|t| t.status == r.status)
 }
 
+/// `allowed`, and [`THROTTLE`] too when `r` is throttled (only then: a failure's expected
+/// list names what the step itself allows).
+fn or_throttled(mut allowed: Vec<Refusal>, r: &Resp) -> Vec<Refusal> {
+    if throttled(r) {
+        allowed.extend(THROTTLE);
+    }
+    allowed
+}
+
 /// An answer with `status`, its code judged by the status's row of SSP-ERR-3's table
 /// (the unified shape still required).
 const fn any_code(status: u16) -> Refusal {

@@ -10,7 +10,7 @@ use crate::ssp::provider::env::unknown_descriptor_url;
 use crate::ssp::types::{SkillDescriptor, SkillIndex};
 use crate::ssp::validator::DocType;
 
-use super::{Driver, NO_SUCH_TYPE, Step, THROTTLE, throttled};
+use super::{Driver, NO_SUCH_TYPE, Step, THROTTLE, or_throttled, throttled};
 
 impl Driver<'_> {
     pub(super) async fn discover(&mut self, w: &World, by: usize, filter: Filter) -> Step<()> {
@@ -184,13 +184,10 @@ impl Driver<'_> {
         if w.callers[by] == Caller::Wrong {
             allowed.push(state::AUTH_REQUIRED);
         }
-        if throttled(&r) {
-            allowed.extend(THROTTLE);
-        }
         self.check_error(
             r.status,
             r.json.as_ref(),
-            &allowed,
+            &or_throttled(allowed, &r),
             &["SSP-DISC-4"],
             "unknown descriptor path",
         )

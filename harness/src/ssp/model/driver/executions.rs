@@ -11,7 +11,10 @@ use crate::ssp::provider::env::Resp;
 use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
-use super::{Driver, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP_MS, WAIT_GRACE_MS, throttled};
+use super::{
+    Driver, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP_MS, WAIT_GRACE_MS, or_throttled,
+    throttled,
+};
 
 impl Driver<'_> {
     pub(super) fn url(&self, w: &World, exec: usize, result: bool) -> Option<(String, usize)> {
@@ -316,13 +319,10 @@ impl Driver<'_> {
         if !owner {
             allowed.extend([state::AUTH_REQUIRED, state::PERMISSION_DENIED]);
         }
-        if throttled(&r) {
-            allowed.extend(THROTTLE);
-        }
         self.check_error(
             r.status,
             r.json.as_ref(),
-            &allowed,
+            &or_throttled(allowed, &r),
             RULES,
             "unknown execution id",
         )?;

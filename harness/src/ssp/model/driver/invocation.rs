@@ -9,7 +9,7 @@ use crate::ssp::provider::env::Resp;
 use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
-use super::{Driver, INVOKE_TRANSIENT, Step, THROTTLE, throttled};
+use super::{Driver, INVOKE_TRANSIENT, Step, or_throttled};
 
 impl Driver<'_> {
     fn body(&self, w: &World, unit: usize, timeout: Timeout) -> Value {
@@ -151,17 +151,13 @@ impl Driver<'_> {
         let r = self
             .send(&s.method, &s.endpoint, Some(&body), &cred)
             .await?;
-        let mut allowed = state::invalid(what);
-        if throttled(&r) {
-            allowed.extend(THROTTLE);
-        }
         if r.status == 202 {
             let _ = self.accepted(&r, s);
         }
         self.check_error(
             r.status,
             r.json.as_ref(),
-            &allowed,
+            &or_throttled(state::invalid(what), &r),
             &["SSP-INV-2"],
             "invalid invocation",
         )
