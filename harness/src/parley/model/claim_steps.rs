@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::dialectic::{Act, ClaimSt, Evidence, Until};
 use super::driver::{Driver, Mismatch, agree, mismatch};
+use super::observe::Answer;
 use super::observe::{extension_of, str_at};
 use super::party::EXTENSIONS;
 use super::state::World;
@@ -28,6 +29,50 @@ pub fn evidence_json(e: Evidence) -> Option<Value> {
 }
 
 impl Driver<'_> {
+    /// Learns whether the target keeps `valid_until` to the millisecond before the run's
+    /// first `soon` assert needs a deadline (see [`super::clock`]): without it that deadline
+    /// is rounded up to a whole second, and the first read "after expiry" waits up to a
+    /// second for it. One assert by `actor`, valid a day ahead with a fraction of 250 ms;
+    /// its `valid_until` read from the answer's message, else from `read_claim`. Nothing
+    /// is judged — a refusal or an odd answer leaves the precision unknown and the rounding
+    /// in place. The exchanges it made (counted by the run, never a step of a sequence).
+    pub async fn probe_precision(&mut self, actor: usize) -> usize {
+        let until = self.clock.probe_until();
+        let args = json!({
+            "kind": "assert",
+            "body": "model clock probe",
+            "valid_until": until.to_rfc3339_opts(SecondsFormat::Millis, true),
+            "evidence": evidence_json(Evidence::Valid),
+        });
+        self.quota.attempt(actor);
+        let auth = self.admit(actor, true).await;
+        let sent = Utc::now();
+        let (answer, mut exchanges) = self.call(auth, "post", args).await;
+        let Answer::Success(b) = answer else {
+            return exchanges.len();
+        };
+        if let Some(created) = str_at(&b, "/message/created_at") {
+            self.clock.observe(created, sent, Utc::now());
+        }
+        let echoed = match str_at(&b, "/message/valid_until") {
+            Some(e) => Some(e.to_string()),
+            None => {
+                let claim = str_at(&b, "/message/claim").unwrap_or_default().to_string();
+                let auth = self.admit(actor, false).await;
+                let (read, got) = self.call(auth, "read_claim", json!({"claim": claim})).await;
+                exchanges.extend(got);
+                match read {
+                    Answer::Success(v) => v["valid_until"].as_str().map(str::to_string),
+                    _ => None,
+                }
+            }
+        };
+        if let Some(e) = echoed {
+            self.clock.observe_until(until, &e);
+        }
+        exchanges.len()
+    }
+
     /// The server id of claim `c`.
     pub(super) fn claim_id(&self, c: usize) -> String {
         self.ids.claims.get(c).cloned().unwrap_or_default()

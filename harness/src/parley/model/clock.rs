@@ -8,11 +8,14 @@
 //! it instead of one wait per claim, and the deadline lies only as far ahead as the target's
 //! round trip requires.
 //!
-//! Precision: until a `read_claim` shows the target keeps `valid_until` to the millisecond
-//! (it gives back the fraction it was sent), a deadline is a whole second plus 1 ms, and the
-//! claim may expire anywhere within that second — a target keeping seconds drops the
-//! millisecond or rounds it up to the next second. Once the target has shown it keeps
-//! milliseconds, deadlines are the lead itself, with no rounding up to the next second.
+//! Precision: until the target shows it keeps `valid_until` to the millisecond (it gives
+//! back the fraction it was sent), a deadline is a whole second plus 1 ms, and the claim may
+//! expire anywhere within that second — a target keeping seconds drops the millisecond or
+//! rounds it up to the next second. Once the target has shown it keeps milliseconds,
+//! deadlines are the lead itself, with no rounding up to the next second. Each run learns it
+//! before its first deadline with one probe claim valid a day ahead
+//! ([`SharedClock::probe_until`]): without it the first read "after expiry" of a run waited
+//! up to a second (issue 25: the claims model then spent 42–74 % of its wall time waiting).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -24,15 +27,18 @@ use chrono::{DateTime, Utc};
 /// about this long: the lead grows with the slowest round trip seen (see [`Clock::soon`]),
 /// and doubles each time an assert still arrived late ([`Clock::late`]; the driver sends
 /// such an assert again), so a loaded machine costs retries, never a false failure.
-const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(100);
+const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(20);
 /// The most [`Clock::late`] lets the least lead grow to: a read "after expiry" still waits
 /// within [`MAX_WAIT`] for a deadline this far ahead on a target keeping whole seconds
 /// (lead + up to a second of rounding + a second of tolerance).
 const MAX_LEAD: chrono::Duration = chrono::Duration::seconds(2);
 /// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
 const MAX_WAIT: Duration = Duration::from_secs(6);
-/// How far past `valid_until` + tolerance a read "after expiry" is sent.
-const PAST_MARGIN: chrono::Duration = chrono::Duration::milliseconds(50);
+/// How far past `valid_until` + tolerance a read "after expiry" is sent. Small: the
+/// tolerance already covers the round trip and the timestamps' resolution, timers never
+/// fire early, and a read that still arrives too early is left unjudged (`expired` is
+/// compared only when certain), never failed.
+const PAST_MARGIN: chrono::Duration = chrono::Duration::milliseconds(5);
 
 /// The target's clock as seen from the harness.
 #[derive(Debug, Clone, Copy)]
@@ -149,6 +155,14 @@ impl Clock {
         }
     }
 
+    /// The `valid_until` of the run's precision probe ([`SharedClock::probe_until`]): a day
+    /// ahead of the target's clock, with a fraction of 250 ms — a target keeping seconds
+    /// cannot give it back.
+    fn probe_until(&self) -> DateTime<Utc> {
+        floor_second(self.target_now() + chrono::Duration::days(1))
+            + chrono::Duration::milliseconds(250)
+    }
+
     /// An assert carrying the deadline may have reached the target after it (it was refused
     /// for it): the least lead doubles (up to [`MAX_LEAD`]) and a new deadline is taken,
     /// which is returned.
@@ -243,6 +257,16 @@ impl SharedClock {
     /// [`Clock::late`].
     pub fn late(&self) -> DateTime<Utc> {
         self.with(Clock::late)
+    }
+
+    /// [`Clock::probe_until`].
+    pub fn probe_until(&self) -> DateTime<Utc> {
+        self.with(|c| c.probe_until())
+    }
+
+    /// Whether the target has shown it keeps `valid_until` to the millisecond.
+    pub fn keeps_millis(&self) -> bool {
+        self.with(|c| c.keeps_millis)
     }
 
     /// [`Clock::observe_until`].
@@ -401,6 +425,35 @@ mod tests {
         let next = c.soon();
         assert!(next - c.target_now() < MIN_LEAD + chrono::Duration::milliseconds(50));
         assert_eq!(next.timestamp_subsec_nanos() % ONE_MS, 0);
+    }
+
+    #[test]
+    fn the_probe_deadline_tells_a_millisecond_target_from_a_seconds_one() {
+        let c = SharedClock::default();
+        // The probe's own answer shows millisecond timestamps (as the reference's do).
+        let t = floor_second(Utc::now()) + chrono::Duration::milliseconds(123);
+        c.observe(
+            &t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            t,
+            t,
+        );
+        let probe = c.probe_until();
+        assert_eq!(probe.timestamp_subsec_nanos(), 250 * ONE_MS);
+        assert!(probe - c.target_now() > chrono::Duration::hours(23));
+        // A target keeping seconds gives back the whole second: nothing learnt.
+        c.observe_until(
+            probe,
+            &probe.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+        assert!(!c.keeps_millis());
+        c.observe_until(
+            probe,
+            &probe.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        );
+        assert!(c.keeps_millis());
+        // From then on a deadline is the lead itself, not the next whole second.
+        let d = c.soon();
+        assert!(d - c.target_now() < chrono::Duration::milliseconds(500));
     }
 
     #[test]

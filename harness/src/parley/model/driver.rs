@@ -178,7 +178,7 @@ pub struct Driver<'a> {
     target: &'a ParleyTarget,
     kind: TransportKind,
     roles: &'a [Role],
-    quota: &'a Quota,
+    pub(super) quota: &'a Quota,
     inbox_limit: u64,
     /// Per caller `(actor, extension)`: the inbox cursor taken before this sequence began
     /// (a copy of `ends` then), so an inbox read pages only through threads active since.
@@ -310,7 +310,7 @@ impl<'a> Driver<'a> {
     /// writes share the run's per-token budgets with the other checks (PV-TR-5), so the
     /// model meets no 429 that the vectors' writes provoked. The wait for admission comes
     /// before anything time-bound of the request is computed (an assert's `valid_until`).
-    async fn admit(&mut self, actor: usize, write: bool) -> Auth {
+    pub(super) async fn admit(&mut self, actor: usize, write: bool) -> Auth {
         let role = self.role(actor);
         let mut auth = self.target.auth(role).unwrap_or(Auth::None);
         self.paced = None;
@@ -329,7 +329,12 @@ impl<'a> Driver<'a> {
         auth
     }
 
-    async fn call(&mut self, auth: Auth, op: &str, args: Value) -> (Answer, Vec<Exchange>) {
+    pub(super) async fn call(
+        &mut self,
+        auth: Auth,
+        op: &str,
+        args: Value,
+    ) -> (Answer, Vec<Exchange>) {
         match self
             .target
             .transport(self.kind)

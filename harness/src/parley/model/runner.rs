@@ -205,6 +205,28 @@ fn play(
     Ok(drv.log)
 }
 
+/// The run's precision probe ([`Driver::probe_precision`]) by its first writer, when its
+/// sequences may assert claims with a deadline (the dialectic profile).
+fn probe_clock(
+    handle: &tokio::runtime::Handle,
+    drv_parts: DriverParts<'_>,
+    world: &World,
+    counter: &Counts,
+) {
+    let Some(actor) = world.actors.iter().position(|a| a.write || a.human) else {
+        return;
+    };
+    if !world.dialectic {
+        return;
+    }
+    let (target, kind, roles, quota, base, pacer, clock) = drv_parts;
+    let mut drv = Driver::new(target, kind, roles, quota, base, clock).paced_by(pacer);
+    let probe = drv.probe_precision(actor);
+    if let Some(sent) = handle.block_on(CheckCtx::unless_stopped(counter.stop.as_ref(), probe)) {
+        counter.exchanges.fetch_add(sent as u64, Ordering::Relaxed);
+    }
+}
+
 /// What a model run plays with: the roles of its actors, the empty model and the
 /// model's own count of writes (kept across sequences: the target's quota window is).
 #[derive(Debug)]
@@ -371,11 +393,7 @@ pub fn run_model(
     // The last sequence that failed: shrinking only moves to failing sequences, so this is
     // the minimal one (kept here rather than read back from the value tree).
     let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
-    let mut base = InboxBase::new();
-    if !CheckCtx::stopped(stop) {
-        advance_inbox_base(handle, target, kind, &roles, &mut base);
-    }
-    let base = std::sync::Mutex::new(base);
+    let base = std::sync::Mutex::new(InboxBase::new());
     let parts = (
         target,
         kind,
@@ -385,6 +403,16 @@ pub fn run_model(
         pacer,
         &tally.clock,
     );
+    // Before the inbox base moves: the probe's claim is nobody's inbox item then.
+    probe_clock(handle, parts, &world, &tally.counter);
+    if !CheckCtx::stopped(stop) {
+        let mut start = InboxBase::new();
+        advance_inbox_base(handle, target, kind, &roles, &mut start);
+        // A poisoned lock (the probe panicked) leaves the base empty: reads page from the start.
+        if let Ok(mut b) = base.lock() {
+            *b = start;
+        }
+    }
     let strategy = sequences(world, budget.steps, budget.focus);
     let result = runner.run(
         &strategy,
