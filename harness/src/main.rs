@@ -6,6 +6,7 @@
 //! [`out`]: a reader that goes away (`conform list | head -1`) ends it quietly, with the
 //! command's own exit code.
 
+mod cli;
 mod term;
 
 /// The whole run (harness and the in-process reference) allocates and frees JSON values on
@@ -91,6 +92,10 @@ enum Command {
     Diff(DiffArgs),
     /// Merge the report.json files of every shard of a `run --shard k/n` into one report.
     Merge(MergeArgs),
+    /// Check a report offline: its Ed25519 signature against a key you trust, its suite
+    /// digest against this conform's suite, and that its run was complete (exit 1 with the
+    /// reasons on any mismatch).
+    Verify(cli::verify::VerifyArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -150,6 +155,10 @@ struct RunArgs {
     /// A baseline entry whose check now passes is a warning instead of a failure (exit 1).
     #[arg(long, requires = "baseline")]
     allow_stale_baseline: bool,
+    /// Sign report.json with this Ed25519 private key (PKCS#8 PEM, as `openssl genpkey
+    /// -algorithm ed25519` writes it); `conform verify` checks the signature offline.
+    #[arg(long, value_name = "KEYFILE")]
+    sign: Option<PathBuf>,
     #[command(flatten)]
     tls: conform::transport::tls::TlsOptions,
 }
@@ -299,6 +308,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Diff(args) => cmd_diff(&args),
         Command::Merge(args) => cmd_merge(&args),
+        Command::Verify(args) => cli::verify::execute(&args, &dir()?),
     }
 }
 
@@ -332,8 +342,21 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         transports: transports.clone(),
         tls: args.tls.clone(),
     };
-    // Before the first request: a run whose reports cannot be written is not started.
+    // Before the first request: a run whose reports cannot be written (or signed) is not
+    // started.
     prepare_out(&args.out)?;
+    let signer = (args.sign.as_deref())
+        .map(report::evidence::signing_key)
+        .transpose()?;
+    if signer.is_some()
+        && !args
+            .reports
+            .format
+            .iter()
+            .any(|f| f.file_name() == "report.json")
+    {
+        bail!("--sign signs report.json: add json to --format");
+    }
     if args.spawn_reference {
         term::log_reference_to(args.out.join(REFERENCE_LOG));
     }
@@ -373,6 +396,13 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         }
         anyhow::Ok(r?)
     })?;
+    let mut report = report;
+    if let Some(key) = &signer {
+        // Over the report exactly as report.json writes it (its JSON read back), so the
+        // verifier's canonical form of the file is the one signed here.
+        let written: serde_json::Value = serde_json::from_str(&report::json::render(&report)?)?;
+        report.signature = Some(report::evidence::sign(&written, key)?);
+    }
     write_reports(&report, &args.out, &args.reports)?;
     let log = term::reference_log().map(|p| format!("reference server log: {}\n", p.display()));
     print_summary(&report, &args.out, &args.reports, log.as_deref())?;

@@ -98,9 +98,20 @@ pub fn load(
     protocols: &[Arc<dyn Protocol>],
     vectors_dir: &std::path::Path,
 ) -> Result<Vec<Suite>, SuiteError> {
+    // The suites' evidence (issue 30): one digest of the directory every suite read.
+    let digest = crate::engine::report::evidence::digest_dir(vectors_dir).map_err(|e| {
+        SuiteError::Checks {
+            suite: "all".into(),
+            message: e.to_string(),
+        }
+    })?;
     protocols
         .iter()
-        .map(|p| p.clone().load(vectors_dir))
+        .map(|p| {
+            let mut suite = p.clone().load(vectors_dir)?;
+            suite.digest = Some(digest.clone());
+            Ok(suite)
+        })
         .collect()
 }
 

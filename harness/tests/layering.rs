@@ -47,6 +47,7 @@ const HARNESS: &[Layer] = &[
     layer("faults.rs", 4, false),
     layer("variants.rs", 4, false),
     layer("term.rs", 4, false),
+    layer("cli/", 4, false),
     layer("main.rs", 5, false),
     layer("lib.rs", 5, false),
 ];

@@ -162,6 +162,7 @@ fn report() -> Report {
             spawned_reference: true,
             profile_path: None,
             tls: None,
+            fingerprint: Default::default(),
         },
         started_at: "2026-11-30T04:00:00Z".into(),
         wall_time_ms: 1234,
@@ -209,6 +210,8 @@ fn report() -> Report {
         suite_power: None,
         shard: None,
         interrupted: false,
+        suite_digest: None,
+        signature: None,
     };
     r.recount();
     r

@@ -83,6 +83,8 @@ pub fn merge(shards: Vec<ShardReport>) -> Result<Report, MergeError> {
     }
     complete_set(&shards)?;
     let mut base = first.report.clone();
+    // A shard's signature covers that shard only: the merged report is unsigned.
+    base.signature = None;
     let planned = base.shard.as_ref().map_or(0, |i| i.planned);
     let mut placed: BTreeMap<usize, &str> = BTreeMap::new();
     let mut by_id: BTreeMap<&str, &str> = BTreeMap::new();
@@ -198,7 +200,7 @@ fn catalogue_of(rows: &[RequirementRow]) -> BTreeSet<String> {
 fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
     let (ra, rb) = (&a.report, &b.report);
     let planned = |r: &Report| r.shard.as_ref().map(|i| i.planned).unwrap_or_default();
-    let fields: [(&'static str, String, String); 8] = [
+    let fields: [(&'static str, String, String); 9] = [
         (
             "report format",
             ra.format_version.to_string(),
@@ -234,6 +236,11 @@ fn same_run(a: &ShardReport, b: &ShardReport) -> Result<(), MergeError> {
             "planned jobs",
             planned(ra).to_string(),
             planned(rb).to_string(),
+        ),
+        (
+            "suite digest",
+            format!("{:?}", ra.suite_digest),
+            format!("{:?}", rb.suite_digest),
         ),
     ];
     for (what, va, vb) in fields {

@@ -29,6 +29,8 @@ pub struct Suite {
     pub catalogue: Catalogue,
     /// Checks.
     pub checks: Vec<Arc<dyn Check>>,
+    /// The digest of the data files it was loaded from (set by the loader that read them).
+    pub digest: Option<crate::engine::report::evidence::SuiteDigest>,
 }
 
 impl Suite {
@@ -43,6 +45,7 @@ impl Suite {
             protocol,
             catalogue,
             checks,
+            digest: None,
         }
     }
 

@@ -237,6 +237,8 @@ pub async fn run(
         suite_power: None,
         shard: shard_info,
         interrupted,
+        suite_digest: suites.iter().find_map(|s| s.digest.clone()),
+        signature: None,
     };
     report.requirements = judge::matrix(suites, &report.checks);
     report.recount();

@@ -225,6 +225,7 @@ impl Target {
             spawned_reference: false,
             profile_path: opts.profile_path.clone(),
             tls: TlsInfo::of(&profile.base_url, &tls),
+            fingerprint: std::collections::BTreeMap::new(),
         };
         Ok(Self {
             info,
@@ -297,6 +298,11 @@ pub struct TargetInfo {
     /// How the TLS server was trusted (`https://` targets, or TLS settings given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsInfo>,
+    /// What the target declared, by document (`parley/manifest`, `ssp/index`,
+    /// `ssp/descriptor/<id>`): the `sha256:` of each one's canonical JSON, as the pre-flights
+    /// read it (issue 30: which server state a report is evidence about).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fingerprint: std::collections::BTreeMap<String, String>,
 }
 
 /// How an `https://` target's certificate was trusted, as a published report shows it.

@@ -112,6 +112,10 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
     }
     target.info.mcp_url = mcp_url;
     target.info.server_version = manifest.version.clone();
+    target.info.fingerprint.insert(
+        "parley/manifest".into(),
+        crate::engine::report::evidence::json_sha256(&manifest.raw),
+    );
     target.info.profiles = manifest.profiles.clone();
     let part = ParleyTarget {
         manifest,

@@ -59,8 +59,11 @@ impl Protocol for Ssp {
     ) -> BoxFuture<'a, Result<(), TargetError>> {
         async move {
             match discovery_problem(target).await {
-                None => Ok(()),
-                Some(problem) => Err(target.preflight_error(vec![problem])),
+                Ok(index) => {
+                    fingerprint(target, &index).await;
+                    Ok(())
+                }
+                Err(problem) => Err(target.preflight_error(vec![problem])),
             }
         }
         .boxed()
@@ -102,11 +105,66 @@ impl Commands for Ssp {
 /// Why `target` is no SSP provider, if it is not: its well-known URI (the profile's
 /// `[ssp] well_known`, else `/.well-known/skill-sharing`) does not answer, answers 404, or
 /// answers something that is not JSON.
-async fn discovery_problem(target: &Target) -> Option<String> {
+/// The most descriptors a pre-flight reads for the target's fingerprint (an index may be
+/// long; the fingerprint says when it stopped).
+const FINGERPRINT_DESCRIPTORS: usize = 64;
+
+/// Records what the provider declares in the report's target fingerprint (issue 30): the
+/// anonymous Skill Index and each descriptor it lists on the target's own origin, read
+/// anonymously (one that does not answer 200 with JSON, or lies elsewhere, is recorded as
+/// such). Nothing is judged here: the checks
+/// judge the same documents.
+async fn fingerprint(target: &mut Target, index: &serde_json::Value) {
+    use crate::engine::report::evidence::json_sha256;
+    let mut prints = vec![("ssp/index".to_string(), json_sha256(index))];
+    let urls = (index.get("skills").and_then(serde_json::Value::as_array))
+        .map(|skills| {
+            skills
+                .iter()
+                .filter_map(|s| Some((s.get("id")?.as_str()?, s.get("descriptor_url")?.as_str()?)))
+                .map(|(id, url)| (id.to_string(), url.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    if urls.len() > FINGERPRINT_DESCRIPTORS {
+        prints.push((
+            "ssp/descriptors".into(),
+            format!("{FINGERPRINT_DESCRIPTORS} of {} read", urls.len()),
+        ));
+    }
+    let origin = format!("{}/", target.info.base_url.trim_end_matches('/'));
+    for (id, url) in urls.into_iter().take(FINGERPRINT_DESCRIPTORS) {
+        if !url.starts_with(&origin) {
+            // A pre-flight talks to the target only (SSP-DISC-4's check follows such links).
+            prints.push((
+                format!("ssp/descriptor/{id}"),
+                "not on the target's origin".into(),
+            ));
+            continue;
+        }
+        let (ex, resp) = Env::send_raw(&target.client, "GET", &url, &[], None, &Cred::None).await;
+        let print = match resp {
+            Some(r) if r.status == 200 => r
+                .json
+                .as_ref()
+                .map_or_else(|| "not JSON".to_string(), json_sha256),
+            Some(r) => format!("HTTP {}", r.status),
+            None => format!(
+                "unanswered: {}",
+                ex.error.as_deref().unwrap_or("no response")
+            ),
+        };
+        prints.push((format!("ssp/descriptor/{id}"), print));
+    }
+    target.info.fingerprint.extend(prints);
+}
+
+/// The provider's anonymous Skill Index, or why the target is not an SSP provider.
+async fn discovery_problem(target: &Target) -> Result<serde_json::Value, String> {
     let path = match super::provider::profile_of_target(target) {
         Ok(Some(p)) => p.well_known_path().to_owned(),
         Ok(None) => super::consumer::WELL_KNOWN_PATH.to_owned(),
-        Err(message) => return Some(message),
+        Err(message) => return Err(message),
     };
     let base = &target.info.base_url;
     let url = if path.starts_with("http://") || path.starts_with("https://") {
@@ -116,7 +174,7 @@ async fn discovery_problem(target: &Target) -> Option<String> {
     };
     let (ex, resp) = Env::send_raw(&target.client, "GET", &url, &[], None, &Cred::None).await;
     let not_provider = |why: String| {
-        Some(format!(
+        Err(format!(
             "not an SSP provider at {base}: GET {url} {why} (no Skill Index; to certify \
              the other protocols only, name them with --suite)"
         ))
@@ -124,17 +182,19 @@ async fn discovery_problem(target: &Target) -> Option<String> {
     match resp {
         None => {
             let error = ex.error.as_deref().unwrap_or("no response");
-            Some(match ex.status {
+            Err(match ex.status {
                 Some(status) => format!("GET {url} answered HTTP {status}, unusable: {error}"),
                 None => format!("provider unreachable: GET {url}: {error}"),
             })
         }
         Some(r) if r.status == 404 => not_provider("answered 404 Not Found".into()),
-        Some(r) if r.json.is_none() => not_provider(format!(
-            "answered HTTP {} with a body that is not JSON: {:?}",
-            r.status,
-            truncate(&r.text, 120)
-        )),
-        Some(_) => None,
+        Some(r) => match r.json {
+            Some(index) => Ok(index),
+            None => not_provider(format!(
+                "answered HTTP {} with a body that is not JSON: {:?}",
+                r.status,
+                truncate(&r.text, 120)
+            )),
+        },
     }
 }

@@ -186,6 +186,7 @@ pub(crate) fn report() -> Report {
             spawned_reference: false,
             profile_path: None,
             tls: None,
+            fingerprint: Default::default(),
         },
         started_at: "2026-12-01T00:00:00Z".into(),
         wall_time_ms: 2100,
@@ -203,6 +204,8 @@ pub(crate) fn report() -> Report {
         suite_power: None,
         shard: None,
         interrupted: false,
+        suite_digest: None,
+        signature: None,
     };
     let ids = [
         ("DM-EN-1", Level::Must, "envelope"),

@@ -5,6 +5,7 @@
 
 pub mod badge;
 pub mod completeness;
+pub mod evidence;
 pub mod groups;
 pub mod html;
 pub mod json;
@@ -78,6 +79,13 @@ pub struct Report {
     /// `skipped`; exit code 130.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The suite that judged the target (issue 30): a digest of its data files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite_digest: Option<evidence::SuiteDigest>,
+    /// `conform run --sign`: an Ed25519 signature over the rest of the report (always the
+    /// last member; `conform verify` checks it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<evidence::ReportSignature>,
 }
 
 /// Tool identity.
@@ -327,6 +335,11 @@ impl Report {
         r.exchanges_per_second = 0.0;
         r.target.base_url = "<base_url>".into();
         r.target.mcp_url = "<mcp_url>".into();
+        // The documents name the server's own URLs (SSP's absolute `descriptor_url`s): their
+        // digests change with the port. Which documents were read does not.
+        for print in r.target.fingerprint.values_mut() {
+            *print = "<fingerprint>".into();
+        }
         for c in &mut r.checks {
             c.duration_ms = 0;
             c.exchanges = 0;
@@ -561,6 +574,7 @@ pub(crate) mod tests {
                 spawned_reference: true,
                 profile_path: None,
                 tls: None,
+                fingerprint: Default::default(),
             },
             started_at: "2026-12-01T00:00:00Z".into(),
             wall_time_ms: 0,
@@ -578,6 +592,8 @@ pub(crate) mod tests {
             suite_power: None,
             shard: None,
             interrupted: false,
+            suite_digest: None,
+            signature: None,
         }
     }
 }
