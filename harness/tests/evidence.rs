@@ -1,8 +1,8 @@
 //! Offline-verifiable evidence (issue 30 item 3), end to end through the binary: `conform run
 //! --sign KEY` writes a signed report.json carrying the suite digest and the target's
 //! fingerprint; `conform verify REPORT --key PUB` accepts it, and refuses — exit 1, with the
-//! reason — a report edited by one byte, one signed by another key, one judged by another
-//! suite, and one whose run was partial.
+//! reason — a report edited by one byte, one signed by another key, one with a member given
+//! twice, an unsigned one, one judged by another suite, and one whose run was partial.
 #![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use std::path::{Path, PathBuf};
@@ -133,6 +133,23 @@ fn a_signed_report_verifies_and_every_kind_of_mismatch_is_refused() {
 
     refused(&verify(&report, &stranger, None), "signed by another key");
 
+    // A member given twice: the last one parses as the signed value, the first is what a
+    // reader (or another parser) may take.
+    let raw = std::fs::read_to_string(&report).unwrap();
+    let doubled = raw.replacen("{\n", "{\n  \"wall_time_ms\": 0,\n", 1);
+    let twice = dir.path().join("twice.json");
+    std::fs::write(&twice, doubled).unwrap();
+    let o = verify(&twice, &public, None);
+    refused(&o, "not as conform renders");
+    assert!(text(&o).contains("ok    signature"), "{}", text(&o));
+
+    // The signature taken out.
+    let mut v: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    v.as_object_mut().unwrap().remove("signature");
+    let unsigned = dir.path().join("unsigned.json");
+    std::fs::write(&unsigned, serde_json::to_string_pretty(&v).unwrap() + "\n").unwrap();
+    refused(&verify(&unsigned, &public, None), "not signed");
+
     // The same report against a suite whose vectors differ by one file.
     let other = dir.path().join("vectors");
     copy_dir(
@@ -143,7 +160,7 @@ fn a_signed_report_verifies_and_every_kind_of_mismatch_is_refused() {
     let mut text_of = std::fs::read_to_string(&catalogue).unwrap();
     text_of.push_str("\n# one more line\n");
     std::fs::write(&catalogue, text_of).unwrap();
-    refused(&verify(&report, &public, Some(&other)), "another suite");
+    refused(&verify(&report, &public, Some(&other)), "other data files");
 
     // A partial run (a filter) is signed, and is no evidence of conformance.
     let partial = signed_run(dir.path(), "partial", &key, &["--filter", "SSP-DISC-*"]);

@@ -1,13 +1,14 @@
 //! `conform verify REPORT.json --key PUB` (issue 30): a report's evidence checked offline —
 //! its Ed25519 signature against a key the user trusts, its suite digest against this
-//! `conform`'s suite, and that the run it records was complete. Exit 0 when all three hold,
-//! 1 with every reason when one does not, 2 when the report or the key cannot be read.
+//! `conform`'s suite, that it is the file `conform` wrote, and that the run it records was
+//! complete (the judgements are `engine::report::evidence`'s). Exit 0 when all hold, 1 with
+//! every reason when one does not, 2 when the report, the key or the suite cannot be read.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use conform::engine::report::Report;
-use conform::engine::report::evidence::{self, SuiteDigest};
+use conform::engine::report::evidence;
+use conform::engine::report::{Report, json};
 
 /// Arguments of `conform verify`.
 #[derive(Debug, clap::Args)]
@@ -22,98 +23,65 @@ pub(crate) struct VerifyArgs {
 
 /// Runs the command: what held and what did not, one line each, on stdout.
 pub(crate) fn execute(args: &VerifyArgs, vectors: &Path) -> anyhow::Result<u8> {
-    let text = std::fs::read_to_string(&args.report)
-        .with_context(|| format!("reading {}", args.report.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON", args.report.display()))?;
-    let report: Report = serde_json::from_value(value.clone()).with_context(|| {
-        format!(
-            "{} is not a conform report of this version",
-            args.report.display()
-        )
-    })?;
+    let shown = args.report.display();
+    let text = std::fs::read_to_string(&args.report).with_context(|| format!("reading {shown}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{shown} is not JSON"))?;
+    let report: Report = serde_json::from_value(value.clone())
+        .with_context(|| format!("{shown} is not a conform report of this format"))?;
     let key = evidence::verifying_key(&args.key)?;
     let local = evidence::digest_dir(vectors)?;
-    let mut lines = Vec::new();
-    let mut failed = false;
-    let mut judge = |ok: Result<String, String>| match ok {
-        Ok(l) => lines.push(format!("ok    {l}")),
-        Err(l) => {
-            failed = true;
-            lines.push(format!("FAIL  {l}"));
-        }
-    };
-    judge(match evidence::verify(&value, &key) {
-        Ok(()) => Ok("signature: Ed25519, by the given key, over the whole report".into()),
-        Err(e) => Err(format!("signature: {e}")),
-    });
-    judge(digest(report.suite_digest.as_ref(), &local));
-    judge(completeness(&report));
+    let written = json::render(&report)?;
+    let judged = [
+        evidence::verify(&value, &key)
+            .map(|()| "signature: Ed25519, by the given key, over the whole report".to_string())
+            .map_err(|e| format!("signature: {e}")),
+        // A member given twice parses as its last value here, yet reads as its first to a
+        // person or another parser: only the file conform itself renders is accepted.
+        if written.trim_end() == text.trim_end() {
+            Ok("form: the file is the report as conform renders it".into())
+        } else {
+            Err("form: the file is not as conform renders this report (a member repeated, reordered or reformatted)".into())
+        },
+        evidence::judge_digest(report.suite_digest.as_ref(), &local),
+        evidence::judge_completeness(&report),
+    ];
+    let mut lines: Vec<String> = judged
+        .iter()
+        .map(|j| match j {
+            Ok(l) => format!("ok    {l}"),
+            Err(l) => format!("FAIL  {l}"),
+        })
+        .collect();
+    let s = &report.summary;
     lines.push(format!(
-        "note  written by conform {} (this is conform {}); target {} ({})",
+        "note  its verdict: exit {} — {} pass, {} fail ({} required), {} warn, {} unsupported, {} harness errors",
+        report.exit_code(),
+        s.pass,
+        s.fail,
+        s.required_failures,
+        s.warn,
+        s.unsupported,
+        s.harness_error
+    ));
+    let version = env!("CARGO_PKG_VERSION");
+    lines.push(format!(
+        "note  written by conform {}{}; target {} ({})",
         report.tool.version,
-        env!("CARGO_PKG_VERSION"),
+        if report.tool.version == version {
+            String::new()
+        } else {
+            format!(" — this is conform {version}: its checks' code may differ")
+        },
         report.target.name,
-        report
-            .target
-            .server_version
-            .as_deref()
-            .unwrap_or("no declared version")
+        (report.target.server_version.as_deref()).unwrap_or("no declared version")
     ));
     println!("{}", lines.join("\n"));
-    if failed {
-        println!("NOT VERIFIED: {}", args.report.display());
+    if judged.iter().any(Result::is_err) {
+        println!("NOT VERIFIED: {shown}");
         Ok(1)
     } else {
-        println!("verified: {}", args.report.display());
+        println!("verified: {shown}");
         Ok(0)
-    }
-}
-
-/// The report's suite digest against this `conform`'s suite.
-fn digest(recorded: Option<&SuiteDigest>, local: &SuiteDigest) -> Result<String, String> {
-    match recorded {
-        None => Err("suite digest: the report names none (written before reports carried one, or by another tool)".into()),
-        Some(d) if d == local => Ok(format!(
-            "suite digest: {} over {} files, the suite of this conform",
-            d.sha256, d.files
-        )),
-        Some(d) => Err(format!(
-            "suite digest: the report was judged by another suite ({} over {} files) than this conform's ({} over {} files)",
-            d.sha256, d.files, local.sha256, local.files
-        )),
-    }
-}
-
-/// Whether the report records a whole run: not interrupted, not chosen partial, every
-/// suite complete (a 0-of-0 run is no evidence of conformance).
-fn completeness(r: &Report) -> Result<String, String> {
-    let c = &r.completeness;
-    let mut why = Vec::new();
-    if r.interrupted {
-        why.push("the run was interrupted".to_string());
-    }
-    if !c.partial.is_empty() {
-        why.push(format!("a partial run ({})", c.partial.join(", ")));
-    }
-    if c.suites.is_empty() {
-        why.push("no completeness recorded per suite".into());
-    }
-    for s in c.suites.iter().filter(|s| !s.complete) {
-        why.push(format!(
-            "suite {} judged the target in {} of {} results, {} required rules untested",
-            s.suite, s.executed, s.declared, s.untested_required
-        ));
-    }
-    if why.is_empty() && c.complete {
-        let n: usize = c.suites.iter().map(|s| s.executed).sum();
-        Ok(format!(
-            "completeness: every suite complete ({n} results judged the target)"
-        ))
-    } else {
-        if why.is_empty() {
-            why.push("the report says the run was incomplete".into());
-        }
-        Err(format!("completeness: {}", why.join("; ")))
     }
 }

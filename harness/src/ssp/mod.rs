@@ -14,6 +14,7 @@ pub mod cli;
 pub mod codes;
 pub mod consumer;
 pub mod document;
+pub mod fingerprint;
 pub mod fuzz;
 pub mod history;
 pub mod init;

@@ -59,8 +59,8 @@ impl Protocol for Ssp {
     ) -> BoxFuture<'a, Result<(), TargetError>> {
         async move {
             match discovery_problem(target).await {
-                Ok(index) => {
-                    fingerprint(target, &index).await;
+                Ok((url, index)) => {
+                    super::fingerprint::record(target, &url, &index).await;
                     Ok(())
                 }
                 Err(problem) => Err(target.preflight_error(vec![problem])),
@@ -102,65 +102,10 @@ impl Commands for Ssp {
     }
 }
 
-/// Why `target` is no SSP provider, if it is not: its well-known URI (the profile's
-/// `[ssp] well_known`, else `/.well-known/skill-sharing`) does not answer, answers 404, or
-/// answers something that is not JSON.
-/// The most descriptors a pre-flight reads for the target's fingerprint (an index may be
-/// long; the fingerprint says when it stopped).
-const FINGERPRINT_DESCRIPTORS: usize = 64;
-
-/// Records what the provider declares in the report's target fingerprint (issue 30): the
-/// anonymous Skill Index and each descriptor it lists on the target's own origin, read
-/// anonymously (one that does not answer 200 with JSON, or lies elsewhere, is recorded as
-/// such). Nothing is judged here: the checks
-/// judge the same documents.
-async fn fingerprint(target: &mut Target, index: &serde_json::Value) {
-    use crate::engine::report::evidence::json_sha256;
-    let mut prints = vec![("ssp/index".to_string(), json_sha256(index))];
-    let urls = (index.get("skills").and_then(serde_json::Value::as_array))
-        .map(|skills| {
-            skills
-                .iter()
-                .filter_map(|s| Some((s.get("id")?.as_str()?, s.get("descriptor_url")?.as_str()?)))
-                .map(|(id, url)| (id.to_string(), url.to_string()))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    if urls.len() > FINGERPRINT_DESCRIPTORS {
-        prints.push((
-            "ssp/descriptors".into(),
-            format!("{FINGERPRINT_DESCRIPTORS} of {} read", urls.len()),
-        ));
-    }
-    let origin = format!("{}/", target.info.base_url.trim_end_matches('/'));
-    for (id, url) in urls.into_iter().take(FINGERPRINT_DESCRIPTORS) {
-        if !url.starts_with(&origin) {
-            // A pre-flight talks to the target only (SSP-DISC-4's check follows such links).
-            prints.push((
-                format!("ssp/descriptor/{id}"),
-                "not on the target's origin".into(),
-            ));
-            continue;
-        }
-        let (ex, resp) = Env::send_raw(&target.client, "GET", &url, &[], None, &Cred::None).await;
-        let print = match resp {
-            Some(r) if r.status == 200 => r
-                .json
-                .as_ref()
-                .map_or_else(|| "not JSON".to_string(), json_sha256),
-            Some(r) => format!("HTTP {}", r.status),
-            None => format!(
-                "unanswered: {}",
-                ex.error.as_deref().unwrap_or("no response")
-            ),
-        };
-        prints.push((format!("ssp/descriptor/{id}"), print));
-    }
-    target.info.fingerprint.extend(prints);
-}
-
-/// The provider's anonymous Skill Index, or why the target is not an SSP provider.
-async fn discovery_problem(target: &Target) -> Result<serde_json::Value, String> {
+/// The provider's anonymous Skill Index and its URL, or why `target` is no SSP provider:
+/// its well-known URI (the profile's `[ssp] well_known`, else `/.well-known/skill-sharing`)
+/// does not answer, answers 404, or answers something that is not JSON.
+async fn discovery_problem(target: &Target) -> Result<(String, serde_json::Value), String> {
     let path = match super::provider::profile_of_target(target) {
         Ok(Some(p)) => p.well_known_path().to_owned(),
         Ok(None) => super::consumer::WELL_KNOWN_PATH.to_owned(),
@@ -189,7 +134,7 @@ async fn discovery_problem(target: &Target) -> Result<serde_json::Value, String>
         }
         Some(r) if r.status == 404 => not_provider("answered 404 Not Found".into()),
         Some(r) => match r.json {
-            Some(index) => Ok(index),
+            Some(index) => Ok((url, index)),
             None => not_provider(format!(
                 "answered HTTP {} with a body that is not JSON: {:?}",
                 r.status,

@@ -2,10 +2,12 @@
 //! suite that judged the target, and an Ed25519 signature over the report's canonical form.
 //!
 //! - **Suite digest**: SHA-256 over every data file of the vectors directory (requirement
-//!   catalogues, vectors, schemas, profiles: `*.json` and `*.toml`), each as its relative
-//!   path with `/`, its length and its bytes, in path order; with the number of files. Two
-//!   reports with one digest were judged by the same checks' data; `conform verify` compares
-//!   it with the suite of the `conform` at hand.
+//!   catalogues, vectors, schemas, profiles: `*.json` and `*.toml`; symbolic links left
+//!   out), each as its relative path with `/`, its length and its bytes with CRLF read as LF
+//!   (a Windows checkout hashes as a Unix one), in path order; with the number of files. Two
+//!   reports with one digest were judged with the same data files; the code that judged
+//!   is named by the report's `tool.version`. `conform verify` compares the digest with the
+//!   suite of the `conform` at hand.
 //! - **Signature**: over the RFC 8785 (JCS) canonical form of the report as written, without
 //!   its `signature` member — so a verifier needs only the file, the public key and a JCS
 //!   implementation, in any language. Keys are PKCS#8 (private) and SPKI (public) PEM files,
@@ -98,10 +100,11 @@ pub fn digest_dir(dir: &Path) -> Result<SuiteDigest, EvidenceError> {
     let mut hasher = Sha256::new();
     for rel in &files {
         let path = dir.join(rel);
-        let bytes = std::fs::read(&path).map_err(|source| EvidenceError::Io {
+        let raw = std::fs::read(&path).map_err(|source| EvidenceError::Io {
             path: path.display().to_string(),
             source,
         })?;
+        let bytes = lf(&raw);
         // Length-prefixed, so no two different file sets hash the same input.
         hasher.update(format!("{}\n{}\n", rel, bytes.len()).as_bytes());
         hasher.update(&bytes);
@@ -112,15 +115,31 @@ pub fn digest_dir(dir: &Path) -> Result<SuiteDigest, EvidenceError> {
     })
 }
 
-/// The relative paths (with `/`) of the `*.json` and `*.toml` files under `dir`.
+/// `bytes` with every CRLF read as LF.
+fn lf(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for (i, b) in bytes.iter().enumerate() {
+        if !(*b == b'\r' && bytes.get(i + 1) == Some(&b'\n')) {
+            out.push(*b);
+        }
+    }
+    out
+}
+
+/// The relative paths (with `/`) of the `*.json` and `*.toml` files under `dir`, symbolic
+/// links left out (no loop, no editor's dangling lock file).
 fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), EvidenceError> {
     let io = |source| EvidenceError::Io {
         path: dir.display().to_string(),
         source,
     };
     for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        if path.is_dir() {
+        let entry = entry.map_err(io)?;
+        let kind = entry.file_type().map_err(io)?;
+        let path = entry.path();
+        if kind.is_symlink() {
+            continue;
+        } else if kind.is_dir() {
             collect(root, &path, out)?;
         } else if matches!(
             path.extension().and_then(|e| e.to_str()),
@@ -230,6 +249,55 @@ pub fn verify(report: &Value, key: &VerifyingKey) -> Result<(), EvidenceError> {
         .map_err(|_| EvidenceError::Mismatch)
 }
 
+/// The report's suite digest against `local` (this `conform`'s suite): a line saying
+/// what holds, or why not.
+pub fn judge_digest(recorded: Option<&SuiteDigest>, local: &SuiteDigest) -> Result<String, String> {
+    match recorded {
+        None => Err("suite digest: the report names none (written before reports carried one, or by another tool)".into()),
+        Some(d) if d == local => Ok(format!(
+            "suite digest: {} over {} files, the suite of this conform",
+            d.sha256, d.files
+        )),
+        Some(d) => Err(format!(
+            "suite digest: the report was judged with other data files ({} over {} files) than this conform's ({} over {} files)",
+            d.sha256, d.files, local.sha256, local.files
+        )),
+    }
+}
+
+/// Whether `r` records a whole run: not interrupted, not chosen partial, every suite
+/// complete (a 0-of-0 run is no evidence of conformance).
+pub fn judge_completeness(r: &super::Report) -> Result<String, String> {
+    let c = &r.completeness;
+    let mut why = Vec::new();
+    if r.interrupted {
+        why.push("the run was interrupted".to_string());
+    }
+    if !c.partial.is_empty() {
+        why.push(format!("a partial run ({})", c.partial.join(", ")));
+    }
+    if c.suites.is_empty() {
+        why.push("no completeness recorded per suite".into());
+    }
+    for s in c.suites.iter().filter(|s| !s.complete) {
+        why.push(format!(
+            "suite {} judged the target in {} of {} results, {} required rules untested",
+            s.suite, s.executed, s.declared, s.untested_required
+        ));
+    }
+    if why.is_empty() && c.complete {
+        let n: usize = c.suites.iter().map(|s| s.executed).sum();
+        Ok(format!(
+            "completeness: every suite complete ({n} results judged the target)"
+        ))
+    } else {
+        if why.is_empty() {
+            why.push("the report says the run was incomplete".into());
+        }
+        Err(format!("completeness: {}", why.join("; ")))
+    }
+}
+
 #[cfg(test)]
 #[expect(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
@@ -286,7 +354,19 @@ mod tests {
             d,
             "documentation is not data"
         );
+        std::fs::write(dir.path().join("c.toml"), "x = 1").unwrap();
+        #[cfg(unix)]
+        {
+            // A link loop and a dangling link are not data, and break nothing.
+            std::os::unix::fs::symlink(dir.path(), dir.path().join("a/loop")).unwrap();
+            std::os::unix::fs::symlink("gone.json", dir.path().join("a/.#lock.json")).unwrap();
+            assert_eq!(digest_dir(dir.path()).unwrap(), d);
+        }
+        std::fs::write(dir.path().join("c.toml"), "x = 1\r\n").unwrap();
+        let crlf = digest_dir(dir.path()).unwrap();
+        std::fs::write(dir.path().join("c.toml"), "x = 1\n").unwrap();
+        assert_eq!(digest_dir(dir.path()).unwrap(), crlf, "CRLF hashes as LF");
         std::fs::write(dir.path().join("a/v.json"), "{ }").unwrap();
-        assert_ne!(digest_dir(dir.path()).unwrap().sha256, d.sha256);
+        assert_ne!(digest_dir(dir.path()).unwrap().sha256, crlf.sha256);
     }
 }

@@ -32,10 +32,12 @@ impl Driver<'_> {
     /// Learns whether the target keeps `valid_until` to the millisecond before the run's
     /// first `soon` assert needs a deadline (see [`super::clock`]): without it that deadline
     /// is rounded up to a whole second, and the first read "after expiry" waits up to a
-    /// second for it. One assert by `actor`, valid a day ahead with a fraction of 250 ms;
-    /// its `valid_until` read from the answer's message, else from `read_claim`. Nothing
-    /// is judged — a refusal or an odd answer leaves the precision unknown and the rounding
-    /// in place. The exchanges it made (counted by the run, never a step of a sequence).
+    /// second for it. One assert by `actor` (who holds the write and read rights), valid a
+    /// day ahead with a fraction of 987 ms; the claim's own `valid_until` read back from the
+    /// post's `claim` (PV-RS-2), else from `read_claim` — never the message's, which may echo
+    /// the request whatever the claim keeps. Nothing is judged: a refusal or an odd answer
+    /// leaves the precision unknown and the rounding in place. The exchanges it made
+    /// (counted by the run, never a step of a sequence).
     pub async fn probe_precision(&mut self, actor: usize) -> usize {
         let until = self.clock.probe_until();
         let args = json!({
@@ -44,8 +46,9 @@ impl Driver<'_> {
             "valid_until": until.to_rfc3339_opts(SecondsFormat::Millis, true),
             "evidence": evidence_json(Evidence::Valid),
         });
-        self.quota.attempt(actor);
+        // Admitted first, then counted: the order of `step` and `send_op`.
         let auth = self.admit(actor, true).await;
+        self.quota.attempt(actor);
         let sent = Utc::now();
         let (answer, mut exchanges) = self.call(auth, "post", args).await;
         let Answer::Success(b) = answer else {
@@ -54,7 +57,7 @@ impl Driver<'_> {
         if let Some(created) = str_at(&b, "/message/created_at") {
             self.clock.observe(created, sent, Utc::now());
         }
-        let echoed = match str_at(&b, "/message/valid_until") {
+        let echoed = match str_at(&b, "/claim/valid_until") {
             Some(e) => Some(e.to_string()),
             None => {
                 let claim = str_at(&b, "/message/claim").unwrap_or_default().to_string();

@@ -156,11 +156,12 @@ impl Clock {
     }
 
     /// The `valid_until` of the run's precision probe ([`SharedClock::probe_until`]): a day
-    /// ahead of the target's clock, with a fraction of 250 ms — a target keeping seconds
-    /// cannot give it back.
+    /// ahead of the target's clock, with a fraction of 987 ms — only a target keeping
+    /// milliseconds gives it back (one keeping seconds, or steps of 10 ms, 250 ms or 1/300 s,
+    /// cannot).
     fn probe_until(&self) -> DateTime<Utc> {
         floor_second(self.target_now() + chrono::Duration::days(1))
-            + chrono::Duration::milliseconds(250)
+            + chrono::Duration::milliseconds(987)
     }
 
     /// An assert carrying the deadline may have reached the target after it (it was refused
@@ -265,7 +266,8 @@ impl SharedClock {
     }
 
     /// Whether the target has shown it keeps `valid_until` to the millisecond.
-    pub fn keeps_millis(&self) -> bool {
+    #[cfg(test)]
+    fn keeps_millis(&self) -> bool {
         self.with(|c| c.keeps_millis)
     }
 
@@ -438,22 +440,30 @@ mod tests {
             t,
         );
         let probe = c.probe_until();
-        assert_eq!(probe.timestamp_subsec_nanos(), 250 * ONE_MS);
+        assert_eq!(probe.timestamp_subsec_nanos(), 987 * ONE_MS);
         assert!(probe - c.target_now() > chrono::Duration::hours(23));
-        // A target keeping seconds gives back the whole second: nothing learnt.
+        // Precision unknown: a deadline is a whole second plus 1 ms.
+        assert_eq!(c.soon().timestamp_subsec_nanos(), ONE_MS);
+        // A target keeping seconds, or coarser steps, gives back another instant.
+        for kept in ["Secs", "centis"] {
+            let back = if kept == "Secs" {
+                probe.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            } else {
+                (probe - chrono::Duration::milliseconds(7))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+            };
+            c.observe_until(probe, &back);
+            assert!(!c.keeps_millis(), "{back}");
+        }
         c.observe_until(
             probe,
-            &probe.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        );
-        assert!(!c.keeps_millis());
-        c.observe_until(
-            probe,
-            &probe.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            &probe.to_rfc3339_opts(chrono::SecondsFormat::Micros, false),
         );
         assert!(c.keeps_millis());
-        // From then on a deadline is the lead itself, not the next whole second.
+        // From then on a new deadline is the lead itself, not the next whole second.
+        c.with(|k| k.deadline = None);
         let d = c.soon();
-        assert!(d - c.target_now() < chrono::Duration::milliseconds(500));
+        assert!(d - c.target_now() < chrono::Duration::milliseconds(100));
     }
 
     #[test]

@@ -162,6 +162,12 @@ type DriverParts<'a> = (
     &'a SharedClock,
 );
 
+/// A sequence's driver, from the run's parts.
+fn driver(drv_parts: DriverParts<'_>) -> Driver<'_> {
+    let (target, kind, roles, quota, base, pacer, clock) = drv_parts;
+    Driver::new(target, kind, roles, quota, base, clock).paced_by(pacer)
+}
+
 /// Plays `ops` once: `Ok` when every step agreed, else the mismatch and the steps so far.
 fn play(
     handle: &tokio::runtime::Handle,
@@ -172,8 +178,7 @@ fn play(
     seen: Option<&AtomicUsize>,
     sink: &Signatures,
 ) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
-    let (target, kind, roles, quota, base, pacer, clock) = drv_parts;
-    let mut drv = Driver::new(target, kind, roles, quota, base, clock).paced_by(pacer);
+    let mut drv = driver(drv_parts);
     let mut world = world;
     for op in ops {
         if let Some(s) = seen {
@@ -205,22 +210,20 @@ fn play(
     Ok(drv.log)
 }
 
-/// The run's precision probe ([`Driver::probe_precision`]) by its first writer, when its
-/// sequences may assert claims with a deadline (the dialectic profile).
+/// The run's precision probe ([`Driver::probe_precision`]) by its first actor holding the
+/// write and read rights, when its sequences assert claims with a deadline (the claims
+/// focus, on a target with the dialectic profile).
 fn probe_clock(
     handle: &tokio::runtime::Handle,
     drv_parts: DriverParts<'_>,
     world: &World,
     counter: &Counts,
 ) {
-    let Some(actor) = world.actors.iter().position(|a| a.write || a.human) else {
+    let reads_and_writes = |a: &super::party::Actor| a.human || (a.write && a.read);
+    let Some(actor) = world.actors.iter().position(reads_and_writes) else {
         return;
     };
-    if !world.dialectic {
-        return;
-    }
-    let (target, kind, roles, quota, base, pacer, clock) = drv_parts;
-    let mut drv = Driver::new(target, kind, roles, quota, base, clock).paced_by(pacer);
+    let mut drv = driver(drv_parts);
     let probe = drv.probe_precision(actor);
     if let Some(sent) = handle.block_on(CheckCtx::unless_stopped(counter.stop.as_ref(), probe)) {
         counter.exchanges.fetch_add(sent as u64, Ordering::Relaxed);
@@ -403,12 +406,15 @@ pub fn run_model(
         pacer,
         &tally.clock,
     );
-    // Before the inbox base moves: the probe's claim is nobody's inbox item then.
-    probe_clock(handle, parts, &world, &tally.counter);
+    if budget.focus == Focus::Claims {
+        // Before the inbox base moves: the probe's thread lies behind every caller's cursor.
+        probe_clock(handle, parts, &world, &tally.counter);
+    }
     if !CheckCtx::stopped(stop) {
         let mut start = InboxBase::new();
         advance_inbox_base(handle, target, kind, &roles, &mut start);
-        // A poisoned lock (the probe panicked) leaves the base empty: reads page from the start.
+        // Nobody else holds the lock yet; a poisoned one would leave the base empty (reads
+        // then page from the start).
         if let Ok(mut b) = base.lock() {
             *b = start;
         }
