@@ -279,3 +279,43 @@ async fn the_served_provider_limits_each_peer_address_separately() {
     assert_eq!(invoke(from([127, 0, 0, 2])).await.0, 202);
     server.shutdown().await;
 }
+
+/// Issue 29 item 3: the limit is keyed by credential first — one abusive API key is limited
+/// while another key calling from the same address (and the same connection pool) is not.
+#[tokio::test]
+async fn one_abusive_credential_is_limited_and_another_on_the_same_address_is_not() {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.ssp_limits.invocations_per_minute = Some(1);
+    config.ssp_limits.invocation_burst = 2;
+    config.ssp.api_keys_allowed.push("second-ssp-key".into());
+    let server = reference_impl::spawn(config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let url = format!("{}/ssp/invoke/slow-task", server.base_url());
+    let body = request("conform/slow-task", json!({"delay_ms": 1})).to_string();
+    let client = reqwest::Client::new();
+    let invoke = |key: &'static str| {
+        let (client, url, body) = (client.clone(), url.clone(), body.clone());
+        async move {
+            let r = client
+                .post(url)
+                .header("content-type", "application/json")
+                .header("x-api-key", key)
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            r.status().as_u16()
+        }
+    };
+    // The abusive key spends its burst, then is refused.
+    assert_eq!(invoke("demo-ssp-key").await, 202);
+    assert_eq!(invoke("demo-ssp-key").await, 202);
+    assert_eq!(invoke("demo-ssp-key").await, 429);
+    assert_eq!(invoke("demo-ssp-key").await, 429);
+    // The other key, same address, same client: its own bucket, untouched.
+    assert_eq!(invoke("second-ssp-key").await, 202);
+    assert_eq!(invoke("second-ssp-key").await, 202);
+    assert_eq!(invoke("demo-ssp-key").await, 429);
+    server.shutdown().await;
+}
