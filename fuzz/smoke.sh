@@ -46,7 +46,7 @@ ours)
     CONFORM_SANCOV_FLAGS="$sancov" RUSTFLAGS="$common --cfg conform_sancov_$digest")
   what="this repository's crates" ;;
 all)
-  build_env=(-u RUSTC_WRAPPER RUSTFLAGS="$sancov $common")
+  build_env=(RUSTFLAGS="$sancov $common")
   what="every crate" ;;
 *)
   echo "fuzz/smoke.sh: FUZZ_INSTRUMENT is ours or all, not '$instrument'" >&2

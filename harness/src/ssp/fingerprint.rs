@@ -51,7 +51,7 @@ pub(crate) async fn record(target: &mut Target, index_url: &str, index: &Value) 
             ),
             Some(r) => (
                 format!("HTTP {}", r.status),
-                matches!(r.status, 429 | 502 | 503),
+                super::provider::env::throttling(r.status),
             ),
             None => (
                 format!(

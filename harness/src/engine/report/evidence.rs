@@ -180,21 +180,28 @@ fn signed_bytes(report: &Value) -> Result<Vec<u8>, EvidenceError> {
 
 /// Reads an Ed25519 private key (PKCS#8 PEM).
 pub fn signing_key(path: &Path) -> Result<SigningKey, EvidenceError> {
-    let pem = read(path)?;
-    SigningKey::from_pkcs8_pem(&pem).map_err(|e| EvidenceError::Key {
-        path: path.display().to_string(),
-        what: "private key (PKCS#8)",
-        reason: e.to_string(),
+    pem_key(path, "private key (PKCS#8)", |pem| {
+        SigningKey::from_pkcs8_pem(pem).map_err(|e| e.to_string())
     })
 }
 
 /// Reads an Ed25519 public key (SPKI PEM).
 pub fn verifying_key(path: &Path) -> Result<VerifyingKey, EvidenceError> {
-    let pem = read(path)?;
-    VerifyingKey::from_public_key_pem(&pem).map_err(|e| EvidenceError::Key {
+    pem_key(path, "public key (SPKI)", |pem| {
+        VerifyingKey::from_public_key_pem(pem).map_err(|e| e.to_string())
+    })
+}
+
+/// The key `decode` makes of the PEM file at `path` (`what` names it in the error).
+fn pem_key<K>(
+    path: &Path,
+    what: &'static str,
+    decode: impl FnOnce(&str) -> Result<K, String>,
+) -> Result<K, EvidenceError> {
+    decode(&read(path)?).map_err(|reason| EvidenceError::Key {
         path: path.display().to_string(),
-        what: "public key (SPKI)",
-        reason: e.to_string(),
+        what,
+        reason,
     })
 }
 

@@ -124,7 +124,7 @@ fn no_response(message: &str) -> Box<Mismatch> {
 /// rule of the model judges (SSP-ERR-3; `ENDPOINT_UNREACHABLE` travels with 502/503, seed
 /// §8.1).
 fn throttled(r: &Resp) -> bool {
-    THROTTLE.iter().any(|t| t.status == r.status)
+    crate::ssp::provider::env::throttling(r.status)
 }
 
 /// `allowed`, and [`THROTTLE`] too when `r` is throttled (only then: a failure's expected

@@ -38,7 +38,7 @@ async fn get_patiently(env: &mut Env, url: &str, cred: &Cred) -> Result<Option<R
         let Ok(r) = env.get(url, cred).await else {
             return Ok(None);
         };
-        if !matches!(r.status, 429 | 502 | 503) {
+        if !crate::ssp::provider::env::throttling(r.status) {
             return Ok(Some(r));
         }
         tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;

@@ -11,6 +11,12 @@ use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// Rate limiting, overload or an unreachable upstream (429, 502, 503): answers any SSP
+/// request may draw, judged by no rule of the request itself (SSP-ERR-3; seed §8.1). The one
+/// list the scripted checks, the model and the pre-flight wait or stop on.
+pub(crate) fn throttling(status: u16) -> bool {
+    matches!(status, 429 | 502 | 503)
+}
 /// A descriptor URL no skill has, derived from `known`, the descriptor URL of skill `id`:
 /// the id replaced by `unknown` when the URL contains it — a descriptor path of the
 /// provider's own layout, whose 404 is `SKILL_NOT_FOUND` (SSP-DISC-4; `true`) — else a
@@ -554,7 +560,7 @@ impl Env {
         loop {
             let sent = Instant::now();
             let r = self.get(&url, cred).await?;
-            if matches!(r.status, 429 | 502 | 503) {
+            if throttling(r.status) {
                 if Instant::now() >= hard_stop {
                     return Err(Finding::unsupported(format!(
                         "status polls of {url} kept being throttled (HTTP {})",

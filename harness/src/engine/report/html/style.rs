@@ -28,7 +28,7 @@ nav{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid #d0d
 .badge{display:inline-block;padding:0 .45em;border-radius:4px;font-size:12px;font-weight:600;border:1px solid #0002}\
 .lvl{font-size:11px;font-weight:600;color:#57606a}\
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #d8dee4;padding:3px 7px;vertical-align:top;text-align:left}\
-th{background:#f6f8fa}table.checks td:last-child{text-align:right;color:#57606a}small{font-size:12px;color:#57606a}\
+th{background:#f6f8fa}table.checks td:last-child{text-align:right;color:#57606a}\
 table.checks td:first-child{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}table.checks p{margin:0;font:12px/1.4 system-ui,sans-serif;color:#57606a}\
 section,article,details,h3{scroll-margin-top:3.5em}\
 table.areas th[scope=row]{white-space:nowrap;background:#fff}td.cells{max-width:34em}\
