@@ -156,7 +156,11 @@ const INVOKE_TRANSIENT: [Refusal; 5] = [
 
 /// The capability type no target defines (SSP-DISC-3's unknown filter value).
 const NO_SUCH_TYPE: &str = "conform-model-no-such-type";
-/// Pause between two status polls of [`Driver::await_terminal`].
+/// First pause between two status polls of [`Driver::await_terminal`]: the pause doubles
+/// after each poll up to [`POLL`], so a short execution is seen terminal within a few
+/// milliseconds of its end and a long one costs the target one poll per [`POLL`].
+const FIRST_POLL: Duration = Duration::from_millis(2);
+/// Longest pause between two status polls.
 const POLL: Duration = Duration::from_millis(25);
 /// Pause after a throttled poll (the wait's deadline moves by as much).
 const THROTTLED_POLL: Duration = Duration::from_millis(250);

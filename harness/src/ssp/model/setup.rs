@@ -176,7 +176,7 @@ fn units(p: &SspProfile, skills: &[Skill]) -> Vec<Unit> {
         let Some(skill) = skills.iter().position(|s| &s.id == id) else {
             continue;
         };
-        let inputs: Map<String, Value> = p.inputs_for(*role);
+        let inputs: Map<String, Value> = p.model_inputs_for(*role);
         match out
             .iter_mut()
             .find(|u| u.skill == skill && u.inputs == inputs)

@@ -16,7 +16,13 @@
 //! …
 //! [ssp.inputs]                  # role → inputs object used to invoke that role's skill
 //! instant = { message = "hello" }
+//! [ssp.model_inputs]            # optional: role → inputs the model uses instead
+//! slow = { delay_ms = 60 }
 //! ```
+//!
+//! `[ssp.model_inputs]` exists because the two readers of a role want different durations
+//! (issue 25): a scripted check reads a `slow` execution once and needs it still running
+//! then, while the model follows every execution it starts to its end and waits for each.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -128,6 +134,9 @@ pub struct SspProfile {
     /// Role → inputs object.
     #[serde(default)]
     pub inputs: BTreeMap<FixtureRole, Map<String, Value>>,
+    /// Role → inputs object the state-machine model invokes with instead of `inputs`.
+    #[serde(default)]
+    pub model_inputs: BTreeMap<FixtureRole, Map<String, Value>>,
 }
 
 /// Why the `[ssp]` table cannot be used.
@@ -177,6 +186,12 @@ impl SspProfile {
         ]
         .into_iter()
         .collect();
+        // The model follows each slow execution to its end, so each costs its length. The
+        // model holds a slow fixture to outlive a context timeout of 20 ms (it must end
+        // `timeout`): 60 ms leaves 40 ms for a busy provider to fire that timeout first.
+        let model_inputs = [(Slow, obj(serde_json::json!({"delay_ms": 60})))]
+            .into_iter()
+            .collect();
         Self {
             well_known: None,
             credentials: SspCredentials {
@@ -189,6 +204,7 @@ impl SspProfile {
             },
             roles,
             inputs,
+            model_inputs,
         }
     }
 
@@ -202,5 +218,13 @@ impl SspProfile {
     /// Inputs for a role (empty object when unset).
     pub fn inputs_for(&self, role: FixtureRole) -> Map<String, Value> {
         self.inputs.get(&role).cloned().unwrap_or_default()
+    }
+
+    /// Inputs the model invokes a role with: `[ssp.model_inputs]`, else `[ssp.inputs]`.
+    pub fn model_inputs_for(&self, role: FixtureRole) -> Map<String, Value> {
+        match self.model_inputs.get(&role) {
+            Some(i) => i.clone(),
+            None => self.inputs_for(role),
+        }
     }
 }

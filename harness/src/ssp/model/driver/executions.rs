@@ -12,8 +12,8 @@ use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
 use super::{
-    Driver, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP_MS, WAIT_GRACE_MS, or_throttled,
-    throttled,
+    Driver, FIRST_POLL, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP_MS, WAIT_GRACE_MS,
+    or_throttled, throttled,
 };
 
 impl Driver<'_> {
@@ -210,6 +210,7 @@ impl Driver<'_> {
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
         let hard_stop = started + span * 3;
         let mut running_since: Option<Instant> = None;
+        let mut pause = FIRST_POLL;
         loop {
             let sent = Instant::now();
             let r = self.send("GET", &url, None, &cred).await?;
@@ -255,8 +256,9 @@ impl Driver<'_> {
                     }
                 };
             }
-            tokio::time::sleep(POLL).await;
-            self.waited += POLL;
+            tokio::time::sleep(pause).await;
+            self.waited += pause;
+            pause = (pause * 2).min(POLL);
         }
     }
 
