@@ -297,6 +297,7 @@ async fn measure_once(
         harness_errors: 0,
         error: None,
         wall_time_ms: 0,
+        report: None,
     };
     if selected.is_empty() {
         result.error = Some("no check cites the fault's requirement IDs".into());
@@ -324,6 +325,7 @@ async fn measure_once(
                 };
                 result.caught_by = own;
                 result.failed_elsewhere = other;
+                result.report = Some(Box::new(report));
             }
             Err(e) => {
                 result.detection = Detection::HarnessError;
@@ -573,6 +575,18 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         )));
         // The Markdown and the exit code below include them.
     }
+    // The runs' reports leave the document (they are not part of it) for the matrix.
+    let mut columns: Vec<crate::reference_runs::Column> = (power.faults.iter_mut())
+        .filter_map(|f| Some((f.name.clone(), *f.report.take()?, None)))
+        .collect();
+    #[cfg(feature = "variants")]
+    columns.extend(
+        (power
+            .variants
+            .iter_mut()
+            .flat_map(|v| v.variants.iter_mut()))
+        .filter_map(|v| Some((format!("variant {}", v.name), *v.report.take()?, None))),
+    );
     let json = serde_json::to_string_pretty(&power).map_err(|e| PowerError::Io {
         path: args.out.join("suite-power.json"),
         source: std::io::Error::other(e),
@@ -603,10 +617,17 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
                 crate::engine::report::markdown::render(&report),
             ));
             files.push(("report.html", crate::engine::report::html::render(&report)));
+            report.suite_power = None;
+            let page = args.out.join("report.html");
+            columns.insert(0, ("reference (fault-free)".into(), report, Some(page)));
         }
         Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
     }
     write_files(&args.out, &files)?;
+    if !columns.is_empty() {
+        let page = crate::reference_runs::write_matrix(&args.out, columns)?;
+        eprintln!("matrix of the faults: {}", page.display());
+    }
     crate::reference_runs::print(&md)?;
     Ok(if power.is_complete() { 0 } else { 1 })
 }
@@ -643,6 +664,7 @@ mod tests {
             harness_errors: 0,
             error: None,
             wall_time_ms: 1,
+            report: None,
         }
     }
 

@@ -96,6 +96,10 @@ enum Command {
     /// digest against this conform's suite, and that its run was complete (exit 1 with the
     /// reasons on any mismatch).
     Verify(cli::verify::VerifyArgs),
+    /// Put several implementations' reports of one suite side by side: requirements as
+    /// rows, implementations as columns (matrix.html, .md, .json; reports of different
+    /// suites are refused).
+    Matrix(cli::matrix::MatrixArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -309,6 +313,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Diff(args) => cmd_diff(&args),
         Command::Merge(args) => cmd_merge(&args),
         Command::Verify(args) => cli::verify::execute(&args, &dir()?),
+        Command::Matrix(args) => cli::matrix::execute(&args),
     }
 }
 

@@ -35,6 +35,9 @@ pub enum PowerError {
     /// The async runtime could not start.
     #[error("starting the async runtime: {0}")]
     Runtime(std::io::Error),
+    /// The runs' matrix could not be made.
+    #[error(transparent)]
+    Matrix(#[from] crate::engine::report::matrix::MatrixError),
 }
 
 /// Loads every registered protocol's suite.
@@ -129,6 +132,45 @@ pub fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<(), PowerErro
         std::fs::write(&path, text).map_err(|source| PowerError::Io { path, source })?;
     }
     Ok(())
+}
+
+/// One column of the matrix of `conform faults` or `conform variants`: its name, its run's
+/// report, and where that report's page already is (`None`: written under `runs/<name>/`).
+pub type Column = (String, Report, Option<PathBuf>);
+
+/// Writes the matrix of the runs (issue 30 item 2: faults or variants as columns) into
+/// `out/matrix.{html,md,json}`, and each run's `report.json` and `report.html` not yet
+/// written into `out/runs/<name>/`, so every cell links the failing checks it names.
+pub fn write_matrix(out: &Path, columns: Vec<Column>) -> Result<PathBuf, PowerError> {
+    use crate::engine::report::{html, json, matrix};
+    let io = |path: PathBuf| move |source| PowerError::Io { path, source };
+    let mut inputs = Vec::with_capacity(columns.len());
+    for (name, report, page) in columns {
+        let page = match page {
+            Some(p) => p,
+            None => {
+                let dir = out.join("runs").join(&name);
+                let text = json::render(&report)
+                    .map_err(|e| io(dir.join("report.json"))(std::io::Error::other(e)))?;
+                write_files(
+                    &dir,
+                    &[
+                        ("report.json", text),
+                        ("report.html", html::render(&report)),
+                    ],
+                )?;
+                dir.join("report.html")
+            }
+        };
+        inputs.push(matrix::Input {
+            name: Some(name),
+            html: matrix::relative(&page, out),
+            report,
+        });
+    }
+    let m = matrix::build(&inputs)?;
+    matrix::write(&m, out).map_err(io(out.join("matrix.*")))?;
+    Ok(out.join("matrix.html"))
 }
 
 /// Prints a command's Markdown on standard output: a reader that went away ends it quietly

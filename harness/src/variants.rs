@@ -75,6 +75,7 @@ pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) ->
         harness_errors: Vec::new(),
         error: None,
         wall_time_ms: 0,
+        report: None,
     };
     match run_configured(
         config,
@@ -92,6 +93,7 @@ pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) ->
             result.failures = failed(&report);
             result.warnings = with_verdict(&report, true);
             result.harness_errors = harness_errors(&report);
+            result.report = Some(Box::new(report));
         }
         Err(e) => result.error = Some(e),
     }
@@ -203,13 +205,16 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         .build()
         .map_err(PowerError::Runtime)?;
     let progress: VariantProgressFn = Arc::new(print_progress);
-    let accepted = rt.block_on(measure(
+    let mut accepted = rt.block_on(measure(
         &selected,
         &suites,
         usize::from(args.parallel),
         usize::from(args.jobs),
         Some(progress),
     ));
+    let columns: Vec<crate::reference_runs::Column> = (accepted.variants.iter_mut())
+        .filter_map(|v| Some((v.name.clone(), *v.report.take()?, None)))
+        .collect();
     let md = render_variants_markdown(&accepted);
     let json = serde_json::to_string_pretty(&accepted).map_err(|e| PowerError::Io {
         path: args.out.join("variants.json"),
@@ -219,6 +224,10 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         &args.out,
         &[("variants.json", json), ("variants.md", md.clone())],
     )?;
+    if !columns.is_empty() {
+        let page = crate::reference_runs::write_matrix(&args.out, columns)?;
+        eprintln!("matrix of the variants: {}", page.display());
+    }
     crate::reference_runs::print(&md)?;
     Ok(if accepted.is_complete() { 0 } else { 1 })
 }

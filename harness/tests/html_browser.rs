@@ -308,3 +308,145 @@ return {dom: n.domContentLoadedEventEnd, load: n.loadEventEnd}; })()",
     std::fs::write(&shot, b.screenshot().unwrap()).unwrap();
     eprintln!("screenshot: {}", shot.display());
 }
+
+/// The conformance matrix's page budget for ten implementations of the full suite (issue 30:
+/// "stays small"; measured 2026-12-05 at the size printed by the test below).
+const MATRIX_TEN_BUDGET: usize = 200_000;
+
+/// `r` with requirement `id` failed by its first citing result (a failure the matrix links).
+fn failing(mut r: Report, id: &str) -> (Report, String) {
+    use conform::engine::report::MatrixStatus;
+    use conform::engine::verdict::{Verdict, Violation};
+    let c = r
+        .checks
+        .iter_mut()
+        .find(|c| c.requirements.iter().any(|q| q == id))
+        .unwrap();
+    c.verdict = Verdict::Fail(Violation {
+        check: c.check.clone(),
+        requirements: vec![id.into()],
+        step: None,
+        pointer: String::new(),
+        expected: Value::Null,
+        observed: Value::Null,
+        message: "broken on purpose".into(),
+        transcript: Vec::new(),
+        completed: false,
+    });
+    let failed = c.id.clone();
+    let row = r.requirements.iter_mut().find(|q| q.id == id).unwrap();
+    row.status = MatrixStatus::Fail;
+    row.failed += 1;
+    (r, failed)
+}
+
+/// Issue 30: ten implementations of the full suite side by side — one that fails a rule,
+/// one whose run was partial — fit a small page that loads in Chromium without error, puts
+/// the disagreement first, links the failing check into that implementation's own report,
+/// and never draws an untested cell as passed. Screenshot under `target/tmp/html-report/`.
+#[test]
+fn matrix_of_ten_implementations_reads_in_a_real_browser() {
+    use conform::engine::report::matrix::{self, Input};
+    let json_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/reference/report.json");
+    let clean: Report =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let (broken, failed_check) = failing(clean.clone(), "PV-EN-2");
+    let broken_page = artifacts().join("matrix-broken-report.html");
+    std::fs::write(&broken_page, html::render(&broken)).unwrap();
+    let mut partial = clean.clone();
+    partial.requirements.retain(|q| q.suite == "ssp");
+    partial.completeness.partial = vec!["--suite ssp".into()];
+    let mut inputs: Vec<Input> = (0..8)
+        .map(|i| Input {
+            name: Some(format!("implementation {i}")),
+            report: clean.clone(),
+            html: None,
+        })
+        .collect();
+    inputs.push(Input {
+        name: Some("broken".into()),
+        report: broken,
+        html: Some("matrix-broken-report.html".into()),
+    });
+    inputs.push(Input {
+        name: Some("ssp only".into()),
+        report: partial,
+        html: None,
+    });
+    let m = matrix::build(&inputs).unwrap();
+    let page = matrix::html::render(&m);
+    let path = artifacts().join("matrix.html");
+    std::fs::write(&path, &page).unwrap();
+    eprintln!(
+        "matrix page: {} implementations × {} requirements, {} bytes ({:.0} KB), {}",
+        m.columns.len(),
+        m.rows.len(),
+        page.len(),
+        page.len() as f64 / 1024.0,
+        path.display()
+    );
+    assert!(
+        page.len() < MATRIX_TEN_BUDGET,
+        "matrix page is {} bytes, budget {MATRIX_TEN_BUDGET}",
+        page.len()
+    );
+    let Some(chromium) = chromium("matrix_of_ten_implementations_reads_in_a_real_browser") else {
+        return;
+    };
+    let mut b = cdp::Browser::launch(&chromium, 1280, 800).unwrap();
+    b.navigate(&format!("file://{}", path.display())).unwrap();
+    let shot = artifacts().join("matrix.png");
+    std::fs::write(&shot, b.screenshot().unwrap()).unwrap();
+    eprintln!("screenshot of the matrix: {}", shot.display());
+    assert_eq!(b.errors(), Vec::<String>::new(), "console errors on load");
+    matrix_reads(&mut b, &failed_check);
+}
+
+fn matrix_reads(b: &mut cdp::Browser, failed_check: &str) {
+    // The rows up to the second group header: the disagreements, the failing one among them.
+    let lead = b
+        .eval("(() => { const rows = [...document.querySelectorAll('#matrix tbody tr')]; const next = rows.findIndex((r, i) => i > 0 && r.classList.contains('grp')); return [rows[0].innerText, rows.slice(1, next).map(r => r.innerText)]; })()")
+        .unwrap();
+    assert!(
+        lead[0].as_str().unwrap().contains("disagree"),
+        "the disagreements lead: {}",
+        lead[0]
+    );
+    let rows = lead[1].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r.as_str().unwrap().starts_with("PV-EN-2")
+                && r.as_str().unwrap().contains("✗ fail")),
+        "the failed rule is among them"
+    );
+    assert!(
+        rows.iter().all(|r| r.as_str().unwrap().contains('≠')),
+        "only disagreements there"
+    );
+    let link = b
+        .eval(&format!(
+            "(() => {{ const a = [...document.querySelectorAll('#matrix a')].find(a => a.textContent === {}); return a && a.getAttribute('href'); }})()",
+            json!(failed_check)
+        ))
+        .unwrap();
+    let href = link.as_str().unwrap(); // null: the failing check is not linked
+    let (file, anchor) = href.split_once('#').unwrap();
+    let target = std::fs::read_to_string(artifacts().join(file)).unwrap();
+    assert!(
+        target.contains(&format!("id=\"{anchor}\"")),
+        "{href} points at the failure in that report"
+    );
+    let colours = b
+        .eval("(() => { const bg = s => getComputedStyle(document.querySelector(s)).backgroundColor; return [bg('td.pass'), bg('td.untested')]; })()")
+        .unwrap();
+    assert_ne!(colours[0], colours[1], "untested is never drawn as passed");
+    let partial = b
+        .eval("(() => { const r = document.querySelector('#implementations tr.incomplete'); return r && r.innerText; })()")
+        .unwrap();
+    assert!(
+        partial
+            .as_str()
+            .is_some_and(|t| t.contains("ssp only") && t.contains("NOT COMPLETE")),
+        "the partial run is marked: {partial}"
+    );
+}

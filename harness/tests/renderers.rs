@@ -74,6 +74,7 @@ fn report() -> Report {
         observed: json!({"status": 201, "body": {"thread": {"id": "th_9"}}}),
         message: "expected refusal HTTP 400 body_too_long, got HTTP 201".into(),
         transcript: vec![exchange()],
+        completed: false,
     };
     let mut checks = vec![
         result(
@@ -382,6 +383,7 @@ fn suite_power_section() {
                 harness_errors: 0,
                 error: None,
                 wall_time_ms: 10,
+                report: None,
             },
             FaultResult {
                 name: "read-thread-flat".into(),
@@ -397,6 +399,7 @@ fn suite_power_section() {
                 harness_errors: 0,
                 error: None,
                 wall_time_ms: 10,
+                report: None,
             },
         ],
         requirements: vec![

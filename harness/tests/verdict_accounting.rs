@@ -201,6 +201,7 @@ mod attribution {
             observed: Value::Null,
             message: "counterexample".into(),
             transcript: Vec::new(),
+            completed: false,
         };
         let model = result(
             "model/x",
@@ -230,5 +231,36 @@ mod attribution {
             "only the violated ID is red; the others keep their other evidence; a pass \
              without exchanges is no evidence"
         );
+    }
+
+    /// A warning collected by a check that ran to its end (SSP-INV-5/overrun warning on
+    /// SSP-ERR-3 for the `EXECUTION_TIMEOUT` alias) is evidence for the rules it does not
+    /// name; a warning that stopped its check is not. Found by the conformance matrix of the
+    /// legal variant `ssp-execution-timeout-alias`: SSP-INV-5 was `untested` and the run of a
+    /// correct server exited 1 as incomplete.
+    #[test]
+    fn a_completed_warning_is_evidence_for_the_rules_it_does_not_name() {
+        let warning = |completed| Violation {
+            check: "SSP-INV-5/overrun".into(),
+            requirements: vec!["SSP-ERR-3".into()],
+            step: None,
+            pointer: String::new(),
+            expected: Value::Null,
+            observed: Value::Null,
+            message: "EXECUTION_TIMEOUT is an alias".into(),
+            transcript: Vec::new(),
+            completed,
+        };
+        for (completed, inv5) in [(true, MatrixStatus::Pass), (false, MatrixStatus::Untested)] {
+            let check = result(
+                "SSP-INV-5/overrun",
+                &["SSP-INV-5", "SSP-ERR-3"],
+                Verdict::Warn(warning(completed)),
+            );
+            let mut rows = vec![row("SSP-INV-5"), row("SSP-ERR-3")];
+            judge_matrix(&mut rows, &[check]);
+            let status: Vec<MatrixStatus> = rows.iter().map(|r| r.status).collect();
+            assert_eq!(status, [inv5, MatrixStatus::Warn], "completed: {completed}");
+        }
     }
 }

@@ -163,10 +163,15 @@ pub fn verdict(
         observed: f.observed.clone(),
         message: f.message.clone(),
         transcript: exchanges.to_vec(),
+        completed: false,
     };
     match result {
+        // Warnings collected on the way: the check still judged everything else it cites.
         Ok(()) => match warnings.first() {
-            Some(w) => Verdict::Warn(violation(w)),
+            Some(w) => Verdict::Warn(Violation {
+                completed: true,
+                ..violation(w)
+            }),
             None => Verdict::Pass,
         },
         Err(f) => match f.severity {

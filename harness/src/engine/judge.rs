@@ -141,7 +141,8 @@ pub fn matrix(suites: &[Suite], checks: &[CheckResult]) -> Vec<RequirementRow> {
 /// shards' matrix with it.
 ///
 /// Issue 26's accounting: a failing result fails only the IDs it violated
-/// ([`CheckResult::violated`]); a pass counts only with exchanges behind it; a self-test
+/// ([`CheckResult::violated`]); a pass counts only with exchanges behind it, and so does a
+/// warning of a check that ran to its end, for the IDs it does not name; a self-test
 /// (conform's own validator) is no evidence at all; a requirement is `n/a` only when every
 /// check citing it could not apply for the target's reasons, and `untested` whenever a check
 /// was left unjudged (the profile's gap, a harness error, a failure on another ID).
@@ -163,6 +164,8 @@ pub fn judge_matrix(rows: &mut [RequirementRow], checks: &[CheckResult]) {
                 Verdict::Pass if c.exchanges > 0 => e.passed += 1,
                 Verdict::Fail(_) if blamed => e.failed += 1,
                 Verdict::Warn(_) if blamed => e.warned += 1,
+                // A check that ran to its end judged the rules its warning does not name.
+                Verdict::Warn(v) if v.completed && c.exchanges > 0 => e.passed += 1,
                 Verdict::Unsupported {
                     cause: Cause::Target,
                     ..

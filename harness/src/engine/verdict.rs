@@ -128,4 +128,9 @@ pub struct Violation {
     /// Every request/response exchanged by the check, in order.
     #[serde(default)]
     pub transcript: Vec<Exchange>,
+    /// The check ran to its end and only collected this as a warning: the rules it cites
+    /// that this violation does not name were judged and held (evidence for them). `false`
+    /// when it stopped here: those rules went unjudged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub completed: bool,
 }

@@ -54,6 +54,7 @@ impl Check for BindingsOffered {
                         missing.join(", ")
                     ),
                     transcript: Vec::new(),
+                    completed: false,
                 })
             };
             CheckOutcome::verdict(verdict)

@@ -157,6 +157,7 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
                     h.step
                 ),
                 transcript: Vec::new(),
+                completed: false,
             });
         }
     }
@@ -170,6 +171,7 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
             observed: json!({"mcp_steps": mcp.len()}),
             message: "the vector stopped at a different step on each binding".into(),
             transcript: Vec::new(),
+            completed: false,
         });
     }
     Verdict::Pass
@@ -283,6 +285,7 @@ mod tests {
                 observed: json!(null),
                 message: "m".into(),
                 transcript: Vec::new(),
+                completed: false,
             })
         };
         let run = |verdict: Verdict, n: usize| {

@@ -146,6 +146,7 @@ impl PreRouting {
             observed: json!(found),
             message: found.join("; "),
             transcript: exchanges.to_vec(),
+            completed: false,
         };
         if !fails.is_empty() {
             return Verdict::Fail(violation(self.requirements.clone(), &fails));

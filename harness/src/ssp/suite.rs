@@ -121,6 +121,7 @@ impl Check for ValidatorVectors {
                         observed: Value::String(message.clone()),
                         message: format!("validator vector {}::{} failed: {message}", lv.group, lv.vector.id),
                         transcript: Vec::new(),
+                        completed: false,
                     };
                     return CheckOutcome::verdict(if self.must { Verdict::Fail(v) } else { Verdict::Warn(v) });
                 }

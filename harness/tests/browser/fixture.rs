@@ -77,6 +77,7 @@ fn violation(check: &str, req: &str, message: &str) -> Violation {
         observed: json!({"status": 201, "note": HOSTILE}),
         message: message.into(),
         transcript: vec![exchange()],
+        completed: false,
     }
 }
 

@@ -271,6 +271,7 @@ impl OracleCheck {
                 first.message
             ),
             transcript: first.exchanges.clone(),
+            completed: false,
         };
         CheckOutcome {
             verdict: if self.oracle.warns {

@@ -27,6 +27,7 @@ pub(crate) fn violation(message: &str) -> Violation {
         observed: json!(500),
         message: message.into(),
         transcript: Vec::new(),
+        completed: false,
     }
 }
 

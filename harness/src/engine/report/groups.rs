@@ -317,6 +317,7 @@ mod tests {
                 observed,
                 message: "value differs".into(),
                 transcript: Vec::new(),
+                completed: false,
             }),
             baseline: None,
             duration_ms: 1,

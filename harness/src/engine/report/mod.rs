@@ -11,6 +11,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod matrix;
 pub mod power;
 pub mod renderer;
 pub mod sarif;
@@ -270,6 +271,14 @@ impl MatrixStatus {
             Self::Warn => "warn",
             Self::NotApplicable => "n/a",
             Self::Untested => "untested",
+        }
+    }
+
+    /// Its CSS class in the HTML pages (the report's and the matrix's).
+    pub fn css_class(self) -> &'static str {
+        match self {
+            Self::NotApplicable => "na",
+            s => s.as_str(),
         }
     }
 }

@@ -94,6 +94,10 @@ pub struct FaultResult {
     pub error: Option<String>,
     /// Wall time of the run.
     pub wall_time_ms: u64,
+    /// The run's whole report, kept in memory for the matrix and the run's own pages
+    /// (`conform faults`/`variants` write them); not part of this document.
+    #[serde(skip)]
+    pub report: Option<Box<super::Report>>,
 }
 
 /// Whether some fault tagged with a requirement is caught on that requirement.
@@ -207,6 +211,10 @@ pub struct VariantResult {
     pub error: Option<String>,
     /// Wall time of the run.
     pub wall_time_ms: u64,
+    /// The run's whole report, kept in memory for the matrix and the run's own pages
+    /// (`conform faults`/`variants` write them); not part of this document.
+    #[serde(skip)]
+    pub report: Option<Box<super::Report>>,
 }
 
 impl VariantResult {

@@ -100,6 +100,7 @@ impl HistoryCheck {
                 observed: json!(observed),
                 message: f.message,
                 transcript: f.run.exchanges.clone(),
+                completed: false,
             };
             return CheckOutcome {
                 verdict: Verdict::Fail(violation),

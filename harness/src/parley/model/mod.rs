@@ -221,6 +221,7 @@ impl Check for ModelCheck {
                         expected: cx.mismatch.expected.clone(),
                         observed: cx.mismatch.observed.clone(),
                         message: transcript::render(&cx, &replay, false),
+                        completed: false,
                         transcript: exchanges.clone(),
                     };
                     CheckOutcome {

@@ -106,14 +106,18 @@ impl ModelCheck {
 
     fn verdict_of(&self, run: runner::ModelRun, replay: &str) -> CheckOutcome {
         match run.result {
+            // The search ran to its end; the warnings were collected on the way.
             ModelResult::Passed => match run.warnings.first() {
-                Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(self.violation(
-                    vec![(*rule).to_string()],
-                    serde_json::json!(rule),
-                    serde_json::json!(w),
-                    w.clone(),
-                    Vec::new(),
-                ))),
+                Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(Violation {
+                    completed: true,
+                    ..self.violation(
+                        vec![(*rule).to_string()],
+                        serde_json::json!(rule),
+                        serde_json::json!(w),
+                        w.clone(),
+                        Vec::new(),
+                    )
+                })),
                 None => CheckOutcome::verdict(Verdict::Pass),
             },
             ModelResult::Unsupported(cause, reason) => {
@@ -163,6 +167,7 @@ impl ModelCheck {
             observed,
             message,
             transcript,
+            completed: false,
         }
     }
 }

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use super::charts;
 use super::verdicts::Tally;
 use crate::engine::report::junit::escape;
-use crate::engine::report::{MatrixStatus, Report, RequirementRow, anchor};
+use crate::engine::report::{Report, RequirementRow, anchor};
 
 /// One area: its prefix, a name taken from its rows, and its requirements in report order.
 pub(super) struct Area<'a> {
@@ -84,17 +84,6 @@ fn most_common<'a>(names: impl Iterator<Item = &'a str>) -> &'a str {
         .unwrap_or("")
 }
 
-/// CSS class of a matrix status.
-pub(super) fn status_class(s: MatrixStatus) -> &'static str {
-    match s {
-        MatrixStatus::Pass => "pass",
-        MatrixStatus::Fail => "fail",
-        MatrixStatus::Warn => "warn",
-        MatrixStatus::NotApplicable => "na",
-        MatrixStatus::Untested => "untested",
-    }
-}
-
 /// The heat map: a row per area.
 pub(super) fn render(o: &mut String, r: &Report, areas: &[Area<'_>]) {
     let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
@@ -147,7 +136,7 @@ fn area_row(o: &mut String, a: &Area<'_>) {
         let _ = write!(
             o,
             "<a class=\"cell {}\" href=\"#{}\" title=\"{name}\" aria-label=\"{name}\">{}</a>",
-            status_class(row.status),
+            row.status.css_class(),
             anchor(&row.id),
             escape(suffix)
         );

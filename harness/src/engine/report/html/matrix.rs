@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::areas::{Area, status_class};
+use super::areas::Area;
 use super::verdicts::{Kind, Tally};
 use crate::engine::report::junit::escape;
 use crate::engine::report::{CheckResult, MatrixStatus, Report, RequirementRow, anchor};
@@ -47,7 +47,7 @@ fn requirement(o: &mut String, row: &RequirementRow, by_id: &BTreeMap<&str, &Che
         tally.add(c);
     }
     let open = matches!(row.status, MatrixStatus::Fail | MatrixStatus::Warn);
-    let cls = status_class(row.status);
+    let cls = row.status.css_class();
     let _ = write!(
         o,
         "<details class=\"req fi\" id=\"{}\"{}><summary><code>{}</code> <span class=\"lvl\">{}</span> \

@@ -46,6 +46,7 @@ impl RunState<'_> {
                 None => m.message,
             },
             transcript: self.exchanges.clone(),
+            completed: false,
         };
         if self.required {
             Verdict::Fail(v)
