@@ -9,7 +9,8 @@
 #   bash fuzz/smoke.sh                        # every target, 30 s each, 2 at a time
 #   FUZZ_SECONDS=600 FUZZ_JOBS=1 bash fuzz/smoke.sh parley_http   # one longer campaign
 #
-# FUZZ_INSTRUMENT: `ours` (default) instruments this repository's crates only
+# The targets are built by .clusterfuzzlite/build.sh (outside Docker, into a temp $OUT), as
+# ClusterFuzzLite builds them. FUZZ_INSTRUMENT: `ours` (default) instruments this repository's crates only
 # (fuzz/sancov-rustc.sh says why: 1.3-3.6x the executions per second), `all` every crate as
 # cargo fuzz does (dependencies' edges guide too; slower). Each has its own target dir,
 # FUZZ_TARGET_DIR, default $HOME/.cache/conform-fuzz-target-<instrument> (other flags than
@@ -25,57 +26,31 @@ jobs=${FUZZ_JOBS:-2}
 out=${FUZZ_OUT:-$(mktemp -d)}
 instrument=${FUZZ_INSTRUMENT:-ours}
 fuzz_target_dir=${FUZZ_TARGET_DIR:-$HOME/.cache/conform-fuzz-target-$instrument}
-triple=$(rustc -vV | sed -n 's/^host: //p')
-
 all=$(sed -n 's/^name = "\([a-z_]*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^conform-fuzz$' || true)
 targets=${*:-$all}
 [ -n "$targets" ] || { echo "fuzz/smoke.sh: no targets in fuzz/Cargo.toml" >&2; exit 2; }
 
-sancov="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
--Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
--Cllvm-args=-sanitizer-coverage-trace-compares"
-common="--cfg fuzzing -Cdebug-assertions -Coverflow-checks"
-# The wrapper's flags are invisible to cargo's fingerprints: a cfg naming a digest of the
-# wrapper and its flags is, so editing either rebuilds every crate instead of leaving
-# dependencies instrumented the old way. The wrapper is set for the build only (not for the
-# seed-corpus run below, nor over a caller's own RUSTC_WRAPPER elsewhere).
-case $instrument in
-ours)
-  digest=$(cat fuzz/sancov-rustc.sh - <<<"$sancov" | sha256sum | cut -c1-16)
-  build_env=(RUSTC_WRAPPER="$root/fuzz/sancov-rustc.sh" CONFORM_FUZZ_ROOT="$root"
-    CONFORM_SANCOV_FLAGS="$sancov" RUSTFLAGS="$common --cfg conform_sancov_$digest")
-  what="this repository's crates" ;;
-all)
-  build_env=(RUSTFLAGS="$sancov $common")
-  what="every crate" ;;
-*)
-  echo "fuzz/smoke.sh: FUZZ_INSTRUMENT is ours or all, not '$instrument'" >&2
-  exit 2 ;;
-esac
-echo "== building fuzz/ with libFuzzer instrumentation of $what ($fuzz_target_dir)"
-env "${build_env[@]}" CARGO_TARGET_DIR="$fuzz_target_dir" \
-  cargo build --release --locked --manifest-path fuzz/Cargo.toml --target "$triple" --bins
-bin_dir=$fuzz_target_dir/$triple/release
-
-echo "== seed corpora from the golden vectors"
-# SEED_CORPUS_BIN: the generator already built (.ci/run passes its `cargo test` build's).
-if [ -n "${SEED_CORPUS_BIN:-}" ]; then
-  "$SEED_CORPUS_BIN" "$out/corpus"
-else
-  cargo run -q -p conform-fuzz-targets --bin seed-corpus "$out/corpus"
-fi
+# The build ClusterFuzzLite runs (issue 30 item 6): binaries, seed corpora and dictionaries
+# in $bin_dir, so CI builds the instrumented targets once and a broken build.sh fails it.
+bin_dir=$out/build
+FUZZ_INSTRUMENT=$instrument FUZZ_TARGET_DIR=$fuzz_target_dir FUZZ_TARGETS="$targets" \
+  OUT=$bin_dir bash .clusterfuzzlite/build.sh
+for t in $targets; do
+  mkdir -p "$out/corpus/$t"
+  python3 -m zipfile -e "$bin_dir/${t}_seed_corpus.zip" "$out/corpus/$t"
+done
 
 run_one() {
   local t=$1
   local dir=$out/$t rc=0
   mkdir -p "$dir" "$out/corpus/$t"
   # -timeout: one input over 10 s is a hang; -rss_limit_mb: memory growth is a finding.
-  # harness_parsers: inputs bounded like its seeds (HARNESS_PARSERS_MAX_LEN in
-  # fuzz-targets/src/seeds.rs): whole 600 KB vector files cost ~2 ms per execution.
-  local extra=()
-  [ "$t" = harness_parsers ] && extra=(-max_len=16384)
+  # A target's max_len is the one build.sh gives ClusterFuzzLite (<target>.options).
+  local extra=() max_len
+  max_len=$(sed -n 's/^max_len = //p' "$bin_dir/$t.options" 2>/dev/null || true)
+  [ -n "$max_len" ] && extra=(-max_len="$max_len")
   "$bin_dir/$t" "$out/corpus/$t" "${extra[@]}" -max_total_time="$secs" -seed="$seed" \
-    -dict=fuzz/parley.dict -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -dict="$bin_dir/$t.dict" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$dir/" >"$dir/log" 2>&1 || rc=$?
   echo "$rc" >"$dir/rc"
 }
