@@ -526,6 +526,34 @@ pub fn catalogue_markdown() -> String {
     out
 }
 
+/// The matrix's columns: each run's report, taken out of `power` (they are not part of the
+/// document), named by its fault (or variant).
+fn matrix_columns(power: &mut SuitePower) -> Vec<crate::reference_runs::Column> {
+    let mut columns: Vec<crate::reference_runs::Column> = (power.faults.iter_mut())
+        .filter_map(|f| Some((f.name.clone(), *f.report.take()?, None)))
+        .collect();
+    #[cfg(feature = "variants")]
+    columns.extend(
+        (power
+            .variants
+            .iter_mut()
+            .flat_map(|v| v.variants.iter_mut()))
+        .filter_map(|v| Some((format!("variant {}", v.name), *v.report.take()?, None))),
+    );
+    columns
+}
+
+/// A fault's run with fewer checks than the fault-free run's `all` was targeted (only the
+/// checks citing its IDs): its column says so, since every other requirement is untested.
+fn mark_targeted(columns: &mut [crate::reference_runs::Column], all: usize) {
+    for (_, report, _) in columns.iter_mut() {
+        if report.checks.len() < all {
+            (report.completeness.partial)
+                .push("targeted: only the checks citing the fault's requirement IDs".into());
+        }
+    }
+}
+
 /// Runs `conform faults`: measures, writes `suite-power.json` and `.md` under `--out`,
 /// prints the Markdown. Exit code 0 when every fault is caught on its own IDs and the
 /// fault-free reference fails nothing, else 1.
@@ -575,18 +603,7 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         )));
         // The Markdown and the exit code below include them.
     }
-    // The runs' reports leave the document (they are not part of it) for the matrix.
-    let mut columns: Vec<crate::reference_runs::Column> = (power.faults.iter_mut())
-        .filter_map(|f| Some((f.name.clone(), *f.report.take()?, None)))
-        .collect();
-    #[cfg(feature = "variants")]
-    columns.extend(
-        (power
-            .variants
-            .iter_mut()
-            .flat_map(|v| v.variants.iter_mut()))
-        .filter_map(|v| Some((format!("variant {}", v.name), *v.report.take()?, None))),
-    );
+    let mut columns = matrix_columns(&mut power);
     let json = serde_json::to_string_pretty(&power).map_err(|e| PowerError::Io {
         path: args.out.join("suite-power.json"),
         source: std::io::Error::other(e),
@@ -618,16 +635,14 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
             ));
             files.push(("report.html", crate::engine::report::html::render(&report)));
             report.suite_power = None;
+            mark_targeted(&mut columns, report.checks.len());
             let page = args.out.join("report.html");
             columns.insert(0, ("reference (fault-free)".into(), report, Some(page)));
         }
         Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
     }
     write_files(&args.out, &files)?;
-    if !columns.is_empty() {
-        let page = crate::reference_runs::write_matrix(&args.out, columns)?;
-        eprintln!("matrix of the faults: {}", page.display());
-    }
+    crate::reference_runs::write_matrix_or_warn(&args.out, columns, "faults");
     crate::reference_runs::print(&md)?;
     Ok(if power.is_complete() { 0 } else { 1 })
 }

@@ -149,7 +149,7 @@ pub fn write_matrix(out: &Path, columns: Vec<Column>) -> Result<PathBuf, PowerEr
         let page = match page {
             Some(p) => p,
             None => {
-                let dir = out.join("runs").join(&name);
+                let dir = out.join("runs").join(folder(&name));
                 let text = json::render(&report)
                     .map_err(|e| io(dir.join("report.json"))(std::io::Error::other(e)))?;
                 write_files(
@@ -171,6 +171,38 @@ pub fn write_matrix(out: &Path, columns: Vec<Column>) -> Result<PathBuf, PowerEr
     let m = matrix::build(&inputs)?;
     matrix::write(&m, out).map_err(io(out.join("matrix.*")))?;
     Ok(out.join("matrix.html"))
+}
+
+/// [`write_matrix`], its outcome printed on standard error: the measurement's own files
+/// are written and its verdict stands whether or not the matrix could be.
+pub fn write_matrix_or_warn(out: &Path, columns: Vec<Column>, of: &str) {
+    if columns.is_empty() {
+        return;
+    }
+    match write_matrix(out, columns) {
+        Ok(page) => eprintln!("matrix of the {of}: {}", page.display()),
+        Err(e) => eprintln!("warning: the matrix of the {of} was not written: {e}"),
+    }
+}
+
+/// A run's folder under `runs/`: its name with every character but `[A-Za-z0-9._-]` as `-`
+/// (no separator, no space, never `..` alone).
+fn folder(name: &str) -> String {
+    let f: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if f.chars().all(|c| c == '.') {
+        format!("run{f}")
+    } else {
+        f
+    }
 }
 
 /// Prints a command's Markdown on standard output: a reader that went away ends it quietly

@@ -224,10 +224,7 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         &args.out,
         &[("variants.json", json), ("variants.md", md.clone())],
     )?;
-    if !columns.is_empty() {
-        let page = crate::reference_runs::write_matrix(&args.out, columns)?;
-        eprintln!("matrix of the variants: {}", page.display());
-    }
+    crate::reference_runs::write_matrix_or_warn(&args.out, columns, "variants");
     crate::reference_runs::print(&md)?;
     Ok(if accepted.is_complete() { 0 } else { 1 })
 }

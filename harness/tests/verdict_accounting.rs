@@ -263,4 +263,29 @@ mod attribution {
             assert_eq!(status, [inv5, MatrixStatus::Warn], "completed: {completed}");
         }
     }
+
+    /// Every collected warning's rule is named, not only the first one's: SSP-INV-5/overrun
+    /// warning on SSP-ERR-3 (the alias) and then on SSP-INV-5 (no `retry`) leaves SSP-INV-5
+    /// `warn`, never credited as passed by the check having run to its end.
+    #[test]
+    fn every_warning_of_a_completed_check_is_named() {
+        use conform::engine::finding::{Finding, verdict};
+        let warnings = vec![
+            Finding::warn("", Value::Null, Value::Null, "alias").on(&["SSP-ERR-3"]),
+            Finding::warn("", Value::Null, Value::Null, "no retry").on(&["SSP-INV-5"]),
+        ];
+        let cited = ["SSP-INV-5".to_string(), "SSP-ERR-3".to_string()];
+        let v = verdict("SSP-INV-5/overrun", &cited, true, Ok(()), &warnings, &[]);
+        let Verdict::Warn(violation) = &v else {
+            panic!("{v:?}")
+        };
+        assert!(violation.completed);
+        assert_eq!(violation.requirements, ["SSP-ERR-3", "SSP-INV-5"]);
+        let mut check = result("SSP-INV-5/overrun", &["SSP-INV-5", "SSP-ERR-3"], v.clone());
+        check.exchanges = 3;
+        let mut rows = vec![row("SSP-INV-5"), row("SSP-ERR-3")];
+        judge_matrix(&mut rows, &[check]);
+        let status: Vec<MatrixStatus> = rows.iter().map(|r| r.status).collect();
+        assert_eq!(status, [MatrixStatus::Warn, MatrixStatus::Warn]);
+    }
 }

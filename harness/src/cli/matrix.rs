@@ -29,8 +29,9 @@ fn read(path: &Path, out: &Path) -> anyhow::Result<(Report, Option<String>)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {shown}"))?;
     let report: Report = serde_json::from_str(&text)
         .with_context(|| format!("{shown} is not a conform report of this format"))?;
-    // Cells link the failing checks in the report's own page, when it sits beside it.
-    let html = path.with_file_name("report.html");
+    // Cells link the failing checks in the report's own page, when it sits beside it
+    // under the same name (`conform run` writes report.json and report.html).
+    let html = path.with_extension("html");
     let link = if html.is_file() {
         matrix::relative(&html, out)
     } else {
@@ -69,10 +70,10 @@ pub(crate) fn execute(args: &MatrixArgs) -> anyhow::Result<u8> {
     )];
     for c in &m.columns {
         lines.push(format!(
-            "  {}: MUST {}/{}, SHOULD {}/{}, exit {}{}",
+            "  {}: MUST + REC {}/{}, SHOULD {}/{}, exit {}{}",
             c.name,
-            c.must.passed,
-            c.must.of,
+            c.required.passed,
+            c.required.of,
             c.should.passed,
             c.should.of,
             c.exit_code,

@@ -166,12 +166,22 @@ pub fn verdict(
         completed: false,
     };
     match result {
-        // Warnings collected on the way: the check still judged everything else it cites.
+        // Warnings collected on the way: the check still judged everything else it cites,
+        // and the violation names the rules of every warning (each one is `warn`).
         Ok(()) => match warnings.first() {
-            Some(w) => Verdict::Warn(Violation {
-                completed: true,
-                ..violation(w)
-            }),
+            Some(w) => {
+                let mut named: Vec<String> = Vec::new();
+                for r in warnings.iter().flat_map(|w| violation(w).requirements) {
+                    if !named.contains(&r) {
+                        named.push(r);
+                    }
+                }
+                Verdict::Warn(Violation {
+                    completed: true,
+                    requirements: named,
+                    ..violation(w)
+                })
+            }
             None => Verdict::Pass,
         },
         Err(f) => match f.severity {

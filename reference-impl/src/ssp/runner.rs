@@ -42,17 +42,21 @@ impl SspState {
         }
         let work = self.execute(&skill, inputs);
         let result = match timeout {
-            Some(ms) => match tokio::time::timeout(Duration::from_millis(ms), work).await {
-                Ok(r) => r,
-                Err(_) => {
-                    // SSP-INV-5: overrun → timeout with INVOCATION_TIMEOUT.
-                    self.transition(
-                        &id,
-                        Outcome::Timeout(crate::domain::ssp::timeout_error(ms, &id)),
-                    );
-                    return;
+            Some(ms) => {
+                let deadline = tokio::time::Instant::now() + Duration::from_millis(ms);
+                match tokio::time::timeout_at(deadline, work).await {
+                    // `timeout_at` polls the work before its timer: after a stall of the
+                    // runtime both are due, and work that ended past its deadline still
+                    // overran it.
+                    Ok(r) if tokio::time::Instant::now() < deadline => r,
+                    _ => {
+                        // SSP-INV-5: overrun → timeout with INVOCATION_TIMEOUT.
+                        let error = crate::domain::ssp::timeout_error(ms, &id);
+                        self.transition(&id, Outcome::Timeout(error));
+                        return;
+                    }
                 }
-            },
+            }
             None => work.await,
         };
         let outcome = match result {

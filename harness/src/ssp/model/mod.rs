@@ -111,7 +111,8 @@ impl ModelCheck {
                 Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(Violation {
                     completed: true,
                     ..self.violation(
-                        vec![(*rule).to_string()],
+                        // Every warning's rule is named (each one is `warn`, none passed).
+                        warned_rules(&run.warnings, rule),
                         serde_json::json!(rule),
                         serde_json::json!(w),
                         w.clone(),
@@ -232,4 +233,15 @@ impl Check for ModelCheck {
 /// The model checks of the SSP suite.
 pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
     vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))]
+}
+
+/// The rules the warnings of a passed search name, `first` first, each once.
+fn warned_rules(warnings: &[(&'static str, String)], first: &str) -> Vec<String> {
+    let mut out = vec![first.to_string()];
+    for (r, _) in warnings {
+        if !out.iter().any(|o| o == r) {
+            out.push((*r).to_string());
+        }
+    }
+    out
 }

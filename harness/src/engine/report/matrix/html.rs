@@ -24,7 +24,7 @@ td.r{white-space:nowrap}td a{display:block;font-size:.8em;word-break:break-all}.
 fn implementations(o: &mut String, m: &Matrix) {
     o.push_str(
         "<section id=\"implementations\"><h2>Implementations</h2><table><thead><tr><th>implementation</th>\
-<th>MUST passed</th><th>SHOULD passed</th><th>badge</th><th>run</th></tr></thead><tbody>\n",
+<th>MUST + REC passed</th><th>SHOULD passed</th><th>badge</th><th>run</th></tr></thead><tbody>\n",
     );
     for (i, c) in m.columns.iter().enumerate() {
         let cls = if c.complete {
@@ -36,7 +36,7 @@ fn implementations(o: &mut String, m: &Matrix) {
             o,
             "<tr id=\"impl-{i}\"{cls}><th>{}</th><td class=\"r\">{}</td><td class=\"r\">{}</td><td>{}</td><td>{}</td></tr>",
             name_html(c),
-            rate_text(c.must),
+            rate_text(c.required),
             rate_text(c.should),
             badge_html(c),
             escape(&run_text(c))
@@ -91,6 +91,15 @@ fn cell_html(o: &mut String, c: &Cell, col: &Column) {
             None => {
                 let _ = write!(o, "<code class=\"n\">{}</code>", escape(id));
             }
+        }
+    }
+    match (c.more, &col.html) {
+        (0, _) => {}
+        (n, Some(h)) => {
+            let _ = write!(o, "<a href=\"{}#failures\">+{n} more</a>", escape(h));
+        }
+        (n, None) => {
+            let _ = write!(o, "<span class=\"n\">+{n} more</span>");
         }
     }
     o.push_str("</td>");

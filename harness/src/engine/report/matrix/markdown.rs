@@ -6,22 +6,21 @@ use std::fmt::Write as _;
 use super::model::{Cell, Column, Matrix, Rate};
 use crate::engine::report::MatrixStatus;
 
-/// A table cell's text: `|` and line breaks would end the cell.
+/// A table cell's text: `|` and line breaks would end the cell, and `<` could open raw
+/// HTML (a target's name or version is the target's text).
 fn cell_text(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    s.replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace(['\n', '\r'], " ")
 }
 
-/// `12/14 (86 %)`, or `–` when no requirement applies.
+/// `12/14 (85 %)`, or `–` when no requirement applies. Rounded down: 100 % only when
+/// every requirement passed.
 pub(super) fn rate_text(r: Rate) -> String {
     if r.of == 0 {
         return "–".into();
     }
-    format!(
-        "{}/{} ({:.0} %)",
-        r.passed,
-        r.of,
-        100.0 * r.passed as f64 / r.of as f64
-    )
+    format!("{}/{} ({} %)", r.passed, r.of, 100 * r.passed / r.of)
 }
 
 /// A status word with a mark a reader sees without colour.
@@ -40,19 +39,19 @@ fn header(o: &mut String, m: &Matrix) {
         o,
         "# Conformance matrix\n\n{} implementations, suite `{}` ({} files), made by conform {}.\n",
         m.columns.len(),
-        m.suite_digest.sha256,
+        cell_text(&m.suite_digest.sha256),
         m.suite_digest.files,
-        m.tool.version
+        cell_text(&m.tool.version)
     );
     o.push_str(
-        "| implementation | MUST passed | SHOULD passed | badge | run |\n|---|---|---|---|---|\n",
+        "| implementation | MUST + REC passed | SHOULD passed | badge | run |\n|---|---|---|---|---|\n",
     );
     for c in &m.columns {
         let _ = writeln!(
             o,
             "| {} | {} | {} | {} | {} |",
             column_label(c),
-            rate_text(c.must),
+            rate_text(c.required),
             rate_text(c.should),
             cell_text(&c.badge.0),
             cell_text(&run_text(c))
@@ -102,6 +101,15 @@ fn cell_md(c: &Cell, html: Option<&str>) -> String {
             None => {
                 let _ = write!(s, " `{}`", cell_text(id));
             }
+        }
+    }
+    match (c.more, html) {
+        (0, _) => {}
+        (n, Some(h)) => {
+            let _ = write!(s, " [+{n} more]({h}#failures)");
+        }
+        (n, None) => {
+            let _ = write!(s, " +{n} more");
         }
     }
     s

@@ -60,13 +60,31 @@ pub fn relative(target: &Path, from: &Path) -> Option<String> {
     if common == 0 {
         return None;
     }
-    let mut parts: Vec<String> = vec!["..".into(); f.components().count() - common];
+    let up = f.components().count() - common;
+    let mut parts: Vec<String> = if up == 0 {
+        // `./`: a first segment with a `:` would read as a URL scheme.
+        vec![".".into()]
+    } else {
+        vec!["..".into(); up]
+    };
     parts.extend(
-        t.components()
-            .skip(common)
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+        (t.components().skip(common)).map(|c| url_segment(&c.as_os_str().to_string_lossy())),
     );
     Some(parts.join("/"))
+}
+
+/// A path segment as a URL path segment: every byte outside RFC 3986's unreserved set
+/// percent-encoded (a space, `#`, `?` or `%` in a folder name would break the link).
+fn url_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

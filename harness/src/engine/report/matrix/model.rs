@@ -13,7 +13,8 @@ use crate::engine::verdict::Verdict;
 /// Version of the [`Matrix`] document.
 pub const MATRIX_FORMAT_VERSION: u32 = 1;
 
-/// Most failing results a cell lists by name (the rest are counted and linked as one).
+/// Most failing results a cell lists by name (the rest are counted, and linked to the
+/// report's failures as one).
 const LISTED_PER_CELL: usize = 3;
 
 /// Why no matrix can be made of the given reports.
@@ -101,8 +102,8 @@ pub struct Column {
     pub complete: bool,
     /// What makes the run partial or incomplete, one phrase each (empty: a full run).
     pub caveats: Vec<String>,
-    /// MUST requirements passed.
-    pub must: Rate,
+    /// Required requirements (MUST and REC: a failure fails the run) passed.
+    pub required: Rate,
     /// SHOULD requirements passed.
     pub should: Rate,
     /// The run's badge message and colour (as `badge.svg` states it).
@@ -145,6 +146,8 @@ pub struct Cell {
     pub warned: usize,
     /// The failing and warning results citing it (ids, at most [`LISTED_PER_CELL`]).
     pub listed: Vec<String>,
+    /// How many more failing and warning results cite it than are listed.
+    pub more: usize,
 }
 
 /// Builds the matrix of `inputs` (at least one, all of one suite).
@@ -163,7 +166,8 @@ pub fn build(inputs: &[Input]) -> Result<Matrix, MatrixError> {
         .map(|(i, n)| column(n, i, &suites))
         .collect();
     for (k, c) in columns.iter_mut().enumerate() {
-        (c.must, c.should) = (rate(&rows, k, Level::Must), rate(&rows, k, Level::Should));
+        c.required = rate(&rows, k, Level::is_required);
+        c.should = rate(&rows, k, |l| l == Level::Should);
     }
     rows.sort_by(|a, b| {
         (!a.disagree, &a.suite, &a.area, &a.id).cmp(&(!b.disagree, &b.suite, &b.area, &b.id))
@@ -253,7 +257,7 @@ fn column(name: &str, i: &Input, suites: &[&str]) -> Column {
         exit_code: r.exit_code(),
         complete: r.completeness.complete && caveats.is_empty(),
         caveats,
-        must: Rate::default(),
+        required: Rate::default(),
         should: Rate::default(),
         badge: (message, colour.into()),
         html: i.html.clone(),
@@ -287,11 +291,11 @@ fn caveats(r: &Report) -> Vec<String> {
     out
 }
 
-/// Column `k`'s share of passed requirements at `level`, over every row of the matrix: a
-/// requirement its run did not reach counts against it, never for it.
-fn rate(rows: &[Row], k: usize, level: Level) -> Rate {
+/// Column `k`'s share of passed requirements at the levels `at` accepts, over every row of
+/// the matrix: a requirement its run did not reach counts against it, never for it.
+fn rate(rows: &[Row], k: usize, at: impl Fn(Level) -> bool) -> Rate {
     let mut rate = Rate::default();
-    for cell in (rows.iter().filter(|r| r.level == level)).filter_map(|r| r.cells.get(k)) {
+    for cell in (rows.iter().filter(|r| at(r.level))).filter_map(|r| r.cells.get(k)) {
         if cell.status != MatrixStatus::NotApplicable {
             rate.of += 1;
             rate.passed += usize::from(cell.status == MatrixStatus::Pass);
@@ -354,10 +358,11 @@ fn cell(r: &Report, id: &str, failing: &BTreeMap<&str, Vec<&str>>) -> Cell {
             failed: 0,
             warned: 0,
             listed: Vec::new(),
+            more: 0,
         };
     };
-    let listed = (failing.get(id).into_iter().flatten())
-        .take(LISTED_PER_CELL)
+    let all = failing.get(id).map_or(&[][..], Vec::as_slice);
+    let listed: Vec<String> = (all.iter().take(LISTED_PER_CELL))
         .map(|s| (*s).to_string())
         .collect();
     Cell {
@@ -365,6 +370,7 @@ fn cell(r: &Report, id: &str, failing: &BTreeMap<&str, Vec<&str>>) -> Cell {
         passed: q.passed,
         failed: q.failed,
         warned: q.warned,
+        more: all.len() - listed.len(),
         listed,
     }
 }
