@@ -19,6 +19,7 @@ use futures::StreamExt as _;
 use reference_impl::variants::Variant;
 
 use crate::engine::protocol::Suite;
+use crate::engine::report::MatrixStatus;
 use crate::engine::report::power::{
     VariantResult, VariantsAccepted, cell, render_variants_markdown,
 };
@@ -73,6 +74,7 @@ pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) ->
         failures: Vec::new(),
         warnings: Vec::new(),
         harness_errors: Vec::new(),
+        untested: Vec::new(),
         error: None,
         wall_time_ms: 0,
         report: None,
@@ -93,6 +95,10 @@ pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) ->
             result.failures = failed(&report);
             result.warnings = with_verdict(&report, true);
             result.harness_errors = harness_errors(&report);
+            result.untested = (report.requirements.iter())
+                .filter(|q| q.level.is_required() && q.status == MatrixStatus::Untested)
+                .map(|q| q.id.clone())
+                .collect();
             result.report = Some(Box::new(report));
         }
         Err(e) => result.error = Some(e),

@@ -49,6 +49,11 @@ mod accepted {
                 .iter()
                 .map(|h| format!("harness error {h}")),
         );
+        problems.extend(
+            r.untested
+                .iter()
+                .map(|id| format!("required rule {id} untested: the run is incomplete (exit 1)")),
+        );
         Err(problems.join("\n").into())
     }
 

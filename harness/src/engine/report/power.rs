@@ -206,6 +206,10 @@ pub struct VariantResult {
     pub warnings: Vec<FailedCheck>,
     /// Checks that ended in a harness error.
     pub harness_errors: Vec<String>,
+    /// Required rules (MUST, REC) left untested: a run that proves nothing of them exits 1
+    /// as incomplete, which fails a correct server as surely as a failing check does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untested: Vec<String>,
     /// Why the run could not be made.
     #[serde(default)]
     pub error: Option<String>,
@@ -218,9 +222,13 @@ pub struct VariantResult {
 }
 
 impl VariantResult {
-    /// Accepted: the run was made, no check failed and none ended in a harness error.
+    /// Accepted: the run was made, no check failed, none ended in a harness error and no
+    /// required rule was left untested.
     pub fn is_accepted(&self) -> bool {
-        self.error.is_none() && self.failures.is_empty() && self.harness_errors.is_empty()
+        self.error.is_none()
+            && self.failures.is_empty()
+            && self.harness_errors.is_empty()
+            && self.untested.is_empty()
     }
 }
 
@@ -272,8 +280,13 @@ pub fn render_variants_markdown(v: &VariantsAccepted) -> String {
                 .take(3)
                 .map(|f| format!("`{}`", f.id))
                 .collect();
+            let untested = if r.untested.is_empty() {
+                String::new()
+            } else {
+                format!("; required rules untested: {}", r.untested.join(", "))
+            };
             format!(
-                "**{} false failures** {}{}",
+                "**{} false failures** {}{}{untested}",
                 r.failures.len() + r.harness_errors.len(),
                 ids.join(", "),
                 if r.failures.len() > 3 { " …" } else { "" }
