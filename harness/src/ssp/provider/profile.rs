@@ -188,7 +188,8 @@ impl SspProfile {
         .collect();
         // The model follows each slow execution to its end, so each costs its length. The
         // model holds a slow fixture to outlive a context timeout of 20 ms (it must end
-        // `timeout`): 60 ms leaves 40 ms for a busy provider to fire that timeout first.
+        // `timeout`): 60 ms leaves 40 ms for a busy provider to fire that timeout first
+        // (the reference also ends work finished past its deadline as `timeout`).
         let model_inputs = [(Slow, obj(serde_json::json!({"delay_ms": 60})))]
             .into_iter()
             .collect();

@@ -152,7 +152,6 @@ pub struct Cell {
 
 /// Builds the matrix of `inputs` (at least one, all of one suite).
 pub fn build(inputs: &[Input]) -> Result<Matrix, MatrixError> {
-    let first = inputs.first().ok_or(MatrixError::Empty)?;
     let names = column_names(inputs);
     let digest = common_digest(inputs, &names)?;
     let mut rows = rows(inputs);
@@ -178,22 +177,16 @@ pub fn build(inputs: &[Input]) -> Result<Matrix, MatrixError> {
             name: "conform".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        suite_digest: digest.unwrap_or_else(|| first_digest(first)),
+        suite_digest: digest,
         columns,
         rows,
     })
 }
 
-fn first_digest(first: &Input) -> SuiteDigest {
-    first.report.suite_digest.clone().unwrap_or(SuiteDigest {
-        sha256: String::new(),
-        files: 0,
-    })
-}
-
-/// The one suite digest of every input.
-fn common_digest(inputs: &[Input], names: &[String]) -> Result<Option<SuiteDigest>, MatrixError> {
+/// The one suite digest of every input (at least one).
+fn common_digest(inputs: &[Input], names: &[String]) -> Result<SuiteDigest, MatrixError> {
     let mut seen: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    let mut digest = None;
     for (i, name) in inputs.iter().zip(names) {
         let d = i
             .report
@@ -202,6 +195,7 @@ fn common_digest(inputs: &[Input], names: &[String]) -> Result<Option<SuiteDiges
             .ok_or_else(|| MatrixError::NoDigest(name.clone()))?;
         let key = format!("{} ({} files)", d.sha256, d.files);
         seen.entry(key).or_default().push(name);
+        digest.get_or_insert_with(|| d.clone());
     }
     if seen.len() > 1 {
         let lines: Vec<String> = (seen.iter())
@@ -209,7 +203,7 @@ fn common_digest(inputs: &[Input], names: &[String]) -> Result<Option<SuiteDiges
             .collect();
         return Err(MatrixError::MixedSuites(lines.join("\n")));
     }
-    Ok(inputs.first().and_then(|i| i.report.suite_digest.clone()))
+    digest.ok_or(MatrixError::Empty)
 }
 
 /// Each input's column name: the one given, else its target's name, numbered when repeated.
