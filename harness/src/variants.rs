@@ -19,7 +19,6 @@ use futures::StreamExt as _;
 use reference_impl::variants::Variant;
 
 use crate::engine::protocol::Suite;
-use crate::engine::report::MatrixStatus;
 use crate::engine::report::power::{
     VariantResult, VariantsAccepted, cell, render_variants_markdown,
 };
@@ -96,7 +95,7 @@ pub async fn measure_variant(variant: Variant, suites: &[Suite], jobs: usize) ->
             result.warnings = with_verdict(&report, true);
             result.harness_errors = harness_errors(&report);
             result.untested = (report.requirements.iter())
-                .filter(|q| q.level.is_required() && q.status == MatrixStatus::Untested)
+                .filter(|q| q.untested_required())
                 .map(|q| q.id.clone())
                 .collect();
             result.report = Some(Box::new(report));

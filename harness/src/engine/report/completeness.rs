@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CheckResult, MatrixStatus, RequirementRow};
+use super::{CheckResult, RequirementRow};
 use crate::engine::verdict::Verdict;
 
 /// Declared / executed / complete, per suite and overall.
@@ -67,8 +67,7 @@ impl Completeness {
                 let mine = || checks.iter().filter(|c| &c.suite == s && !c.self_test);
                 let executed = mine().filter(|c| judged_target(c)).count();
                 let untested_required = (requirements.iter())
-                    .filter(|r| &r.suite == s && r.level.is_required())
-                    .filter(|r| r.status == MatrixStatus::Untested)
+                    .filter(|r| &r.suite == s && r.untested_required())
                     .count();
                 SuiteCompleteness {
                     suite: s.clone(),

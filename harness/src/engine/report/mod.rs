@@ -316,6 +316,14 @@ pub struct RequirementRow {
     pub warned: usize,
 }
 
+impl RequirementRow {
+    /// A rule whose violation would fail the run (MUST, REC) with no evidence in this run:
+    /// one such row makes its suite incomplete (issue 26).
+    pub fn untested_required(&self) -> bool {
+        self.level.is_required() && self.status == MatrixStatus::Untested
+    }
+}
+
 /// Baseline summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -416,9 +424,7 @@ impl Report {
         s.untested_must = self
             .requirements
             .iter()
-            // Untested rules that would fail the run if violated (MUST, and REC under the
-            // strict profile), the same test as `fails_run`.
-            .filter(|r| r.level.is_required() && r.status == MatrixStatus::Untested)
+            .filter(|r| r.untested_required())
             .count();
         self.summary = s;
         self.completeness = completeness::Completeness::judge(

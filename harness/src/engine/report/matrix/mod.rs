@@ -15,6 +15,8 @@ mod model;
 
 use std::path::{Component, Path, PathBuf};
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
 pub use model::*;
 
 /// Writes `matrix.json`, `matrix.md` and `matrix.html` into `dir` (created); the paths.
@@ -76,15 +78,12 @@ pub fn relative(target: &Path, from: &Path) -> Option<String> {
 /// A path segment as a URL path segment: every byte outside RFC 3986's unreserved set
 /// percent-encoded (a space, `#`, `?` or `%` in a folder name would break the link).
 fn url_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    const RESERVED: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    utf8_percent_encode(s, RESERVED).to_string()
 }
 
 #[cfg(test)]
