@@ -165,6 +165,10 @@ struct RunArgs {
     sign: Option<PathBuf>,
     #[command(flatten)]
     tls: conform::transport::tls::TlsOptions,
+    /// Multiply every timeout and waiting bound of checks, models and histories by F (a slow
+    /// runner or server; overrides the profile's `time_scale`; recorded in the report).
+    #[arg(long, value_name = "F")]
+    time_scale: Option<conform::transport::budget::TimeScale>,
 }
 
 /// An absolute URL (SARIF's `helpUri` must be one), kept as text: a `Url` would make `RunArgs`
@@ -346,6 +350,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
         profile_path: args.target.as_ref().map(|t| t.display().to_string()),
         transports: transports.clone(),
         tls: args.tls.clone(),
+        time_scale: args.time_scale,
     };
     // Before the first request: a run whose reports cannot be written (or signed) is not
     // started.

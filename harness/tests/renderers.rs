@@ -164,6 +164,7 @@ fn report() -> Report {
             profile_path: None,
             tls: None,
             fingerprint: Default::default(),
+            time_scale: Default::default(),
         },
         started_at: "2026-11-30T04:00:00Z".into(),
         wall_time_ms: 1234,

@@ -244,6 +244,10 @@ fn header(args: &InitArgs, target: &Target) -> String {
     let _ = writeln!(o, "# timeout_ms = 10000                      # per request");
     let _ = writeln!(
         o,
+        "# time_scale = 1                          # multiplies every timeout and wait"
+    );
+    let _ = writeln!(
+        o,
         "# concurrency = 8                         # default --jobs"
     );
     if !args.tls.is_default() {

@@ -59,6 +59,10 @@ pub struct ModelArgs {
     /// `--ca-cert`/`--insecure` for an `https://` target.
     #[command(flatten)]
     pub tls: crate::transport::tls::TlsOptions,
+    /// Multiply every timeout and waiting bound by F (a slow runner or server; overrides
+    /// the profile's `time_scale`; recorded in the report).
+    #[arg(long, value_name = "F")]
+    pub time_scale: Option<crate::transport::budget::TimeScale>,
 }
 
 impl ModelArgs {

@@ -38,6 +38,10 @@ pub struct StepSignature {
 /// runs of the two bindings part there, so PV-TR-1 compares the steps before it only.
 pub const UNJUDGED: &str = "unjudged";
 
+/// The class of a step the target did not answer (within the per-request timeout): no
+/// outcome to compare either.
+pub const NO_RESPONSE: &str = "no_response";
+
 /// Where a check runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Bindings {

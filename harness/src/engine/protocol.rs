@@ -209,7 +209,7 @@ fn check_sections(p: &Profile, protocols: &[&dyn ProfileSection]) -> Result<(), 
                 .collect();
             return Err(format!(
                 "unknown field `{key}` (engine keys: format_version, name, base_url, \
-                 mcp_endpoint, mcp_revision, timeout_ms, concurrency, limits, tls; protocol keys: {})",
+                 mcp_endpoint, mcp_revision, timeout_ms, time_scale, concurrency, limits, tls; protocol keys: {})",
                 known.join(", ")
             ));
         }

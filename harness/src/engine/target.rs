@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::transport::budget::TimeScale;
 use crate::transport::limits::Limits;
 use crate::transport::tls::TlsOptions;
 use crate::transport::{Client, McpRevision, TransportKind};
@@ -36,9 +37,12 @@ pub struct Profile {
     /// MCP revision to speak (default 2025-11-25).
     #[serde(default)]
     pub mcp_revision: Option<McpRevision>,
-    /// Per-request timeout in milliseconds (default 10000).
+    /// Per-request timeout in milliseconds (default 10000), before the time scale.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Factor of every timeout and waiting bound (default 1; `--time-scale` overrides it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_scale: Option<TimeScale>,
     /// Concurrent checks (default 8).
     #[serde(default)]
     pub concurrency: Option<usize>,
@@ -91,6 +95,7 @@ impl Profile {
             mcp_endpoint: None,
             mcp_revision: None,
             timeout_ms: None,
+            time_scale: None,
             concurrency: None,
             limits: Limits::default(),
             tls: TlsOptions::default(),
@@ -153,6 +158,8 @@ pub struct ConnectOptions {
     pub transports: Vec<TransportKind>,
     /// `--ca-cert`/`--insecure` (override the profile's `[tls]`).
     pub tls: TlsOptions,
+    /// `--time-scale` (overrides the profile's `time_scale`).
+    pub time_scale: Option<TimeScale>,
 }
 
 impl Default for ConnectOptions {
@@ -163,6 +170,7 @@ impl Default for ConnectOptions {
             profile_path: None,
             transports: vec![TransportKind::Http, TransportKind::Mcp],
             tls: TlsOptions::default(),
+            time_scale: None,
         }
     }
 }
@@ -184,8 +192,10 @@ pub struct Target {
     pub info: TargetInfo,
     /// The profile.
     pub profile: Profile,
-    /// Per-request timeout.
+    /// Per-request timeout, scaled.
     pub timeout: Duration,
+    /// The factor of every timeout and waiting bound (the client carries it too).
+    pub time_scale: TimeScale,
     /// HTTP client shared by every transport (connection pool).
     pub client: Client,
     parts: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
@@ -203,9 +213,14 @@ impl std::fmt::Debug for Target {
 impl Target {
     /// An empty target for `profile` (no pre-flight yet).
     pub fn new(profile: Profile, opts: &ConnectOptions) -> Result<Self, TargetError> {
-        let timeout = Duration::from_millis(profile.timeout_ms.unwrap_or(10_000));
+        let time_scale = opts.time_scale.or(profile.time_scale).unwrap_or_default();
+        let budget = time_scale.budget(
+            crate::transport::PER_REQUEST,
+            Duration::from_millis(profile.timeout_ms.unwrap_or(10_000)),
+        );
+        let timeout = budget.limit();
         let tls = profile.tls.overridden_by(&opts.tls);
-        let client = Client::with_tls(timeout, profile.limits, &tls)
+        let client = Client::with_tls(budget, profile.limits, &tls)
             .map_err(|e| TargetError::Transport(e.to_string()))?;
         let base = profile.base_url.trim_end_matches('/').to_string();
         if let Some(w) = tls.warning() {
@@ -226,11 +241,13 @@ impl Target {
             profile_path: opts.profile_path.clone(),
             tls: TlsInfo::of(&profile.base_url, &tls),
             fingerprint: std::collections::BTreeMap::new(),
+            time_scale,
         };
         Ok(Self {
             info,
             profile,
             timeout,
+            time_scale,
             client,
             parts: HashMap::new(),
             keep_alive: None,
@@ -303,6 +320,10 @@ pub struct TargetInfo {
     /// read it (issue 30: which server state a report is evidence about).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub fingerprint: std::collections::BTreeMap<String, String>,
+    /// The factor every timeout and waiting bound of the run was multiplied by
+    /// (`--time-scale`; issue 30 item 5): a verdict reached under a larger budget says so.
+    #[serde(default)]
+    pub time_scale: TimeScale,
 }
 
 /// How an `https://` target's certificate was trusted, as a published report shows it.
@@ -337,5 +358,31 @@ impl TlsInfo {
         } else {
             format!("verified ({roots})")
         }
+    }
+}
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_scale_comes_from_the_profile_unless_the_command_line_gives_one() {
+        let text = "format_version = 1\nbase_url = \"http://127.0.0.1:9\"\ntimeout_ms = 100\ntime_scale = 5\n";
+        let p = Profile::parse(text).unwrap();
+        let t = Target::new(p.clone(), &ConnectOptions::default()).unwrap();
+        assert_eq!(
+            (t.timeout, t.time_scale.factor(), t.info.time_scale.factor()),
+            (Duration::from_millis(500), 5.0, 5.0)
+        );
+        assert_eq!(t.client.time_scale().factor(), 5.0);
+        let opts = ConnectOptions {
+            time_scale: Some(TimeScale::new(2.0).unwrap()),
+            ..ConnectOptions::default()
+        };
+        let t = Target::new(p, &opts).unwrap();
+        assert_eq!(t.timeout, Duration::from_millis(200));
+        let bad = text.replace("time_scale = 5", "time_scale = 0");
+        assert!(Profile::parse(&bad).is_err(), "a factor of 0 is refused");
     }
 }

@@ -141,7 +141,7 @@ impl StdioServer {
                         json!(format!("a response with id {id}")),
                         json!(read),
                         format!(
-                            "no response with id {id} on stdout within {} ms",
+                            "no response with id {id} on stdout within {} ms (the run's per-request timeout, timeout_ms × --time-scale)",
                             self.timeout.as_millis()
                         ),
                     ));

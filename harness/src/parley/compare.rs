@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::json;
 
-use crate::engine::check::{CheckOutcome, StepSignature, UNJUDGED};
+use crate::engine::check::{CheckOutcome, NO_RESPONSE, StepSignature, UNJUDGED};
 use crate::engine::protocol::{CheckRun, Suite};
 use crate::engine::report::CheckResult;
 use crate::engine::verdict::{Cause, Verdict, Violation};
@@ -114,22 +114,22 @@ fn compared_steps<'a>(
     }
 }
 
-/// Compares the step signatures of one vector on HTTP and MCP (PV-TR-1).
+/// Compares the step signatures of one vector on HTTP and MCP (PV-TR-1). Steps that say
+/// nothing about the binding's decision end the comparison there; when that is the first
+/// step, nothing was compared and the verdict is `unsupported`, never a pass (issue 26).
 pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdict {
     let n = http.len().min(mcp.len());
     for i in 0..n {
         let (h, m) = (&http[i], &mcp[i]);
-        // A quota refusal on either binding (PV-TR-5) depends on how many writes the token
-        // made, on both bindings together, before that moment — not on the binding. From
-        // there on the two runs no longer send the same effective requests, so the
-        // comparison covers the steps before it only.
-        if is_rate_limited(h) || is_rate_limited(m) {
-            return Verdict::Pass;
-        }
-        // The same for a step the harness could not judge (an assert that reached the
-        // target after its own deadline on one binding).
-        if h.class == UNJUDGED || m.class == UNJUDGED {
-            return Verdict::Pass;
+        if let Some(why) = undecided(h).or_else(|| undecided(m)) {
+            return if i == 0 {
+                Verdict::Unsupported {
+                    reason: format!("nothing to compare: the first step {why}"),
+                    cause: Cause::Target,
+                }
+            } else {
+                Verdict::Pass
+            };
         }
         let same = h.class == m.class
             && h.reason == m.reason
@@ -177,8 +177,26 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
     Verdict::Pass
 }
 
-fn is_rate_limited(s: &StepSignature) -> bool {
-    s.reason.as_deref() == Some("rate_limited")
+/// Why a step's outcome says nothing about the binding's decision, if it does not.
+fn undecided(s: &StepSignature) -> Option<&'static str> {
+    // A quota refusal (PV-TR-5) depends on how many writes the token made, on both bindings
+    // together, before that moment — not on the binding. From there on the two runs no
+    // longer send the same effective requests.
+    if s.reason.as_deref() == Some("rate_limited") {
+        return Some("met the quota (PV-TR-5)");
+    }
+    // A step the harness could not judge (an assert that reached the target after its own
+    // deadline on one binding).
+    if s.class == UNJUDGED {
+        return Some("could not be judged");
+    }
+    // No answer within the per-request timeout is no decision either: the run that got
+    // none already failed on its own rule, naming the budget (two unanswered runs "agree"
+    // on nothing).
+    if s.class == NO_RESPONSE {
+        return Some("got no answer");
+    }
+    None
 }
 
 #[cfg(test)]
@@ -271,6 +289,32 @@ mod tests {
             sig(2, UNJUDGED, None, None),
         ];
         assert!(matches!(compare("v", &h, &before), Verdict::Fail(_)));
+    }
+
+    #[test]
+    fn steps_without_a_decision_first_compare_nothing_and_never_pass() {
+        let silent = vec![sig(1, NO_RESPONSE, None, None)];
+        // Two unanswered runs do not "agree": nothing was compared (issue 26).
+        for (h, m) in [
+            (silent.clone(), silent.clone()),
+            (silent.clone(), vec![sig(1, "success", None, None)]),
+            (vec![sig(1, UNJUDGED, None, None)], silent),
+            (
+                vec![sig(1, "refusal", Some("rate_limited"), None)],
+                vec![sig(1, "success", None, None)],
+            ),
+        ] {
+            let v = compare("v", &h, &m);
+            assert!(
+                matches!(&v, Verdict::Unsupported { reason, .. } if reason.starts_with("nothing to compare")),
+                "{h:?} / {m:?}: {v:?}"
+            );
+        }
+        // After an agreeing step, an unanswered one ends the comparison with that evidence.
+        let ok = sig(1, "success", None, None);
+        let h = vec![ok.clone(), sig(2, NO_RESPONSE, None, None)];
+        let m = vec![ok, sig(2, "success", None, None)];
+        assert_eq!(compare("v", &h, &m), Verdict::Pass);
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub struct ParleyTarget {
     pub http: Arc<dyn Transport>,
     /// MCP binding.
     pub mcp: Arc<dyn Transport>,
+    /// The run's time scale (the models' and histories' waiting bounds are multiplied by it).
+    pub time_scale: crate::transport::budget::TimeScale,
 }
 
 impl std::fmt::Debug for ParleyTarget {
@@ -123,6 +125,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
         tokens,
         http,
         mcp,
+        time_scale: target.time_scale,
     };
     let mcp_selected = opts.transports.contains(&TransportKind::Mcp);
     if mcp_selected && part.manifest.offers(TransportKind::Mcp) {

@@ -106,6 +106,18 @@ impl Default for ConsumerConfig {
     }
 }
 
+impl ConsumerConfig {
+    /// The per-request timeout and the polling bound (`max_polls`) multiplied by `scale`
+    /// (`--time-scale`), the pause between polls kept.
+    pub fn scaled(self, scale: crate::transport::budget::TimeScale) -> Self {
+        Self {
+            request_timeout: scale.apply(self.request_timeout),
+            max_polls: (f64::from(self.max_polls) * scale.factor()).ceil() as u32,
+            ..self
+        }
+    }
+}
+
 /// Everything that can go wrong on the consumer side.
 #[derive(Debug, thiserror::Error)]
 pub enum ConsumerError {

@@ -13,7 +13,8 @@ use crate::engine::target::Target;
 
 /// The most descriptors read (an index may be long; the fingerprint says when it stopped).
 const MOST_DESCRIPTORS: usize = 64;
-/// The longest the descriptor reads may take together (each has the request timeout too).
+/// The longest the descriptor reads may take together, times the run's time scale (each
+/// has the request timeout too).
 const READS_WITHIN: Duration = Duration::from_secs(10);
 
 /// Records the index at `index_url` and its descriptors in `target`'s fingerprint. One at
@@ -31,6 +32,9 @@ pub(crate) async fn record(target: &mut Target, index_url: &str, index: &Value) 
         prints.push(("ssp/descriptors".into(), note));
     }
     let started = Instant::now();
+    let within = target
+        .time_scale
+        .budget("fingerprint reads' bound", READS_WITHIN);
     for (id, url) in listed.into_iter().take(MOST_DESCRIPTORS) {
         let key = format!("ssp/descriptor/{id}");
         if origin.is_empty() || !url.starts_with(&origin) {
@@ -38,8 +42,8 @@ pub(crate) async fn record(target: &mut Target, index_url: &str, index: &Value) 
             prints.push((key, "not on the index's origin: not read".into()));
             continue;
         }
-        if started.elapsed() > READS_WITHIN {
-            let note = format!("stopped after {} s", READS_WITHIN.as_secs());
+        if started.elapsed() > within.limit() {
+            let note = format!("stopped after {within}");
             prints.push(("ssp/descriptors".into(), note));
             break;
         }

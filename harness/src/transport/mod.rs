@@ -3,6 +3,7 @@
 //! Vectors are binding-neutral; a transport maps an operation onto its wire form and records
 //! every exchange, so a failure always comes with the exact bytes that caused it.
 
+pub mod budget;
 pub mod http;
 pub mod limits;
 pub mod mcp;
@@ -18,6 +19,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use budget::{Budget, TimeScale};
 use limits::{LimitExceeded, Limits};
 use raw::{RawHttp, RawMcp};
 use tls::TlsOptions;
@@ -246,7 +248,7 @@ pub trait Transport: Send + Sync {
 pub struct Client {
     http: reqwest::Client,
     limits: Limits,
-    timeout: Duration,
+    timeout: Budget,
     tls: TlsOptions,
 }
 
@@ -254,17 +256,19 @@ impl Client {
     /// A client whose requests (body included) end after `timeout`, reading at most `limits`
     /// (default TLS: the bundled Mozilla roots).
     pub fn new(timeout: Duration, limits: Limits) -> Result<Self, TransportError> {
+        let timeout = TimeScale::ONE.budget(PER_REQUEST, timeout);
         Self::with_tls(timeout, limits, &TlsOptions::default())
     }
 
-    /// [`Client::new`] trusting `https://` servers as `tls` says.
+    /// [`Client::new`] with the `timeout` budget (its scale is the run's: every waiting
+    /// bound of a check reads it from here), trusting `https://` servers as `tls` says.
     pub fn with_tls(
-        timeout: Duration,
+        timeout: Budget,
         limits: Limits,
         tls: &TlsOptions,
     ) -> Result<Self, TransportError> {
         let builder = reqwest::Client::builder()
-            .timeout(timeout)
+            .timeout(timeout.limit())
             .no_proxy()
             .pool_max_idle_per_host(64)
             // Every check (and the fuzzer, issue 28) judges what the target answered: a 3xx
@@ -313,7 +317,20 @@ impl Client {
     pub fn tls(&self) -> &TlsOptions {
         &self.tls
     }
+
+    /// The per-request timeout, scaled.
+    pub fn timeout(&self) -> Duration {
+        self.timeout.limit()
+    }
+
+    /// The run's time scale (every other waiting bound is scaled by it too).
+    pub fn time_scale(&self) -> TimeScale {
+        self.timeout.scale
+    }
 }
+
+/// The name of the per-request budget in messages.
+pub const PER_REQUEST: &str = "per-request timeout";
 
 /// A client with the default [`Limits`].
 pub fn client(timeout: Duration) -> Result<Client, TransportError> {
@@ -432,11 +449,12 @@ pub(crate) async fn send_recorded(
         }
         Err(e) => {
             let kind = if e.is_timeout() {
-                "timeout"
+                // Name the budget: a slow target needs a larger --time-scale, not a bug hunt.
+                format!("timeout: no answer within {}", client.timeout)
             } else if e.is_connect() {
-                "connection failed"
+                "connection failed".into()
             } else {
-                "request failed"
+                "request failed".into()
             };
             // The whole chain: reqwest's own message hides the cause (a refused certificate).
             ex.error = Some(format!("{kind}: {}", tls::error_chain(&e)));

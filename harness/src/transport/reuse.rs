@@ -32,7 +32,7 @@ pub(super) async fn send(
         Err(e) if safe(method) && closed_before_answer(&e) => e,
         other => return (other, None),
     };
-    let left = client.timeout.saturating_sub(started.elapsed());
+    let left = client.timeout().saturating_sub(started.elapsed());
     if left == Duration::ZERO {
         return (Err(e), None);
     }

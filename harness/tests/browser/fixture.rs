@@ -188,6 +188,7 @@ pub(crate) fn report() -> Report {
             profile_path: None,
             tls: None,
             fingerprint: Default::default(),
+            time_scale: Default::default(),
         },
         started_at: "2026-12-01T00:00:00Z".into(),
         wall_time_ms: 2100,

@@ -51,6 +51,10 @@ pub struct FuzzArgs {
     /// `--ca-cert`/`--insecure` for an `https://` target.
     #[command(flatten)]
     pub tls: crate::transport::tls::TlsOptions,
+    /// Multiply every timeout and waiting bound by F (a slow runner or server; overrides
+    /// the profile's `time_scale`; recorded in the report).
+    #[arg(long, value_name = "F")]
+    pub time_scale: Option<crate::transport::budget::TimeScale>,
 }
 
 /// `90s`, `10m`, `1h`, `250ms`, or a bare number of seconds.
@@ -179,6 +183,7 @@ pub fn execute(
         transports: settings.transports.clone(),
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),
         tls: args.tls.clone(),
+        time_scale: args.time_scale,
         ..ConnectOptions::default()
     };
     let command = command_line(args, settings.seed);

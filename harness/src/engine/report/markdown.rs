@@ -83,6 +83,13 @@ pub fn render(report: &Report) -> String {
     if let Some(t) = &report.target.tls {
         let _ = writeln!(o, "| TLS | {} |", cell(&t.describe()));
     }
+    if !report.target.time_scale.is_one() {
+        let _ = writeln!(
+            o,
+            "| time scale | ×{} (every timeout and waiting bound) |",
+            report.target.time_scale
+        );
+    }
     let _ = writeln!(o, "| suites | {} |", report.suites.join(", "));
     let ts: Vec<&str> = report.transports.iter().map(|t| t.as_str()).collect();
     let _ = writeln!(o, "| transports | {} |", ts.join(", "));

@@ -460,6 +460,13 @@ impl Report {
         if let Some(t) = &self.target.tls {
             let _ = writeln!(out, "TLS: {}", t.describe());
         }
+        if !self.target.time_scale.is_one() {
+            let _ = writeln!(
+                out,
+                "time scale: ×{} (every timeout and waiting bound)",
+                self.target.time_scale
+            );
+        }
         let _ = writeln!(out);
         let _ = writeln!(out, "  {:<16} {:>6}", "verdict", "count");
         for (name, n) in [
@@ -590,6 +597,7 @@ pub(crate) mod tests {
                 profile_path: None,
                 tls: None,
                 fingerprint: Default::default(),
+                time_scale: Default::default(),
             },
             started_at: "2026-12-01T00:00:00Z".into(),
             wall_time_ms: 0,

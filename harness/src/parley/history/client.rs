@@ -108,7 +108,7 @@ pub async fn auth(target: &ParleyTarget, role: Role, write: bool, pacer: Option<
     auth
 }
 
-/// Sends `op` with `args` and waits at most [`REQUEST_TIMEOUT`].
+/// Sends `op` with `args` and waits at most [`REQUEST_TIMEOUT`] times the run's time scale.
 pub async fn send(
     target: &ParleyTarget,
     kind: TransportKind,
@@ -117,7 +117,10 @@ pub async fn send(
     auth: &Auth,
 ) -> Sent {
     let call = target.transport(kind).call(op, args, auth);
-    match tokio::time::timeout(REQUEST_TIMEOUT, call).await {
+    let bound = target
+        .time_scale
+        .budget("history step bound", REQUEST_TIMEOUT);
+    match tokio::time::timeout(bound.limit(), call).await {
         Ok(Ok(mut reply)) => Sent {
             answer: Some(Answer::read(kind, &mut reply)),
             exchanges: reply.exchanges,
@@ -129,10 +132,14 @@ pub async fn send(
                 exchanges: e.exchanges().to_vec(),
             }
         }
-        Err(_) => Sent {
-            answer: None,
-            exchanges: Vec::new(),
-        },
+        Err(_) => {
+            // An unknown outcome, as any step without an answer: the history judges it so.
+            tracing::debug!(op, "history step got no answer within {bound}");
+            Sent {
+                answer: None,
+                exchanges: Vec::new(),
+            }
+        }
     }
 }
 

@@ -64,6 +64,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),
         transports: kinds.clone(),
         tls: args.tls.clone(),
+        time_scale: args.time_scale,
     };
     let budget = Budget {
         seed: args.seed.unwrap_or(Budget::DEFAULT.seed),

@@ -22,6 +22,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::transport::budget::TimeScale;
+
 /// The least lead of a new deadline over the target's clock: the assert that carries it
 /// must reach the target before it passes. Short, because every read "after expiry" waits
 /// about this long: the lead grows with the slowest round trip seen (see [`Clock::soon`]),
@@ -58,6 +60,10 @@ pub struct Clock {
     keeps_millis: bool,
     /// The least lead of a new deadline ([`MIN_LEAD`], doubled by each [`Clock::late`]).
     lead: chrono::Duration,
+    /// [`MAX_LEAD`] and [`MAX_WAIT`] times the run's time scale (a slow target's deadlines
+    /// need more lead, and its expiries a longer wait).
+    max_lead: chrono::Duration,
+    max_wait: Duration,
 }
 
 impl Default for Clock {
@@ -70,6 +76,22 @@ impl Default for Clock {
             deadline: None,
             keeps_millis: false,
             lead: MIN_LEAD,
+            max_lead: MAX_LEAD,
+            max_wait: MAX_WAIT,
+        }
+    }
+}
+
+impl Clock {
+    /// A clock whose waiting bounds are multiplied by `scale` (the least lead never falls
+    /// under [`MIN_LEAD`]).
+    pub fn scaled(scale: TimeScale) -> Self {
+        let ms = MAX_LEAD.num_milliseconds() as f64 * scale.factor();
+        let max_lead = chrono::Duration::milliseconds(ms as i64).max(MIN_LEAD);
+        Self {
+            max_lead,
+            max_wait: scale.apply(MAX_WAIT),
+            ..Self::default()
         }
     }
 }
@@ -168,7 +190,7 @@ impl Clock {
     /// for it): the least lead doubles (up to [`MAX_LEAD`]) and a new deadline is taken,
     /// which is returned.
     pub fn late(&mut self) -> DateTime<Utc> {
-        self.lead = (self.lead * 2).min(MAX_LEAD);
+        self.lead = (self.lead * 2).min(self.max_lead);
         self.deadline = None;
         self.soon()
     }
@@ -217,7 +239,7 @@ impl Clock {
         let (_, latest) = self.expiry_bounds(until);
         let left = latest + self.tolerance() + PAST_MARGIN - self.target_now();
         let left = left.to_std().ok()?;
-        (left <= MAX_WAIT).then_some(left)
+        (left <= self.max_wait).then_some(left)
     }
 }
 
@@ -231,6 +253,14 @@ pub struct SharedClock {
 }
 
 impl SharedClock {
+    /// A run's clock under the run's time scale ([`Clock::scaled`]).
+    pub fn scaled(scale: TimeScale) -> Self {
+        Self {
+            clock: Mutex::new(Clock::scaled(scale)),
+            waited: Mutex::default(),
+        }
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Clock) -> R) -> R {
         // A poisoned lock only means a panicking step elsewhere: the clock itself is sound.
         let mut c = self
@@ -348,6 +378,7 @@ mod tests {
             deadline: None,
             keeps_millis,
             lead: MIN_LEAD,
+            ..Clock::default()
         }
     }
 
@@ -406,6 +437,28 @@ mod tests {
             c.late();
         }
         assert_eq!(c.lead, MAX_LEAD);
+    }
+
+    #[test]
+    fn the_time_scale_multiplies_the_longest_wait_and_lead() {
+        let ten = TimeScale::new(10.0).unwrap();
+        let far = Utc::now() + chrono::Duration::seconds(20);
+        let plain = loopback_clock(true);
+        assert_eq!(plain.wait_for(far), None, "beyond the 6 s wait");
+        let scaled = Clock {
+            max_lead: Clock::scaled(ten).max_lead,
+            max_wait: Clock::scaled(ten).max_wait,
+            ..plain
+        };
+        assert!(scaled.wait_for(far).is_some(), "within 60 s");
+        let mut c = scaled;
+        for _ in 0..20 {
+            c.late();
+        }
+        assert_eq!(c.lead, MAX_LEAD * 10);
+        // A small factor never brings the most lead under the least one.
+        let tiny = Clock::scaled(TimeScale::new(0.01).unwrap());
+        assert_eq!(tiny.max_lead, MIN_LEAD);
     }
 
     #[test]

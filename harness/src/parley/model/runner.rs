@@ -290,7 +290,7 @@ pub fn play_once(
         &cast.quota,
         &shared,
         None,
-        &SharedClock::default(),
+        &SharedClock::scaled(target.time_scale),
     );
     let played = play(
         handle,
@@ -328,12 +328,12 @@ struct Tally {
 }
 
 impl Tally {
-    fn new() -> Self {
+    fn new(scale: crate::transport::budget::TimeScale) -> Self {
         Self {
             started: Instant::now(),
             counter: Counts::default(),
             sink: std::sync::Mutex::new(Vec::new()),
-            clock: SharedClock::default(),
+            clock: SharedClock::scaled(scale),
         }
     }
 
@@ -372,7 +372,7 @@ pub fn run_model(
     pacer: Option<&Pacer>,
     stop: Option<&Stop>,
 ) -> ModelRun {
-    let mut tally = Tally::new();
+    let mut tally = Tally::new(target.time_scale);
     tally.counter.stop = stop.cloned();
     let Cast {
         roles,

@@ -408,7 +408,7 @@ async fn attempt(
         Err(StepError::NoResponse(e)) => {
             st.steps.push(StepSignature {
                 step: n,
-                class: "no_response".into(),
+                class: crate::engine::check::NO_RESPONSE.into(),
                 status: None,
                 reason: None,
                 body: None,

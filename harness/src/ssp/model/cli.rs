@@ -38,6 +38,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
     let opts = ConnectOptions {
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),
         tls: args.tls.clone(),
+        time_scale: args.time_scale,
         ..ConnectOptions::default()
     };
     let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(Ssp)];

@@ -165,9 +165,10 @@ const POLL: Duration = Duration::from_millis(25);
 /// Pause after a throttled poll (the wait's deadline moves by as much).
 const THROTTLED_POLL: Duration = Duration::from_millis(250);
 /// Longest effective timeout a wait covers in full (a longer one ends the wait
-/// inconclusively), and the grace after it for the provider to notice the overrun.
-const WAIT_CAP_MS: f64 = 60_000.0;
-const WAIT_GRACE_MS: f64 = 5_000.0;
+/// inconclusively), and the grace after it for the provider to notice the overrun; both
+/// times the run's time scale.
+const WAIT_CAP: Duration = Duration::from_secs(60);
+const WAIT_GRACE: Duration = Duration::from_secs(5);
 
 impl<'a> Driver<'a> {
     /// A driver sending through `env`.

@@ -33,16 +33,17 @@ pub fn unknown_descriptor_url(known: &str, id: &str, unknown: &str) -> Option<(S
     Some((format!("{}/{unknown}.json", &known[..i]), false))
 }
 
-/// Longest timeout [`Env::poll_terminal`] waits out in full.
-pub const POLL_CAP_MS: u64 = 60_000;
-/// Grace after a timeout for the provider to notice the overrun.
-pub const POLL_GRACE_MS: u64 = 5_000;
+/// Longest timeout [`Env::poll_terminal`] waits out in full (times the run's time scale).
+const POLL_CAP: Duration = Duration::from_secs(60);
+/// Grace after a timeout for the provider to notice the overrun (times the time scale).
+const POLL_GRACE: Duration = Duration::from_secs(5);
 /// Pause between two status polls.
 const POLL: Duration = Duration::from_millis(50);
 /// Pause after a throttled poll (the wait's deadline moves by as much).
 const THROTTLED_POLL: Duration = Duration::from_millis(250);
 
 pub use crate::engine::finding::{Finding, Severity, Step};
+use crate::transport::budget::{Budget, TimeScale};
 
 /// Credentials attached to one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,7 +222,10 @@ impl Env {
                 "",
                 json!("an HTTP response"),
                 json!(error),
-                format!("{method} {url}: no response"),
+                format!(
+                    "{method} {url}: no response ({})",
+                    error.as_deref().unwrap_or("no error recorded")
+                ),
             )),
         }
     }
@@ -251,6 +255,11 @@ impl Env {
     /// The HTTP client (for concurrent requests outside `&mut self`).
     pub fn client_handle(&self) -> crate::transport::Client {
         self.client.clone()
+    }
+
+    /// The run's time scale (every waiting bound of a check is multiplied by it).
+    pub fn time_scale(&self) -> TimeScale {
+        self.client.time_scale()
     }
 
     /// Sends one request without touching the environment (concurrency checks); the caller
@@ -528,7 +537,7 @@ impl Env {
 
     /// Polls `status_url` until a terminal status, requiring 200 and a valid
     /// InvocationResponse each time. Bounded by wall-clock time: the skill's timeout
-    /// (at most [`POLL_CAP_MS`]) plus [`POLL_GRACE_MS`], counted again from the first
+    /// (at most [`POLL_CAP`]) plus [`POLL_GRACE`], both scaled, counted again from the first
     /// `running` answer (an execution may wait in a queue while `accepted`). It fails only
     /// when certain — seen running for its whole timeout and the grace after it; a wait
     /// that cannot be certain (still `accepted`, a timeout beyond the cap, polls the
@@ -551,7 +560,12 @@ impl Env {
             .as_ref()
             .and_then(serde_json::Number::as_u64)
             .unwrap_or(10_000);
-        let span = Duration::from_millis(timeout.min(POLL_CAP_MS) + POLL_GRACE_MS);
+        let scale = self.client.time_scale();
+        let bounds = (
+            scale.budget("longest execution wait", POLL_CAP),
+            scale.budget("overrun grace", POLL_GRACE),
+        );
+        let span = Duration::from_millis(timeout).min(bounds.0.limit()) + bounds.1.limit();
         let mut deadline = Instant::now() + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
         let hard_stop = Instant::now() + span * 3;
@@ -586,6 +600,7 @@ impl Env {
                     running_seen,
                     timeout,
                     Instant::now() >= deadline,
+                    bounds,
                 ));
             }
             tokio::time::sleep(POLL).await;
@@ -611,31 +626,34 @@ impl Env {
     }
 
     /// The end of a wait without a terminal status: a failure only when the execution was
-    /// seen running for the whole bounded wait (`waited`) of a timeout within the cap.
+    /// seen running for the whole bounded wait (`waited`) of a timeout within the cap; both
+    /// messages name the scaled bounds (`cap`, `grace`).
     fn not_terminal(
         &self,
         seen: &[Value],
         running_seen: bool,
         timeout: u64,
         waited: bool,
+        (cap, grace): (Budget, Budget),
     ) -> Box<Finding> {
         let last = seen
             .last()
             .map(|b| b["status"].clone())
             .unwrap_or(Value::Null);
-        if running_seen && waited && timeout <= POLL_CAP_MS {
+        if running_seen && waited && timeout <= cap.limit_ms() {
             return Finding::fail(
                 "/status",
                 json!("a terminal status"),
                 last,
                 format!(
-                    "still running {POLL_GRACE_MS} ms after its timeout of {timeout} ms: an overrun ends as timeout (SSP-INV-5)"
+                    "still running {} ms after its timeout of {timeout} ms: an overrun ends as timeout (SSP-INV-5; waited {grace})",
+                    grace.limit_ms()
                 ),
             );
         }
         Finding::unsupported(format!(
             "no terminal status within the harness's wait (timeout_ms {timeout}, last status {last}); \
-             an execution still accepted may be queued, and waits stop at {POLL_CAP_MS} ms"
+             an execution still accepted may be queued, and waits stop at {cap}"
         ))
     }
 

@@ -137,6 +137,13 @@ fn facts(o: &mut String, r: &Report) {
         // An `--insecure` run must say so wherever the report is read.
         items.push(("TLS", escape(&t.describe())));
     }
+    if !r.target.time_scale.is_one() {
+        // A verdict reached under larger budgets says so where it is read.
+        items.push((
+            "time scale",
+            format!("×{} (every timeout and waiting bound)", r.target.time_scale),
+        ));
+    }
     if let Some(f) = &r.filter {
         items.push(("filter", format!("<code>{}</code>", escape(f))));
     }

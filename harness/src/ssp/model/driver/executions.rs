@@ -12,8 +12,8 @@ use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
 use super::{
-    Driver, FIRST_POLL, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP_MS, WAIT_GRACE_MS,
-    or_throttled, throttled,
+    Driver, FIRST_POLL, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP, WAIT_GRACE, or_throttled,
+    throttled,
 };
 
 impl Driver<'_> {
@@ -194,7 +194,7 @@ impl Driver<'_> {
     /// Polls an execution until it is terminal. SSP-INV-5 fails it only when certain: it
     /// was seen `running` and stayed non-terminal for its whole effective timeout plus a
     /// grace after that. A queue (`accepted` throughout), throttled polls (the deadline
-    /// moves by their time) and timeouts beyond [`WAIT_CAP_MS`] end the wait inconclusively.
+    /// moves by their time) and timeouts beyond [`WAIT_CAP`] (scaled) end the wait inconclusively.
     pub(super) async fn await_terminal(&mut self, w: &World, exec: usize) -> Step<()> {
         let Some((url, s)) = self.url(w, exec, false) else {
             return Ok(());
@@ -202,9 +202,14 @@ impl Driver<'_> {
         let e = &w.execs[exec];
         let cred = self.secrets.cred(w.callers[e.owner], Some(&w.skills[s]));
         let bound = e.effective_ms.map(|t| t.max(0.0));
-        let span = Duration::from_millis(
-            (bound.map_or(10_000.0, |b| b.min(WAIT_CAP_MS)) + WAIT_GRACE_MS) as u64,
+        let scale = self.env.time_scale();
+        let (cap, grace) = (
+            scale.budget("longest execution wait", WAIT_CAP),
+            scale.budget("overrun grace", WAIT_GRACE),
         );
+        let cap_ms = cap.limit().as_secs_f64() * 1000.0;
+        let span =
+            Duration::from_millis(bound.map_or(10_000.0, |b| b.min(cap_ms)) as u64) + grace.limit();
         let started = Instant::now();
         let mut deadline = started + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
@@ -237,14 +242,13 @@ impl Driver<'_> {
             if Instant::now() >= deadline.min(hard_stop) {
                 return match bound {
                     Some(b)
-                        if b <= WAIT_CAP_MS
-                            && running_since.is_some()
-                            && Instant::now() >= deadline =>
+                        if b <= cap_ms && running_since.is_some() && Instant::now() >= deadline =>
                     {
                         Err(breach(
                             &["SSP-INV-5"],
                             format!(
-                                "still running {WAIT_GRACE_MS} ms after its effective timeout of {b} ms: an overrun ends as timeout"
+                                "still running {} ms after its effective timeout of {b} ms: an overrun ends as timeout (waited {grace})",
+                                grace.limit_ms()
                             ),
                             json!("a terminal status"),
                             json!(last.map(ExecutionStatus::as_str)),

@@ -31,7 +31,7 @@ pub(super) async fn consumer_compat(env: &mut Env) -> Step<()> {
         caller_id: env.caller_id.clone(),
         no_proxy: true,
         tls: env.client_handle().tls().clone(),
-        ..ConsumerConfig::default()
+        ..ConsumerConfig::default().scaled(env.time_scale())
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
     let (_, descriptors) = consumer
@@ -115,7 +115,7 @@ async fn closed_port_url() -> Step<String> {
 
 /// SSP-VER-2 (CONS): a refused connection ends in ENDPOINT_UNREACHABLE after the attempts
 /// `endpoint.retry` allows.
-pub(super) async fn consumer_unreachable() -> Step<()> {
+pub(super) async fn consumer_unreachable(env: &mut Env) -> Step<()> {
     let url = closed_port_url().await?;
     let d: SkillDescriptor = serde_json::from_value(json!({
         "protocol": {"version": "1.0.0"}, "id": "conform/unreachable", "name": "Unreachable", "version": "1.0.0",
@@ -126,7 +126,7 @@ pub(super) async fn consumer_unreachable() -> Step<()> {
     .map_err(|e| Finding::harness(e.to_string()))?;
     let consumer = Consumer::new(ConsumerConfig {
         no_proxy: true,
-        ..ConsumerConfig::default()
+        ..ConsumerConfig::default().scaled(env.time_scale())
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
     match consumer

@@ -62,12 +62,8 @@ pub struct Decl {
     pub run: Runner,
 }
 
-/// A check body as a [`Runner`]: `async fn(&mut Env)`, one taking a fixture role too, or
-/// one that needs no environment (`@no_env`).
+/// A check body as a [`Runner`]: `async fn(&mut Env)`, or one taking a fixture role too.
 macro_rules! runs {
-    (@no_env $f:path) => {
-        runs!(@wrap |_env| $f())
-    };
     ($f:path, $role:expr) => {
         runs!(@wrap |env| $f(env, $role))
     };
@@ -292,7 +288,7 @@ pub fn catalogue() -> Vec<Decl> {
             rules: &["SSP-VER-2"],
             roles: &[],
             timing: Timing::SelfTest,
-            run: runs!(@no_env consumer::consumer_unreachable),
+            run: runs!(consumer::consumer_unreachable),
         },
         Decl {
             id: "SSP-ERR-4/pre-routing",
