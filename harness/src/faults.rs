@@ -81,6 +81,7 @@ pub const SSP_SEQUENCE_ONLY: &[&str] = &[
     "ssp-id-reused-after-result",
     "ssp-status-changes-after-result",
     "ssp-filter-leaks-private",
+    "ssp-result-error-while-running",
 ];
 
 /// The suites without their model and history checks (what the golden vectors alone catch).

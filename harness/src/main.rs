@@ -334,14 +334,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     let profile = (args.target.as_deref())
         .map(|p| load_profile(p, &registered))
         .transpose()?;
-    let command = match &args.target {
-        Some(p) => format!(
-            "conform run --target {} --suite {}",
-            conform::engine::repro::shell_quote(&p.display().to_string()),
-            args.suite
-        ),
-        None => format!("conform run --spawn-reference --suite {}", args.suite),
-    };
+    let command = repro_prefix(&args);
     let jobs = (args.jobs.map(usize::from))
         .or(profile.as_ref().and_then(|p| p.concurrency))
         .unwrap_or(8);
@@ -355,18 +348,7 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     // Before the first request: a run whose reports cannot be written (or signed) is not
     // started.
     prepare_out(&args.out)?;
-    let signer = (args.sign.as_deref())
-        .map(report::evidence::signing_key)
-        .transpose()?;
-    if signer.is_some()
-        && !args
-            .reports
-            .format
-            .iter()
-            .any(|f| f.file_name() == "report.json")
-    {
-        bail!("--sign signs report.json: add json to --format");
-    }
+    let signer = signer(&args)?;
     if args.spawn_reference {
         term::log_reference_to(args.out.join(REFERENCE_LOG));
     }
@@ -417,6 +399,36 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
     let log = term::reference_log().map(|p| format!("reference server log: {}\n", p.display()));
     print_summary(&report, &args.out, &args.reports, log.as_deref())?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
+}
+
+/// The `conform run …` prefix that re-targets the same server (for reproductions).
+fn repro_prefix(args: &RunArgs) -> String {
+    match &args.target {
+        Some(p) => format!(
+            "conform run --target {} --suite {}",
+            conform::engine::repro::shell_quote(&p.display().to_string()),
+            args.suite
+        ),
+        None => format!("conform run --spawn-reference --suite {}", args.suite),
+    }
+}
+
+/// The `--sign` key, read before the run: a key that cannot sign report.json (unreadable,
+/// or json not among the formats) stops the run before its first request.
+fn signer(args: &RunArgs) -> anyhow::Result<Option<ed25519_dalek::SigningKey>> {
+    let signer = (args.sign.as_deref())
+        .map(report::evidence::signing_key)
+        .transpose()?;
+    if signer.is_some()
+        && !args
+            .reports
+            .format
+            .iter()
+            .any(|f| f.file_name() == "report.json")
+    {
+        bail!("--sign signs report.json: add json to --format");
+    }
+    Ok(signer)
 }
 
 /// A stop set by the first Ctrl-C (SIGINT): the run then ends early with a partial report

@@ -277,6 +277,8 @@ catalogue! {
         "Once the result of a completed execution has been read (200), its status reads failed with an error (a terminal state changes).";
     SspFilterLeaksPrivate = "ssp-filter-leaks-private", ["SSP-DISC-2"],
         "Anonymous discovery with a capability filter lists the matching private skills (visibility is decided as if authenticated whenever a filter is given).";
+    SspResultErrorWhileRunning = "ssp-result-error-while-running", ["SSP-INV-4"],
+        "A result read of an execution that will overrun (conform/overrun) answers 500 ENDPOINT_UNREACHABLE while it is still running, instead of 202 without output.";
 }
 
 impl Fault {

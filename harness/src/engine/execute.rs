@@ -60,23 +60,7 @@ pub async fn execute(
             counterexamples,
             stop: cancel.clone(),
         };
-        let (tx, check, order) = (tx.clone(), job.check.clone(), job.order);
-        let task = tokio::spawn(async move {
-            let _permit = permit;
-            let t0 = Instant::now();
-            // `run` is called inside the caught future, so a panic in its synchronous part
-            // is caught too (it would otherwise kill the task and hang the result channel).
-            let outcome = std::panic::AssertUnwindSafe(async { check.run(&ctx).await })
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| panicked());
-            let _ = tx.send(Done {
-                order,
-                outcome,
-                duration_ms: t0.elapsed().as_millis() as u64,
-            });
-        });
-        task.abort_handle()
+        spawn(job, permit, ctx, tx.clone())
     };
     let mut running: Vec<tokio::task::AbortHandle> = Vec::new();
     // Without a stop, one that never fires (its sender lives as long as this call).
@@ -114,6 +98,7 @@ pub async fn execute(
         received += 1;
         record(d, &mut slots, &mut on_done);
     }
+    // Exclusive jobs one at a time, after the others, each alone on the target.
     for job in exclusive {
         if stopped {
             break;
@@ -129,29 +114,14 @@ pub async fn execute(
         }
     }
     if stopped {
-        // A check that hands its work to a blocking thread (a model's search) sees the stop
-        // between two requests and ends then; an aborted task's blocking work would outlive
-        // it and fail its requests once the runtime shuts down. Waiting a bounded moment
-        // lets that work end first; what answers meanwhile is kept, the rest is aborted.
-        let mut outstanding = running.len() - slots.iter().filter(|s| s.is_some()).count();
-        let grace = tokio::time::sleep(STOP_GRACE);
-        tokio::pin!(grace);
-        while outstanding > 0 {
-            tokio::select! {
-                _ = &mut grace => break,
-                d = rx.recv() => {
-                    let Some(d) = d else { break };
-                    outstanding -= 1;
-                    record(d, &mut slots, &mut on_done);
-                }
-            }
-        }
-        running.iter().for_each(tokio::task::AbortHandle::abort);
-        // Results that arrived between the stop and the aborts are kept.
-        while let Ok(d) = rx.try_recv() {
-            record(d, &mut slots, &mut on_done);
-        }
+        wind_down(&running, &mut rx, &mut slots, &mut on_done).await;
     }
+    outcomes(slots, stopped)
+}
+
+/// Every job's result in plan order: one without a result was interrupted by the stop, or,
+/// without a stop, lost its task (a panic the task did not survive).
+fn outcomes(slots: Vec<Option<Done>>, stopped: bool) -> Vec<Done> {
     let missing = if stopped { interrupted } else { panicked };
     slots
         .into_iter()
@@ -164,6 +134,63 @@ pub async fn execute(
             })
         })
         .collect()
+}
+
+/// Runs `job` in its own task holding `permit`; its result goes to `tx`, a panic included.
+fn spawn(
+    job: &Job,
+    permit: tokio::sync::OwnedSemaphorePermit,
+    ctx: CheckCtx,
+    tx: tokio::sync::mpsc::UnboundedSender<Done>,
+) -> tokio::task::AbortHandle {
+    let (check, order) = (job.check.clone(), job.order);
+    let task = tokio::spawn(async move {
+        let _permit = permit;
+        let t0 = Instant::now();
+        // `run` is called inside the caught future, so a panic in its synchronous part
+        // is caught too (it would otherwise kill the task and hang the result channel).
+        let outcome = std::panic::AssertUnwindSafe(async { check.run(&ctx).await })
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| panicked());
+        let _ = tx.send(Done {
+            order,
+            outcome,
+            duration_ms: t0.elapsed().as_millis() as u64,
+        });
+    });
+    task.abort_handle()
+}
+
+/// After a stop: a check that hands its work to a blocking thread (a model's search) sees
+/// the stop between two requests and ends then; an aborted task's blocking work would
+/// outlive it and fail its requests once the runtime shuts down. Waiting a bounded moment
+/// ([`STOP_GRACE`]) lets that work end first; what answers meanwhile is kept, the rest of
+/// `running` is aborted.
+async fn wind_down(
+    running: &[tokio::task::AbortHandle],
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Done>,
+    slots: &mut [Option<Done>],
+    on_done: &mut impl FnMut(&Done),
+) {
+    let mut outstanding = running.len() - slots.iter().filter(|s| s.is_some()).count();
+    let grace = tokio::time::sleep(STOP_GRACE);
+    tokio::pin!(grace);
+    while outstanding > 0 {
+        tokio::select! {
+            _ = &mut grace => break,
+            d = rx.recv() => {
+                let Some(d) = d else { break };
+                outstanding -= 1;
+                record(d, slots, on_done);
+            }
+        }
+    }
+    running.iter().for_each(tokio::task::AbortHandle::abort);
+    // Results that arrived between the stop and the aborts are kept.
+    while let Ok(d) = rx.try_recv() {
+        record(d, slots, on_done);
+    }
 }
 
 /// The outcome of a check that saw the run stop before it could judge anything.

@@ -49,6 +49,7 @@ pub(super) const WIRE_FAULTS: &[Fault] = &[
     Fault::SspIdReusedAfterResult,
     Fault::SspStatusChangesAfterResult,
     Fault::SspFilterLeaksPrivate,
+    Fault::SspResultErrorWhileRunning,
 ];
 
 /// Bodies larger than this are passed through untouched (the routes cap far lower).
@@ -76,6 +77,8 @@ struct Wire {
     results_read: Mutex<HashSet<String>>,
     /// The id the next accepted invocation gets again (for `ssp-id-reused-after-result`).
     recycled: Mutex<Option<String>>,
+    /// Executions of `conform/overrun` (for `ssp-result-error-while-running`).
+    overruns: Mutex<HashSet<String>>,
 }
 
 /// Wraps `router` with the boundary faults switched on in `faults` (identity otherwise).
@@ -94,6 +97,7 @@ pub(super) fn layer(router: Router, faults: Faults, config: &crate::config::Conf
         terminal_seen: Mutex::new(HashSet::new()),
         results_read: Mutex::new(HashSet::new()),
         recycled: Mutex::new(None),
+        overruns: Mutex::new(HashSet::new()),
     });
     router.layer(middleware::from_fn_with_state(wire, boundary))
 }
@@ -375,10 +379,13 @@ async fn response(
     match r {
         Route::Mcp => mcp_response(f, &mut v),
         Route::Index => index_response(f, &mut v),
-        Route::Invoke(_) => {
+        Route::Invoke(slug) => {
             if status == StatusCode::ACCEPTED {
                 if let Some(id) = v.get("execution_id").and_then(Value::as_str) {
                     lock(&w.creators).insert(id.to_string(), creator);
+                    if f.is_on(Fault::SspResultErrorWhileRunning) && slug == "overrun" {
+                        lock(&w.overruns).insert(id.to_string());
+                    }
                 }
                 if f.is_on(Fault::SspIdReusedAfterResult)
                     && let Some(old) = lock(&w.recycled).take()
@@ -391,7 +398,22 @@ async fn response(
                 }
             }
         }
-        Route::Status(id) | Route::Result(id) => poll_response(w, r, id, status, &mut v),
+        Route::Status(id) | Route::Result(id) => {
+            poll_response(w, r, id, status, &mut v);
+            if f.is_on(Fault::SspResultErrorWhileRunning)
+                && matches!(r, Route::Result(_))
+                && status == StatusCode::ACCEPTED
+                && lock(&w.overruns).contains(id.as_str())
+            {
+                // The failure it expects, announced before the execution has ended.
+                status = StatusCode::INTERNAL_SERVER_ERROR;
+                v = json!({"error": {
+                    "code": "ENDPOINT_UNREACHABLE",
+                    "message": "the execution is failing",
+                    "details": {"execution_id": id}
+                }});
+            }
+        }
         Route::ParleyHttp | Route::Other => {}
     }
     if matches!(

@@ -66,17 +66,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         tls: args.tls.clone(),
         time_scale: args.time_scale,
     };
-    let budget = Budget {
-        seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
-        cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
-        steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
-        focus: match args.focus.as_deref() {
-            None => Budget::DEFAULT.focus,
-            Some(f) => Focus::parse(f)
-                .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims)")))?,
-        },
-        ..Budget::DEFAULT
-    };
+    let budget = budget(args)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -111,13 +101,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             target.part::<Pacer>(),
             None,
         );
-        let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
-        let stats = format!(
-            "{} steps in {:.2} s ({rate:.0} steps/s; {:.2} s of it waiting on the target's clock)",
-            run.steps_run,
-            run.elapsed.as_secs_f64(),
-            run.waited.as_secs_f64()
-        );
+        let stats = stats(&run);
         match run.result {
             ModelResult::Passed => {
                 let _ = writeln!(out, "{kind}: pass — {stats}");
@@ -147,6 +131,32 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         }
     }
     Ok(code)
+}
+
+/// The search's budget: the command line's, else the defaults.
+fn budget(args: &ModelArgs) -> Result<Budget, CommandError> {
+    Ok(Budget {
+        seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
+        cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
+        steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
+        focus: match args.focus.as_deref() {
+            None => Budget::DEFAULT.focus,
+            Some(f) => Focus::parse(f)
+                .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims)")))?,
+        },
+        ..Budget::DEFAULT
+    })
+}
+
+/// A run's steps, time, rate and waiting, in words.
+fn stats(run: &super::runner::ModelRun) -> String {
+    let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
+    format!(
+        "{} steps in {:.2} s ({rate:.0} steps/s; {:.2} s of it waiting on the target's clock)",
+        run.steps_run,
+        run.elapsed.as_secs_f64(),
+        run.waited.as_secs_f64()
+    )
 }
 
 /// Writes `cx` as a vector file into `dir`; the file's path.

@@ -378,24 +378,15 @@ pub fn run_model(
         roles,
         world,
         quota,
-    } = match cast(target) {
+    } = match cast_for(target, budget.focus) {
         Ok(c) => c,
-        Err(reason) => {
-            return tally.finish(ModelResult::Unsupported(Cause::Profile, reason), None);
-        }
+        Err(unsupported) => return tally.finish(unsupported, None),
     };
-    if budget.focus == Focus::Claims && !world.dialectic {
-        let reason = "the manifest does not enable the dialectic profile (PV-DI)";
-        return tally.finish(ModelResult::Unsupported(Cause::Target, reason.into()), None);
-    }
     let mut runner = TestRunner::new_with_rng(
         search_config(budget.cases, budget.found.shrink_iters(100_000)),
         search_rng(budget.seed),
     );
-    let first_failure: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
-    // The last sequence that failed: shrinking only moves to failing sequences, so this is
-    // the minimal one (kept here rather than read back from the value tree).
-    let last_failing: std::sync::Mutex<Option<(World, Vec<Op>)>> = std::sync::Mutex::new(None);
+    let failures = Failures::default();
     let base = std::sync::Mutex::new(InboxBase::new());
     let parts = (
         target,
@@ -411,13 +402,7 @@ pub fn run_model(
         probe_clock(handle, parts, &world, &tally.counter);
     }
     if !CheckCtx::stopped(stop) {
-        let mut start = InboxBase::new();
-        advance_inbox_base(handle, target, kind, &roles, &mut start);
-        // Nobody else holds the lock yet; a poisoned one would leave the base empty (reads
-        // then page from the start).
-        if let Ok(mut b) = base.lock() {
-            *b = start;
-        }
+        start_inbox_base(handle, parts);
     }
     let strategy = sequences(world, budget.steps, budget.focus);
     let result = runner.run(
@@ -437,27 +422,14 @@ pub fn run_model(
                 seen.as_deref(),
                 &tally.sink,
             );
-            let Err(failure) = played else {
-                return Ok(());
-            };
-            if let Ok(mut f) = first_failure.lock() {
-                f.get_or_insert_with(Instant::now);
+            match played {
+                Ok(_) => Ok(()),
+                Err(failure) => Err(failures.record(init, ops, &failure.0)),
             }
-            if let Ok(mut l) = last_failing.lock() {
-                *l = Some((init, ops));
-            }
-            let m = &failure.0;
-            Err(TestCaseError::fail(format!(
-                "{} ({})",
-                m.message,
-                m.rules.join(", ")
-            )))
         },
     );
-    let shrink_time = first_failure
-        .lock()
-        .ok()
-        .and_then(|f| f.map(|t| t.elapsed()));
+    let shrink_time = failures.since_first();
+    let last_failing = failures.last;
     let outcome = match result {
         Ok(()) => ModelResult::Passed,
         Err(TestError::Abort(reason)) => {
@@ -477,6 +449,58 @@ pub fn run_model(
         }
     };
     tally.finish(outcome, shrink_time)
+}
+
+/// The run's cast, or why the model cannot run on this target (`unsupported`: a profile
+/// without the roles it needs, or the claims focus on a target without the dialectic).
+fn cast_for(target: &ParleyTarget, focus: Focus) -> Result<Cast, ModelResult> {
+    let c = cast(target).map_err(|reason| ModelResult::Unsupported(Cause::Profile, reason))?;
+    if focus == Focus::Claims && !c.world.dialectic {
+        let reason = "the manifest does not enable the dialectic profile (PV-DI)";
+        return Err(ModelResult::Unsupported(Cause::Target, reason.into()));
+    }
+    Ok(c)
+}
+
+/// What a search remembers of its failing cases.
+#[derive(Default)]
+struct Failures {
+    /// When the first case failed (shrinking starts then).
+    first: std::sync::Mutex<Option<Instant>>,
+    /// The last sequence that failed: shrinking only moves to failing sequences, so this is
+    /// the minimal one (kept here rather than read back from the value tree).
+    last: std::sync::Mutex<Option<(World, Vec<Op>)>>,
+}
+
+impl Failures {
+    /// Records a failing case; the error that tells the search so.
+    fn record(&self, init: World, ops: Vec<Op>, m: &Mismatch) -> TestCaseError {
+        if let Ok(mut f) = self.first.lock() {
+            f.get_or_insert_with(Instant::now);
+        }
+        if let Ok(mut l) = self.last.lock() {
+            *l = Some((init, ops));
+        }
+        TestCaseError::fail(format!("{} ({})", m.message, m.rules.join(", ")))
+    }
+
+    /// Time since the first failure (the shrinking's time), if one happened.
+    fn since_first(&self) -> Option<Duration> {
+        self.first.lock().ok().and_then(|f| f.map(|t| t.elapsed()))
+    }
+}
+
+/// Moves the run's inbox base past everything the target holds now, before the first
+/// sequence: each caller's reads page only through what the run adds.
+fn start_inbox_base(handle: &tokio::runtime::Handle, parts: DriverParts<'_>) {
+    let (target, kind, roles, _, base, _, _) = parts;
+    let mut start = InboxBase::new();
+    advance_inbox_base(handle, target, kind, roles, &mut start);
+    // Nobody else holds the lock yet; a poisoned one would leave the base empty (reads
+    // then page from the start).
+    if let Ok(mut b) = base.lock() {
+        *b = start;
+    }
 }
 
 /// Plays the shrunk (or first failing) sequence once more to record its numbered transcript: the

@@ -70,9 +70,12 @@ fn column_label(c: &Column) -> String {
     }
 }
 
-/// Date, exit code and what makes the run partial.
+/// Date, exit code, a time scale other than 1, and what makes the run partial.
 pub(super) fn run_text(c: &Column) -> String {
     let mut s = format!("{}, exit {}", c.started_at, c.exit_code);
+    if c.time_scale != 1.0 {
+        s.push_str(&format!(", time scale ×{}", c.time_scale));
+    }
     if c.caveats.is_empty() {
         s.push_str(", complete");
     } else {

@@ -98,6 +98,9 @@ pub struct Column {
     pub tool_version: String,
     /// The run's exit code (0 conforms, 1 fails or incomplete, 2 harness error, 130 cut).
     pub exit_code: i32,
+    /// The factor its timing budgets were multiplied by (`--time-scale`): a verdict reached
+    /// under larger budgets says so beside the others.
+    pub time_scale: f64,
     /// A full run of every suite in the matrix: complete, not partial, not interrupted.
     pub complete: bool,
     /// What makes the run partial or incomplete, one phrase each (empty: a full run).
@@ -249,6 +252,7 @@ fn column(name: &str, i: &Input, suites: &[&str]) -> Column {
         started_at: r.started_at.clone(),
         tool_version: r.tool.version.clone(),
         exit_code: r.exit_code(),
+        time_scale: r.target.time_scale.factor(),
         complete: r.completeness.complete && caveats.is_empty(),
         caveats,
         required: Rate::default(),

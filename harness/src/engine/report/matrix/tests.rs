@@ -126,6 +126,16 @@ fn repeated_target_names_are_numbered() {
 }
 
 #[test]
+fn a_run_under_a_time_scale_says_so_in_its_column() {
+    let mut slow = reference();
+    slow.target.time_scale = crate::transport::budget::TimeScale::new(5.0).unwrap();
+    let m = build(&[input(reference(), None), input(slow, None)]).unwrap();
+    let texts: Vec<String> = m.columns.iter().map(markdown::run_text).collect();
+    assert!(!texts[0].contains("time scale"), "{}", texts[0]);
+    assert!(texts[1].contains("time scale ×5"), "{}", texts[1]);
+}
+
+#[test]
 fn relative_paths_join_two_folders() {
     assert_eq!(
         relative(Path::new("/a/b/r/report.html"), Path::new("/a/m")).as_deref(),

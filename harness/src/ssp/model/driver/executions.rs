@@ -50,8 +50,48 @@ impl Driver<'_> {
             Read::Either(list) if list.iter().any(|x| x.status == r.status) => {
                 self.hidden(&r, &list)
             }
-            _ if result => self.result_answer(e, exec, &r),
+            _ if result => {
+                if self.result_answer(e, exec, &r)? {
+                    self.confirm_ended(w, exec, &cred, r.status).await?;
+                }
+                Ok(())
+            }
             _ => self.status_answer(e, exec, &r),
+        }
+    }
+
+    /// SSP-INV-4: an error answered to a result read is an answer for a failed or timed-out
+    /// execution only (no output to give). The status read right after says which the
+    /// execution was: terminal states are final (SSP-INV-3), so one still running then, or
+    /// completed, was not failed when the result was read — the read broke SSP-INV-4. A
+    /// throttled status read leaves it unjudged.
+    async fn confirm_ended(
+        &mut self,
+        w: &World,
+        exec: usize,
+        cred: &crate::ssp::provider::env::Cred,
+        answered: u16,
+    ) -> Step<()> {
+        let Some((url, _)) = self.url(w, exec, false) else {
+            return Ok(());
+        };
+        let r = self.send("GET", &url, None, cred).await?;
+        if throttled(&r) {
+            return Ok(());
+        }
+        self.status_answer(&w.execs[exec], exec, &r)?;
+        match self.last_status(exec) {
+            None | Some(ExecutionStatus::Failed | ExecutionStatus::Timeout) => Ok(()),
+            Some(after) => Err(breach(
+                &["SSP-INV-4"],
+                format!(
+                    "the result read answered {answered}, but the status read right after shows the execution {}: \
+                     before its end the result is 202 without output (or 409), once completed 200 with its output",
+                    after.as_str()
+                ),
+                json!({"before the end": [202, 409], "completed": 200}),
+                json!({"http": answered, "status right after": after.as_str()}),
+            )),
         }
     }
 
@@ -130,8 +170,10 @@ impl Driver<'_> {
         self.observe(e, exec, r, &["SSP-INV-3"]).map(drop)
     }
 
-    /// SSP-INV-4: 200 with output once completed; before, 202 without output, or 409.
-    fn result_answer(&mut self, e: &Exec, exec: usize, r: &Resp) -> Step<()> {
+    /// SSP-INV-4: 200 with output once completed; before, 202 without output, or 409. An
+    /// error for an execution that may have failed is judged on its code, and `true` asks
+    /// [`Driver::confirm_ended`] whether it had (unless a read already showed it ended so).
+    fn result_answer(&mut self, e: &Exec, exec: usize, r: &Resp) -> Step<bool> {
         const RULES: &[&str] = &["SSP-INV-4"];
         let last = self.tracks.get(exec).cloned().flatten();
         match r.status {
@@ -148,7 +190,7 @@ impl Driver<'_> {
                         json!({"http": r.status, "status": status.as_str()}),
                     ));
                 }
-                Ok(())
+                Ok(false)
             }
             _ if last.as_ref().and_then(|t| t.last) == Some(ExecutionStatus::Completed) => {
                 Err(breach(
@@ -158,29 +200,36 @@ impl Driver<'_> {
                     json!({"http": r.status, "body": r.json}),
                 ))
             }
-            409 => self.check_error(
-                409,
-                r.json.as_ref(),
-                &[state::refuse(409, Condition::EarlyResult)],
-                RULES,
-                "early result",
-            ),
+            409 => self
+                .check_error(
+                    409,
+                    r.json.as_ref(),
+                    &[state::refuse(409, Condition::EarlyResult)],
+                    RULES,
+                    "early result",
+                )
+                .map(|()| false),
             s if (400..600).contains(&s)
                 && !matches!(s, 401 | 403 | 404)
-                && last.is_none_or(|t| {
+                && last.as_ref().is_none_or(|t| {
                     t.allowed.has(ExecutionStatus::Failed)
                         || t.allowed.has(ExecutionStatus::Timeout)
                 }) =>
             {
                 // No output to give: the notes do not fix the answer for a failed or
-                // timed-out execution's result (SSP-ERR-3).
+                // timed-out execution's result (SSP-ERR-3) — if it had ended so.
                 self.check_error(
                     s,
                     r.json.as_ref(),
                     &[state::refuse(s, Condition::SkillFailed)],
                     RULES,
                     "result without output",
-                )
+                )?;
+                let ended = matches!(
+                    last.as_ref().and_then(|t| t.last),
+                    Some(ExecutionStatus::Failed | ExecutionStatus::Timeout)
+                );
+                Ok(!ended)
             }
             s => Err(breach(
                 RULES,
