@@ -622,20 +622,7 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
     };
     match clean_report {
         Ok(mut report) => {
-            report.suite_power = Some(power.clone());
-            let json =
-                crate::engine::report::json::render(&report).map_err(|e| PowerError::Io {
-                    path: args.out.join("report.json"),
-                    source: std::io::Error::other(e),
-                })?;
-            files.push(("report.json", json));
-            files.push(("junit.xml", crate::engine::report::junit::render(&report)));
-            files.push((
-                "report.md",
-                crate::engine::report::markdown::render(&report),
-            ));
-            files.push(("report.html", crate::engine::report::html::render(&report)));
-            report.suite_power = None;
+            files.extend(clean_files(&mut report, &power, &args.out)?);
             mark_targeted(&mut columns, report.checks.len());
             let page = args.out.join("report.html");
             columns.insert(0, ("reference (fault-free)".into(), report, Some(page)));
@@ -646,6 +633,31 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
     crate::reference_runs::write_matrix_or_warn(&args.out, columns, "faults");
     crate::reference_runs::print(&md)?;
     Ok(if power.is_complete() { 0 } else { 1 })
+}
+
+/// The fault-free run's report files, carrying the suite-power section (`report` is left
+/// without it, as the matrix shows the run itself).
+fn clean_files(
+    report: &mut Report,
+    power: &SuitePower,
+    out: &Path,
+) -> Result<Vec<(&'static str, String)>, PowerError> {
+    use crate::engine::report::{html, json, junit, markdown};
+    report.suite_power = Some(power.clone());
+    let rendered = json::render(report).map_err(|e| PowerError::Io {
+        path: out.join("report.json"),
+        source: std::io::Error::other(e),
+    });
+    let files = rendered.map(|json| {
+        vec![
+            ("report.json", json),
+            ("junit.xml", junit::render(report)),
+            ("report.md", markdown::render(report)),
+            ("report.html", html::render(report)),
+        ]
+    });
+    report.suite_power = None;
+    files
 }
 
 #[cfg(test)]

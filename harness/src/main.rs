@@ -403,14 +403,18 @@ fn cmd_run(args: RunArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
 
 /// The `conform run …` prefix that re-targets the same server (for reproductions).
 fn repro_prefix(args: &RunArgs) -> String {
-    match &args.target {
+    let on = match &args.target {
         Some(p) => format!(
-            "conform run --target {} --suite {}",
-            conform::engine::repro::shell_quote(&p.display().to_string()),
-            args.suite
+            "--target {}",
+            conform::engine::repro::shell_quote(&p.display().to_string())
         ),
-        None => format!("conform run --spawn-reference --suite {}", args.suite),
-    }
+        None => "--spawn-reference".into(),
+    };
+    // A verdict reached under other budgets is reproduced under the same ones.
+    let scale = (args.time_scale)
+        .map(|s| format!(" --time-scale {s}"))
+        .unwrap_or_default();
+    format!("conform run {on} --suite {}{scale}", args.suite)
 }
 
 /// The `--sign` key, read before the run: a key that cannot sign report.json (unreadable,

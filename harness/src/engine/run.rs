@@ -154,14 +154,15 @@ fn derived_count(suites: &[Suite], jobs: &[Job]) -> usize {
         .sum()
 }
 
-/// Runs the selected checks of `suites` against `target`.
-pub async fn run(
-    target: Arc<Target>,
+/// The selected checks on the transports `target` offers, never none; the baseline checked
+/// against the suites first.
+fn planned(
+    target: &Target,
     suites: &[Suite],
     opts: &RunOptions,
-) -> Result<Report, RunError> {
+) -> Result<(Vec<Job>, Vec<TransportKind>), RunError> {
     let filter = Filter::new(opts.filter.as_deref()).map_err(RunError::Filter)?;
-    let offered = offered(&target, suites, &opts.transports);
+    let offered = offered(target, suites, &opts.transports);
     if let Some(b) = &opts.baseline {
         check_baseline(b, suites)?;
     }
@@ -172,6 +173,16 @@ pub async fn run(
             f.map(|f| format!(" (--filter {f})")).unwrap_or_default(),
         ));
     }
+    Ok((jobs, offered))
+}
+
+/// Runs the selected checks of `suites` against `target`.
+pub async fn run(
+    target: Arc<Target>,
+    suites: &[Suite],
+    opts: &RunOptions,
+) -> Result<Report, RunError> {
+    let (jobs, offered) = planned(&target, suites, opts)?;
     // A shard may be empty (few checks, many shards): its report then merges as nothing.
     let planned = jobs.len();
     let (jobs, positions) = match opts.shard {

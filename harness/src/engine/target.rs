@@ -214,6 +214,13 @@ impl Target {
     /// An empty target for `profile` (no pre-flight yet).
     pub fn new(profile: Profile, opts: &ConnectOptions) -> Result<Self, TargetError> {
         let time_scale = opts.time_scale.or(profile.time_scale).unwrap_or_default();
+        if time_scale.factor() < 1.0 {
+            // Shorter budgets are for tests and fast targets; said, not refused.
+            tracing::warn!(
+                "time scale {time_scale} < 1 shortens every timeout and wait: a wait it cuts \
+                 short leaves its rule unjudged (e.g. expiries on a target keeping whole seconds)"
+            );
+        }
         let budget = time_scale.budget(
             crate::transport::PER_REQUEST,
             Duration::from_millis(profile.timeout_ms.unwrap_or(10_000)),

@@ -51,7 +51,8 @@ pub enum Cause {
     #[default]
     Target,
     /// The run lacked what the user's profile supplies (a role's token or identity, a
-    /// credential, the `[ssp]` table): the rule stays `untested`, never passed.
+    /// credential, the `[ssp]` table, budgets long enough for the target's answers): the
+    /// rule stays `untested`, never passed.
     Profile,
 }
 

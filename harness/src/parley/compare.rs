@@ -116,17 +116,16 @@ fn compared_steps<'a>(
 
 /// Compares the step signatures of one vector on HTTP and MCP (PV-TR-1). Steps that say
 /// nothing about the binding's decision end the comparison there; when that is the first
-/// step, nothing was compared and the verdict is `unsupported`, never a pass (issue 26).
+/// step, nothing was compared and the verdict is `untested`, never a pass (issue 26).
 pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdict {
     let n = http.len().min(mcp.len());
     for i in 0..n {
         let (h, m) = (&http[i], &mcp[i]);
         if let Some(why) = undecided(h).or_else(|| undecided(m)) {
+            // Nothing compared is no evidence either way: the rule stays untested (never
+            // `n/a`, which would read as "does not apply").
             return if i == 0 {
-                Verdict::Unsupported {
-                    reason: format!("nothing to compare: the first step {why}"),
-                    cause: Cause::Target,
-                }
+                Verdict::untested(format!("nothing to compare: the first step {why}"))
             } else {
                 Verdict::Pass
             };
@@ -306,7 +305,7 @@ mod tests {
         ] {
             let v = compare("v", &h, &m);
             assert!(
-                matches!(&v, Verdict::Unsupported { reason, .. } if reason.starts_with("nothing to compare")),
+                matches!(&v, Verdict::Unsupported { reason, cause: Cause::Profile } if reason.starts_with("nothing to compare")),
                 "{h:?} / {m:?}: {v:?}"
             );
         }

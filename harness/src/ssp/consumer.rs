@@ -107,11 +107,16 @@ impl Default for ConsumerConfig {
 }
 
 impl ConsumerConfig {
-    /// The per-request timeout and the polling bound (`max_polls`) multiplied by `scale`
-    /// (`--time-scale`), the pause between polls kept.
-    pub fn scaled(self, scale: crate::transport::budget::TimeScale) -> Self {
+    /// The run's bounds: its per-request timeout (`timeout_ms` × `--time-scale`, already
+    /// scaled) and the polling bound (`max_polls`) multiplied by `scale`, the pause between
+    /// polls kept.
+    pub fn within(
+        self,
+        request_timeout: Duration,
+        scale: crate::transport::budget::TimeScale,
+    ) -> Self {
         Self {
-            request_timeout: scale.apply(self.request_timeout),
+            request_timeout,
             max_polls: (f64::from(self.max_polls) * scale.factor()).ceil() as u32,
             ..self
         }

@@ -3,7 +3,7 @@
 //!
 //! Every timeout and waiting bound the harness applies to a target — the per-request
 //! timeout, the grace an SSP provider has to notice an overrun, the longest wait for a
-//! Parley expiry, a history step's bound, the consumer's polls — is a [`Budget`]: a base
+//! Parley expiry, a history step's bound, the consumer's polls — is a [`TimeBudget`]: a base
 //! duration times the run's [`TimeScale`]. A slow runner or a slow server gets a larger
 //! factor instead of a check that fails on time alone, and a message that a budget ran out
 //! names the budget, its base and the factor, so the reader knows which knob to turn.
@@ -56,8 +56,8 @@ impl TimeScale {
     }
 
     /// `base` as a named budget under this factor.
-    pub fn budget(self, name: &'static str, base: Duration) -> Budget {
-        Budget {
+    pub fn budget(self, name: &'static str, base: Duration) -> TimeBudget {
+        TimeBudget {
             name,
             base,
             scale: self,
@@ -103,7 +103,7 @@ impl fmt::Display for TimeScale {
 
 /// One timing bound: what it is, its base and the factor applied.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
+pub struct TimeBudget {
     /// What the bound limits ("per-request timeout").
     pub name: &'static str,
     /// Its duration at time scale 1.
@@ -112,7 +112,7 @@ pub struct Budget {
     pub scale: TimeScale,
 }
 
-impl Budget {
+impl TimeBudget {
     /// The bound applied: base × factor.
     pub fn limit(&self) -> Duration {
         self.scale.apply(self.base)
@@ -124,7 +124,7 @@ impl Budget {
     }
 }
 
-impl fmt::Display for Budget {
+impl fmt::Display for TimeBudget {
     /// `the per-request timeout of 200 ms (20 ms × time scale 10; raise --time-scale for a
     /// slower target)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use budget::{Budget, TimeScale};
+use budget::{TimeBudget, TimeScale};
 use limits::{LimitExceeded, Limits};
 use raw::{RawHttp, RawMcp};
 use tls::TlsOptions;
@@ -248,7 +248,7 @@ pub trait Transport: Send + Sync {
 pub struct Client {
     http: reqwest::Client,
     limits: Limits,
-    timeout: Budget,
+    timeout: TimeBudget,
     tls: TlsOptions,
 }
 
@@ -263,7 +263,7 @@ impl Client {
     /// [`Client::new`] with the `timeout` budget (its scale is the run's: every waiting
     /// bound of a check reads it from here), trusting `https://` servers as `tls` says.
     pub fn with_tls(
-        timeout: Budget,
+        timeout: TimeBudget,
         limits: Limits,
         tls: &TlsOptions,
     ) -> Result<Self, TransportError> {
@@ -432,6 +432,16 @@ pub(crate) async fn send_recorded(
         Err(e) => Err(e),
     };
     ex.elapsed_us = started.elapsed().as_micros() as u64;
+    settle(client, ex, result)
+}
+
+/// The exchange completed with what `result` brought: the response, an unusable one with the
+/// limit it broke, or the error (a timeout naming the budget).
+fn settle(
+    client: &Client,
+    mut ex: Exchange,
+    result: Result<ReadResponse, reqwest::Error>,
+) -> (Exchange, Option<RawResponse>) {
     match result {
         Ok((status, hs, text, None)) => {
             ex.status = Some(status);
@@ -463,12 +473,15 @@ pub(crate) async fn send_recorded(
     }
 }
 
+/// A response's status, lowercase headers, body text, and the limit it went over, if any.
+type ReadResponse = (u16, Vec<(String, String)>, String, Option<LimitExceeded>);
+
 /// A response's status, lowercase headers and body text, read within `client`'s limits
 /// (the limit it went over, if any).
 async fn read_response(
     client: &Client,
     resp: reqwest::Response,
-) -> Result<(u16, Vec<(String, String)>, String, Option<LimitExceeded>), reqwest::Error> {
+) -> Result<ReadResponse, reqwest::Error> {
     let status = resp.status().as_u16();
     let hs = header_list(resp.headers());
     let sse = is_event_stream(&hs);

@@ -31,7 +31,7 @@ use crate::transport::budget::TimeScale;
 /// such an assert again), so a loaded machine costs retries, never a false failure.
 const MIN_LEAD: chrono::Duration = chrono::Duration::milliseconds(20);
 /// The most [`Clock::late`] lets the least lead grow to: a read "after expiry" still waits
-/// within [`MAX_WAIT`] for a deadline this far ahead on a target keeping whole seconds
+/// within [`MAX_WAIT`] (both times the run's time scale) for a deadline this far ahead on a target keeping whole seconds
 /// (lead + up to a second of rounding + a second of tolerance).
 const MAX_LEAD: chrono::Duration = chrono::Duration::seconds(2);
 /// The longest wait for an expiry (a larger one means the clock estimate is off: no wait).
@@ -187,7 +187,7 @@ impl Clock {
     }
 
     /// An assert carrying the deadline may have reached the target after it (it was refused
-    /// for it): the least lead doubles (up to [`MAX_LEAD`]) and a new deadline is taken,
+    /// for it): the least lead doubles (up to [`MAX_LEAD`] × the time scale) and a new deadline is taken,
     /// which is returned.
     pub fn late(&mut self) -> DateTime<Utc> {
         self.lead = (self.lead * 2).min(self.max_lead);

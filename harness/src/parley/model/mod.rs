@@ -195,47 +195,52 @@ impl Check for ModelCheck {
                 }
             };
             let replay = transcript::replay_command(&ctx.target, kind, budget);
-            let steps = run.signatures;
-            let made = run.exchanges;
-            let mut outcome = match run.result {
-                ModelResult::Passed => CheckOutcome {
-                    verdict: Verdict::Pass,
-                    exchanges: Vec::new(),
-                    steps,
-                    unkept: 0,
-                },
-                ModelResult::Unsupported(cause, reason) => {
-                    CheckOutcome::verdict(Verdict::Unsupported { reason, cause })
-                }
-                ModelResult::Error(message) => {
-                    CheckOutcome::verdict(Verdict::HarnessError { message })
-                }
-                ModelResult::Failed(cx) => {
-                    let exchanges: Vec<_> =
-                        cx.steps.iter().flat_map(|s| s.exchanges.clone()).collect();
-                    let violation = Violation {
-                        check: self.id.clone(),
-                        requirements: cx.mismatch.rules.iter().map(|r| (*r).to_string()).collect(),
-                        step: Some(cx.steps.len()),
-                        pointer: String::new(),
-                        expected: cx.mismatch.expected.clone(),
-                        observed: cx.mismatch.observed.clone(),
-                        message: transcript::render(&cx, &replay, false),
-                        completed: false,
-                        transcript: exchanges.clone(),
-                    };
-                    CheckOutcome {
-                        verdict: Verdict::Fail(violation),
-                        exchanges,
-                        steps,
-                        unkept: 0,
-                    }
-                }
-            };
-            outcome.unkept = made.saturating_sub(outcome.exchanges.len() as u64);
-            outcome
+            self.outcome(run, &replay)
         }
         .boxed()
+    }
+}
+
+impl ModelCheck {
+    /// The check's outcome from the model's run: a counterexample's numbered steps are its
+    /// transcript; the exchanges not kept are counted.
+    fn outcome(&self, run: super::model::runner::ModelRun, replay: &str) -> CheckOutcome {
+        let steps = run.signatures;
+        let made = run.exchanges;
+        let mut outcome = match run.result {
+            ModelResult::Passed => CheckOutcome {
+                verdict: Verdict::Pass,
+                exchanges: Vec::new(),
+                steps,
+                unkept: 0,
+            },
+            ModelResult::Unsupported(cause, reason) => {
+                CheckOutcome::verdict(Verdict::Unsupported { reason, cause })
+            }
+            ModelResult::Error(message) => CheckOutcome::verdict(Verdict::HarnessError { message }),
+            ModelResult::Failed(cx) => {
+                let exchanges: Vec<_> = cx.steps.iter().flat_map(|s| s.exchanges.clone()).collect();
+                let violation = Violation {
+                    check: self.id.clone(),
+                    requirements: cx.mismatch.rules.iter().map(|r| (*r).to_string()).collect(),
+                    step: Some(cx.steps.len()),
+                    pointer: String::new(),
+                    expected: cx.mismatch.expected.clone(),
+                    observed: cx.mismatch.observed.clone(),
+                    message: transcript::render(&cx, replay, false),
+                    completed: false,
+                    transcript: exchanges.clone(),
+                };
+                CheckOutcome {
+                    verdict: Verdict::Fail(violation),
+                    exchanges,
+                    steps,
+                    unkept: 0,
+                }
+            }
+        };
+        outcome.unkept = made.saturating_sub(outcome.exchanges.len() as u64);
+        outcome
     }
 }
 

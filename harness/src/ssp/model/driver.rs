@@ -13,7 +13,7 @@ mod invocation;
 
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -96,6 +96,9 @@ pub struct Driver<'a> {
     /// Server id of each model execution (`None`: the invocation was throttled).
     ids: Vec<Option<String>>,
     tracks: Vec<Option<Track>>,
+    /// When each model execution's invocation was sent (the server's clock for it starts
+    /// later: SSP-INV-4's confirmation reads an upper bound of its age from this).
+    invoked: Vec<Instant>,
     answer: Value,
     unknown: usize,
     /// The steps so far.
@@ -169,6 +172,8 @@ const THROTTLED_POLL: Duration = Duration::from_millis(250);
 /// times the run's time scale.
 const WAIT_CAP: Duration = Duration::from_secs(60);
 const WAIT_GRACE: Duration = Duration::from_secs(5);
+/// How long an execution without an effective timeout is followed (times the time scale).
+const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
 impl<'a> Driver<'a> {
     /// A driver sending through `env`.
@@ -179,6 +184,7 @@ impl<'a> Driver<'a> {
             seen_ids,
             ids: Vec::new(),
             tracks: Vec::new(),
+            invoked: Vec::new(),
             answer: Value::Null,
             unknown: 0,
             log: Vec::new(),

@@ -41,7 +41,9 @@ async fn get_patiently(env: &mut Env, url: &str, cred: &Cred) -> Result<Option<R
         if !crate::ssp::provider::env::throttling(r.status) {
             return Ok(Some(r));
         }
-        tokio::time::sleep(Duration::from_millis(200 * u64::from(attempt))).await;
+        // The pauses grow with the time scale: a slow provider's window is slow to clear.
+        let pause = Duration::from_millis(200 * u64::from(attempt));
+        tokio::time::sleep(env.time_scale().apply(pause)).await;
     }
     Err(SetupError::Throttled(format!(
         "GET {url} was throttled (429/502/503) {SURVEY_TRIES} times while the model read the target"

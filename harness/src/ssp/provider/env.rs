@@ -37,13 +37,16 @@ pub fn unknown_descriptor_url(known: &str, id: &str, unknown: &str) -> Option<(S
 const POLL_CAP: Duration = Duration::from_secs(60);
 /// Grace after a timeout for the provider to notice the overrun (times the time scale).
 const POLL_GRACE: Duration = Duration::from_secs(5);
+/// How long an execution of a skill without a declared timeout is followed (times the
+/// time scale).
+const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 /// Pause between two status polls.
 const POLL: Duration = Duration::from_millis(50);
 /// Pause after a throttled poll (the wait's deadline moves by as much).
 const THROTTLED_POLL: Duration = Duration::from_millis(250);
 
 pub use crate::engine::finding::{Finding, Severity, Step};
-use crate::transport::budget::{Budget, TimeScale};
+use crate::transport::budget::{TimeBudget, TimeScale};
 
 /// Credentials attached to one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -553,19 +556,17 @@ impl Env {
             "status_url",
             exec,
         )?;
-        let timeout = f
-            .descriptor
-            .endpoint
-            .timeout_ms
-            .as_ref()
-            .and_then(serde_json::Number::as_u64)
-            .unwrap_or(10_000);
+        let declared =
+            (f.descriptor.endpoint.timeout_ms.as_ref()).and_then(serde_json::Number::as_u64);
         let scale = self.client.time_scale();
         let bounds = (
             scale.budget("longest execution wait", POLL_CAP),
             scale.budget("overrun grace", POLL_GRACE),
         );
-        let span = Duration::from_millis(timeout).min(bounds.0.limit()) + bounds.1.limit();
+        // No timeout declared: the seed fixes no default, so the wait is the default one,
+        // scaled, and its end is inconclusive (an undeclared timeout cannot be overrun).
+        let waited_for = declared.map_or(scale.apply(DEFAULT_WAIT), Duration::from_millis);
+        let span = waited_for.min(bounds.0.limit()) + bounds.1.limit();
         let mut deadline = Instant::now() + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
         let hard_stop = Instant::now() + span * 3;
@@ -598,7 +599,7 @@ impl Env {
                 return Err(self.not_terminal(
                     &seen,
                     running_seen,
-                    timeout,
+                    declared,
                     Instant::now() >= deadline,
                     bounds,
                 ));
@@ -626,21 +627,25 @@ impl Env {
     }
 
     /// The end of a wait without a terminal status: a failure only when the execution was
-    /// seen running for the whole bounded wait (`waited`) of a timeout within the cap; both
-    /// messages name the scaled bounds (`cap`, `grace`).
+    /// seen running for the whole bounded wait (`waited`) of a declared timeout within the
+    /// cap; both messages name the scaled bounds (`cap`, `grace`).
     fn not_terminal(
         &self,
         seen: &[Value],
         running_seen: bool,
-        timeout: u64,
+        declared: Option<u64>,
         waited: bool,
-        (cap, grace): (Budget, Budget),
+        (cap, grace): (TimeBudget, TimeBudget),
     ) -> Box<Finding> {
         let last = seen
             .last()
             .map(|b| b["status"].clone())
             .unwrap_or(Value::Null);
-        if running_seen && waited && timeout <= cap.limit_ms() {
+        if let Some(timeout) = declared
+            && running_seen
+            && waited
+            && timeout <= cap.limit_ms()
+        {
             return Finding::fail(
                 "/status",
                 json!("a terminal status"),
@@ -651,8 +656,9 @@ impl Env {
                 ),
             );
         }
+        let timeout = declared.map_or("none declared".into(), |t| format!("{t} ms"));
         Finding::unsupported(format!(
-            "no terminal status within the harness's wait (timeout_ms {timeout}, last status {last}); \
+            "no terminal status within the harness's wait (timeout {timeout}, last status {last}); \
              an execution still accepted may be queued, and waits stop at {cap}"
         ))
     }

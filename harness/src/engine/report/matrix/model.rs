@@ -100,6 +100,7 @@ pub struct Column {
     pub exit_code: i32,
     /// The factor its timing budgets were multiplied by (`--time-scale`): a verdict reached
     /// under larger budgets says so beside the others.
+    #[serde(default = "one")]
     pub time_scale: f64,
     /// A full run of every suite in the matrix: complete, not partial, not interrupted.
     pub complete: bool,
@@ -371,4 +372,9 @@ fn cell(r: &Report, id: &str, failing: &BTreeMap<&str, Vec<&str>>) -> Cell {
         more: all.len() - listed.len(),
         listed,
     }
+}
+
+/// The default time scale of a column written before it was recorded.
+fn one() -> f64 {
+    1.0
 }

@@ -12,8 +12,8 @@ use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
 use super::{
-    Driver, FIRST_POLL, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP, WAIT_GRACE, or_throttled,
-    throttled,
+    DEFAULT_WAIT, Driver, FIRST_POLL, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP, WAIT_GRACE,
+    or_throttled, throttled,
 };
 
 impl Driver<'_> {
@@ -52,7 +52,7 @@ impl Driver<'_> {
             }
             _ if result => {
                 if self.result_answer(e, exec, &r)? {
-                    self.confirm_ended(w, exec, &cred, r.status).await?;
+                    self.confirm_ended(w, exec, r.status).await?;
                 }
                 Ok(())
             }
@@ -61,27 +61,36 @@ impl Driver<'_> {
     }
 
     /// SSP-INV-4: an error answered to a result read is an answer for a failed or timed-out
-    /// execution only (no output to give). The status read right after says which the
-    /// execution was: terminal states are final (SSP-INV-3), so one still running then, or
-    /// completed, was not failed when the result was read — the read broke SSP-INV-4. A
-    /// throttled status read leaves it unjudged.
-    async fn confirm_ended(
-        &mut self,
-        w: &World,
-        exec: usize,
-        cred: &crate::ssp::provider::env::Cred,
-        answered: u16,
-    ) -> Step<()> {
-        let Some((url, _)) = self.url(w, exec, false) else {
+    /// execution only (no output to give). The status read right after, as the execution's
+    /// creator, says which the execution was: terminal states are final (SSP-INV-3), so one
+    /// completed then was not failed when its result was read, and one still running then
+    /// was running — unless its effective timeout may already have passed (a provider may
+    /// show `running` for a grace after an overrun, SSP-INV-5, while its result handler
+    /// already reports the timeout). A throttled status read leaves the answer unjudged
+    /// (SSP-ERR-3 allows throttling anywhere).
+    async fn confirm_ended(&mut self, w: &World, exec: usize, answered: u16) -> Step<()> {
+        let read_by = Instant::now();
+        let Some((url, s)) = self.url(w, exec, false) else {
             return Ok(());
         };
-        let r = self.send("GET", &url, None, cred).await?;
+        let e = &w.execs[exec];
+        let cred = self.secrets.cred(w.callers[e.owner], Some(&w.skills[s]));
+        let r = self.send("GET", &url, None, &cred).await?;
         if throttled(&r) {
             return Ok(());
         }
-        self.status_answer(&w.execs[exec], exec, &r)?;
+        self.status_answer(e, exec, &r)?;
+        // An upper bound of the execution's age when its result was refused: its clock
+        // started after the invocation was sent.
+        let age_ms =
+            (self.invoked.get(exec)).map(|t| read_by.duration_since(*t).as_secs_f64() * 1000.0);
+        let timeout_may_have_passed = match (e.effective_ms, age_ms) {
+            (Some(eff), Some(age)) => age >= eff,
+            _ => false,
+        };
         match self.last_status(exec) {
             None | Some(ExecutionStatus::Failed | ExecutionStatus::Timeout) => Ok(()),
+            Some(s) if !s.is_terminal() && timeout_may_have_passed => Ok(()),
             Some(after) => Err(breach(
                 &["SSP-INV-4"],
                 format!(
@@ -257,8 +266,11 @@ impl Driver<'_> {
             scale.budget("overrun grace", WAIT_GRACE),
         );
         let cap_ms = cap.limit().as_secs_f64() * 1000.0;
-        let span =
-            Duration::from_millis(bound.map_or(10_000.0, |b| b.min(cap_ms)) as u64) + grace.limit();
+        // Without an effective timeout the wait is the default one, scaled (it then ends
+        // inconclusively, never as a failure).
+        let span = bound.map_or(scale.apply(DEFAULT_WAIT), |b| {
+            Duration::from_millis(b.min(cap_ms) as u64)
+        }) + grace.limit();
         let started = Instant::now();
         let mut deadline = started + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).

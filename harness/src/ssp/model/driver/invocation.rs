@@ -1,6 +1,8 @@
 //! Invocation steps of the SSP model: the body sent, the acceptance judged against the
 //! skill, and invalid invocations (SSP-INV-1, SSP-INV-2).
 
+use std::time::Instant;
+
 use serde_json::{Value, json};
 
 use crate::ssp::model::lifecycle::Track;
@@ -40,6 +42,7 @@ impl Driver<'_> {
         let s = &w.skills[w.units[unit].skill];
         let body = self.body(w, unit, timeout);
         let cred = self.secrets.cred(w.callers[by], Some(s));
+        let sent = Instant::now();
         let r = self
             .send(&s.method, &s.endpoint, Some(&body), &cred)
             .await?;
@@ -50,6 +53,7 @@ impl Driver<'_> {
             if tracked {
                 self.ids.push(None);
                 self.tracks.push(None);
+                self.invoked.push(sent);
             }
             return self.check_error(
                 r.status,
@@ -85,6 +89,7 @@ impl Driver<'_> {
             self.warnings.extend(seen.warnings);
             self.ids.push(Some(id));
             self.tracks.push(Some(seen.track));
+            self.invoked.push(sent);
         }
         Ok(())
     }

@@ -31,9 +31,10 @@ pub(super) async fn consumer_compat(env: &mut Env) -> Step<()> {
         caller_id: env.caller_id.clone(),
         no_proxy: true,
         tls: env.client_handle().tls().clone(),
-        ..ConsumerConfig::default().scaled(env.time_scale())
+        ..ConsumerConfig::default().within(env.client_handle().timeout(), env.time_scale())
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
+    let within = consumer.config().request_timeout.as_millis();
     let (_, descriptors) = consumer
         .discover_all(&env.base, &Credentials::None, None)
         .await
@@ -42,7 +43,9 @@ pub(super) async fn consumer_compat(env: &mut Env) -> Step<()> {
                 "",
                 json!("a discoverable provider"),
                 json!(e.to_string()),
-                "the consumer's discovery failed",
+                format!(
+                    "the consumer's discovery failed (each request within the per-request timeout of {within} ms, timeout_ms × --time-scale)"
+                ),
             )
         })?;
     if let Some(Err(e)) = descriptors.iter().find(|d| d.is_err()) {
@@ -126,7 +129,7 @@ pub(super) async fn consumer_unreachable(env: &mut Env) -> Step<()> {
     .map_err(|e| Finding::harness(e.to_string()))?;
     let consumer = Consumer::new(ConsumerConfig {
         no_proxy: true,
-        ..ConsumerConfig::default().scaled(env.time_scale())
+        ..ConsumerConfig::default().within(env.client_handle().timeout(), env.time_scale())
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
     match consumer
