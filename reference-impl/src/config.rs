@@ -57,7 +57,8 @@ pub struct TokenFile {
 /// Credentials the SSP provider accepts (seed §7, `ssp.md` §5).
 #[derive(Debug, Clone, Default)]
 pub struct SspCredentials {
-    /// API keys with permission to invoke `api_key` skills.
+    /// API keys with permission to invoke `api_key` skills (`--demo`'s, and every
+    /// `serve --ssp-api-key`).
     pub api_keys_allowed: Vec<String>,
     /// API keys that are valid but lack permission (→ 403).
     pub api_keys_limited: Vec<String>,

@@ -90,6 +90,11 @@ struct ServeArgs {
     /// origin. Repeatable. A request with another Origin gets 403; no Origin always passes.
     #[arg(long, value_name = "ORIGIN")]
     allowed_origin: Vec<String>,
+    /// SSP: also accept this API key (`X-API-Key`), with permission to invoke, on the
+    /// `api_key` skills. Repeatable; each key is a client of its own for
+    /// --ssp-rate-per-minute. Visible to local users in the process list: test keys only.
+    #[arg(long, value_name = "KEY")]
+    ssp_api_key: Vec<String>,
     #[command(flatten)]
     ssp_limits: reference_impl::config::SspLimitArgs,
     #[command(flatten)]
@@ -186,6 +191,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     config.base_url = args.base_url;
     config.allowed_hosts = args.allowed_host;
     config.allowed_origins = args.allowed_origin;
+    // A header value is trimmed and cannot hold a line break: such a key could never match.
+    if let Some(bad) = args
+        .ssp_api_key
+        .iter()
+        .find(|k| k.is_empty() || k.contains(char::is_whitespace))
+    {
+        bail!("--ssp-api-key {bad:?}: a key must be non-empty and without whitespace");
+    }
+    config.ssp.api_keys_allowed.extend(args.ssp_api_key);
     config.ssp_limits = args.ssp_limits.into();
     let mut server = reference_impl::server::spawn_with(config, args.listen, limits).await?;
     {

@@ -3,10 +3,10 @@
 //! client library in the server binary and measures exactly one request per round trip.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 /// Largest response body the soak accepts (read_thread of a long thread is the biggest).
 const MAX_BODY: usize = 32 * 1024 * 1024;
@@ -18,9 +18,11 @@ pub(super) struct Conn {
     pub reusable: bool,
 }
 
-/// A response: status and body.
+/// A response: status, `Retry-After` and body.
 pub(super) struct Reply {
     pub status: u16,
+    /// The `Retry-After` header, when present (the only header the soak judges).
+    pub retry_after: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -31,13 +33,39 @@ impl Reply {
     }
 }
 
+/// Whether `source` can be a local end of a loopback connection here (any `127.0.0.0/8`
+/// address can on Linux; elsewhere only the configured ones).
+pub(super) fn bindable(source: IpAddr) -> bool {
+    let socket = match source {
+        IpAddr::V4(_) => TcpSocket::new_v4(),
+        IpAddr::V6(_) => TcpSocket::new_v6(),
+    };
+    socket.is_ok_and(|s| s.bind(SocketAddr::new(source, 0)).is_ok())
+}
+
 impl Conn {
     /// Connects to `addr` (loopback only: the soak never leaves the machine).
     pub(super) async fn connect(addr: SocketAddr) -> io::Result<Self> {
-        if !addr.ip().is_loopback() {
+        Self::connect_from(addr, None).await
+    }
+
+    /// Connects to `addr` from the local address `source` (a loopback address: the server
+    /// then sees another client address), or from the default one when `None`.
+    pub(super) async fn connect_from(addr: SocketAddr, source: Option<IpAddr>) -> io::Result<Self> {
+        if !addr.ip().is_loopback() || source.is_some_and(|s| !s.is_loopback()) {
             return Err(io::Error::other("the soak only talks to loopback"));
         }
-        let stream = TcpStream::connect(addr).await?;
+        let stream = match source {
+            None => TcpStream::connect(addr).await?,
+            Some(source) => {
+                let socket = match source {
+                    IpAddr::V4(_) => TcpSocket::new_v4()?,
+                    IpAddr::V6(_) => TcpSocket::new_v6()?,
+                };
+                socket.bind(SocketAddr::new(source, 0))?;
+                socket.connect(addr).await?
+            }
+        };
         stream.set_nodelay(true)?;
         Ok(Self {
             stream: BufReader::new(stream),
@@ -79,7 +107,7 @@ impl Conn {
             .nth(1)
             .and_then(|s| s.parse::<u16>().ok())
             .ok_or_else(|| io::Error::other(format!("bad status line {line:?}")))?;
-        let (mut length, mut chunked) = (None, false);
+        let (mut length, mut chunked, mut retry_after) = (None, false, None);
         loop {
             line.clear();
             self.read_line(&mut line).await?;
@@ -93,6 +121,8 @@ impl Conn {
                 chunked = true;
             } else if l.starts_with("connection:") && l.contains("close") {
                 self.reusable = false;
+            } else if let Some(v) = l.strip_prefix("retry-after:") {
+                retry_after = Some(v.trim().to_owned());
             }
         }
         let body = if chunked {
@@ -106,7 +136,11 @@ impl Conn {
             self.stream.read_exact(&mut body).await?;
             body
         };
-        Ok(Reply { status, body })
+        Ok(Reply {
+            status,
+            retry_after,
+            body,
+        })
     }
 
     async fn read_line(&mut self, line: &mut String) -> io::Result<()> {

@@ -1,9 +1,11 @@
 //! The hostile side of the soak: idle sockets, slowloris heads, oversized bodies and heads,
-//! amplifying SSP inputs. Each attacker loops until told to stop and counts what the server
-//! answered; any refusal it receives must be in the refusal shape.
+//! amplifying SSP inputs, and an anonymous SSP invocation flood that the provider's rate
+//! limit must hold back. Each attacker loops until told to stop and counts what the server
+//! answered; any refusal it receives must be in the refusal shape (SSP's unified error
+//! shape, with `Retry-After`, for the flood's 429s).
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use serde_json::json;
@@ -11,11 +13,28 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-use super::client::Conn;
+use super::client::{self, Conn, Reply};
 use super::server::Target;
 
 /// Bound on any single hostile exchange.
 const EXCHANGE: Duration = Duration::from_secs(15);
+/// The flood's own loopback address where the system has one (Linux: all of 127.0.0.0/8):
+/// the limit then refuses the flood in a bucket of its own and the amplifier, which calls
+/// from 127.0.0.1, still gets its inputs parsed. Elsewhere both share 127.0.0.1's bucket.
+const FLOOD_SOURCE: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+
+/// What the anonymous SSP flood saw.
+#[derive(Default, Debug)]
+pub(super) struct Flood {
+    /// Invocations answered (any status).
+    pub answered: u64,
+    /// Answered 429 in SSP's unified error shape with a `Retry-After`.
+    pub limited: u64,
+    /// Admitted (202): what the limit let through.
+    pub admitted: u64,
+    /// The address it called from (`None`: the default one, 127.0.0.1).
+    pub source: Option<IpAddr>,
+}
 
 /// What the attackers saw.
 #[derive(Default, Debug)]
@@ -26,6 +45,8 @@ pub(super) struct Tally {
     pub unshaped: u64,
     /// Connections the server closed or cut (idle, slowloris, mid-upload).
     pub cut: u64,
+    /// The anonymous SSP flood (its 202s and 429s are here, not in `statuses`).
+    pub flood: Flood,
 }
 
 impl Tally {
@@ -35,6 +56,10 @@ impl Tally {
         }
         self.unshaped += other.unshaped;
         self.cut += other.cut;
+        self.flood.answered += other.flood.answered;
+        self.flood.limited += other.flood.limited;
+        self.flood.admitted += other.flood.admitted;
+        self.flood.source = self.flood.source.or(other.flood.source);
     }
 }
 
@@ -51,10 +76,10 @@ pub(super) enum Attack {
     Amplify,
 }
 
-/// Runs `count` idle, slowloris and oversized attackers and one amplifier until `stop`
-/// turns true; returns their merged tally.
+/// Runs `count` idle, slowloris and oversized attackers, one amplifier and one flood until
+/// `stop` turns true; returns their merged tally.
 pub(super) async fn run(target: Target, stop: watch::Receiver<bool>, count: usize) -> Tally {
-    let mut tasks = Vec::new();
+    let mut tasks = vec![tokio::spawn(flood(target.clone(), stop.clone()))];
     for attack in [
         Attack::Idle,
         Attack::Slowloris,
@@ -231,4 +256,82 @@ fn check_raw(raw: &[u8], tally: &mut Tally) {
     if json["error"]["status"] != status {
         tally.unshaped += 1;
     }
+}
+
+/// The anonymous SSP flood: echo invocations without a credential, back to back on one
+/// kept-alive connection from one address (no pacing: as fast as the server answers),
+/// following the server across restarts until told to stop.
+async fn flood(mut target: Target, mut stop: watch::Receiver<bool>) -> Tally {
+    let source = client::bindable(FLOOD_SOURCE).then_some(FLOOD_SOURCE);
+    let mut tally = Tally::default();
+    tally.flood.source = source;
+    let call = json!({"caller": {"id": "soak-flood", "type": "service"},
+        "skill_id": "conform/echo", "inputs": {"message": "flood"}})
+    .to_string();
+    let mut conn: Option<(u64, Conn)> = None;
+    while !*stop.borrow() {
+        let (generation, addr) = *target.borrow_and_update();
+        let mut c = match conn.take() {
+            Some((g, c)) if g == generation && c.reusable => c,
+            _ => match Conn::connect_from(addr, source).await {
+                Ok(c) => c,
+                Err(_) => {
+                    // The server is being restarted: wait for the next one (bounded).
+                    tokio::select! {
+                        _ = tokio::time::timeout(Duration::from_secs(2), target.changed()) => {}
+                        _ = stop.wait_for(|s| *s) => break,
+                    }
+                    continue;
+                }
+            },
+        };
+        let send = c.request("POST", "/ssp/invoke/echo", &[], Some(call.as_bytes()));
+        let reply = tokio::select! {
+            r = tokio::time::timeout(EXCHANGE, send) => r,
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        match reply {
+            Ok(Ok(r)) => {
+                flood_answer(&r, &mut tally);
+                conn = Some((generation, c));
+            }
+            // Cut by a kill -9 (or no answer within the exchange bound): a fresh connection.
+            _ => tally.cut += 1,
+        }
+    }
+    tally
+}
+
+/// Counts one answer to the flood: admitted, rate limited in the SSP shape, or another
+/// status (which must be a shaped refusal too).
+fn flood_answer(r: &Reply, tally: &mut Tally) {
+    tally.flood.answered += 1;
+    match r.status {
+        200..=202 => tally.flood.admitted += 1,
+        429 if rate_limited_shape(r) => tally.flood.limited += 1,
+        status => {
+            *tally.statuses.entry(status).or_default() += 1;
+            // Another refusal: SSP's shape, or the transport's (503 busy, 408) — but a 429
+            // outside the SSP shape with `Retry-After` is a malformed rate-limit answer.
+            let e = &r.json()["error"];
+            let shaped = status != 429
+                && ((e["code"].is_string() && e["message"].is_string()) || e["status"] == status);
+            if !shaped {
+                tally.unshaped += 1;
+            }
+        }
+    }
+}
+
+/// SSP's unified error shape for a rate limit (seed §8.2, SSP-ERR-3): `error.code`
+/// `ENDPOINT_UNREACHABLE`, a message, `error.retry`, and a `Retry-After` of whole seconds
+/// that covers `error.retry.suggested_delay_ms`.
+fn rate_limited_shape(r: &Reply) -> bool {
+    let v = r.json();
+    let e = &v["error"];
+    let delay_ms = e["retry"]["suggested_delay_ms"].as_u64();
+    let retry_after = r.retry_after.as_deref().and_then(|s| s.parse::<u64>().ok());
+    e["code"] == "ENDPOINT_UNREACHABLE"
+        && e["message"].is_string()
+        && matches!((delay_ms, retry_after), (Some(ms), Some(secs)) if secs * 1000 >= ms)
 }

@@ -1,15 +1,17 @@
 //! `reference-server soak`: the reference server under load, attack and `kill -9` (issue 13).
 //!
-//! A `serve` child on a file database takes mixed Parley (HTTP and MCP) and SSP echo traffic
-//! from well-behaved clients through three phases: quiet (the reference latency), attack
-//! (idle sockets, slowloris, oversized heads and bodies, an amplifying SSP input, and a
-//! `kill -9` + restart every N seconds) and after (attackers gone). It then asserts: no
-//! acknowledged post lost and no id handed out twice across the restarts, peak RSS and open
-//! descriptors within their bounds, p99 under attack within `p99_factor` × the quiet p99,
-//! no unexpected answer to a well-behaved client, every refusal to an attacker in the
-//! refusal shape, and the server still answering once the attackers left. One table on
-//! stdout; a failed assertion makes the command fail. Bounded in time and requests;
-//! loopback only.
+//! A `serve` child on a file database, SSP rate limit on, takes mixed Parley (HTTP and MCP)
+//! and SSP traffic from well-behaved clients (each invoking SSP with an API key of its own)
+//! through three phases: quiet (the reference latency), attack (idle sockets, slowloris,
+//! oversized heads and bodies, an amplifying SSP input, an anonymous SSP invocation flood
+//! from one address, and a `kill -9` + restart every N seconds) and after (attackers gone).
+//! It then asserts: no acknowledged post lost and no id handed out twice across the
+//! restarts, peak RSS and open descriptors within their bounds, p99 under attack within
+//! `p99_factor` × the quiet p99, no unexpected answer to a well-behaved client and no 429 on
+//! their SSP invocations, the flood answered 429 and held to what the limit allows, every
+//! refusal to an attacker in its refusal shape, and the server still answering once the
+//! attackers left. One table on stdout; a failed assertion makes the command fail. Bounded
+//! in time and requests; loopback only.
 
 mod client;
 mod hostile;
@@ -37,7 +39,7 @@ pub(crate) struct SoakArgs {
     /// Well-behaved clients.
     #[arg(long, default_value_t = 32)]
     clients: usize,
-    /// Idle, slowloris and oversized attackers, each (plus one amplifier).
+    /// Idle, slowloris and oversized attackers, each (plus one amplifier and one flood).
     #[arg(long, default_value_t = 16)]
     attackers: usize,
     /// Seconds between two `kill -9` + restart during the attack phase.
@@ -137,6 +139,7 @@ async fn phases(
         server::Flags {
             max_connections: args.max_connections,
             head_timeout_secs: args.head_timeout_secs,
+            ssp_clients: args.clients,
         },
     )
     .await?;
@@ -157,8 +160,11 @@ async fn phases(
 
     control.phase.store(ATTACK, Ordering::Relaxed);
     let (stop_tx, stop_rx) = watch::channel(false);
+    // Taken before the flood starts, as its end after its last answer: the span the rate
+    // limit's allowance is computed over can only be too long, never too short.
+    let attack_start = Instant::now();
     let attackers = tokio::spawn(hostile::run(sup.target(), stop_rx, args.attackers));
-    let attack_end = Instant::now() + attack;
+    let attack_end = attack_start + attack;
     let mut next_kill = Instant::now() + kill_every;
     while Instant::now() < attack_end {
         observe(&sup, next_kill.min(attack_end) - Instant::now(), &mut peaks).await;
@@ -172,6 +178,7 @@ async fn phases(
     }
     let _ = stop_tx.send(true);
     let tally = attackers.await.context("attackers")?;
+    let flood_span = attack_start.elapsed();
 
     control.phase.store(AFTER, Ordering::Relaxed);
     observe(&sup, after, &mut peaks).await;
@@ -185,14 +192,17 @@ async fn phases(
     let durability = traffic::verify(addr, &stats).await?;
     let starts = sup.starts();
     sup.stop().await;
-    Ok(Report::new(
-        stats,
-        tally,
-        durability,
-        peaks,
-        starts,
-        answers_after,
-    ))
+    let mut report = Report::new(stats, tally, durability, peaks, starts, answers_after);
+    report.flood_allowed = flood_allowed(starts, flood_span);
+    Ok(report)
+}
+
+/// The most invocations the rate limit can admit from one client in `span` over `starts`
+/// server starts (each start begins with full buckets): a burst per start plus the
+/// sustained rate, rounded up.
+fn flood_allowed(starts: u64, span: Duration) -> u64 {
+    let sustained = f64::from(server::SSP_RATE_PER_MINUTE) / 60.0 * span.as_secs_f64();
+    starts * u64::from(server::SSP_RATE_BURST) + sustained.ceil() as u64
 }
 
 /// A fresh client after the attack: the manifest and a post must be answered.
@@ -218,6 +228,10 @@ async fn probe(addr: std::net::SocketAddr) -> bool {
 struct Report {
     latency: [Latency; 4],
     rate_limited: u64,
+    /// Well-behaved SSP invocations refused 429 (must be 0).
+    ssp_rate_limited: u64,
+    /// What the rate limit may admit of the flood (see [`flood_allowed`]).
+    flood_allowed: u64,
     restart_errors: u64,
     errors: Vec<String>,
     unexpected: Vec<String>,
@@ -288,6 +302,8 @@ impl Report {
         Self {
             latency: [phase(QUIET), phase(ATTACK), phase(AFTER), phase(RECOVERING)],
             rate_limited: stats.iter().map(|s| s.rate_limited).sum(),
+            ssp_rate_limited: stats.iter().map(|s| s.ssp_rate_limited).sum(),
+            flood_allowed: 0,
             restart_errors: stats.iter().map(|s| s.restart_errors).sum(),
             errors: stats.iter().flat_map(|s| s.other_errors.clone()).collect(),
             unexpected: stats
@@ -310,6 +326,11 @@ impl Report {
 
     fn fd_bound(args: &SoakArgs) -> u64 {
         args.max_connections as u64 + FD_SLACK
+    }
+
+    /// The flood was refused (429) and admitted no more than the limit allows.
+    fn flood_held(&self) -> bool {
+        self.tally.flood.limited > 0 && self.tally.flood.admitted <= self.flood_allowed
     }
 
     /// The failed assertions, in words (empty: the soak passed).
@@ -358,6 +379,20 @@ impl Report {
             format!("{} refusals without the refusal body", self.tally.unshaped),
         );
         check(
+            self.ssp_rate_limited == 0,
+            format!(
+                "{} well-behaved SSP invocations answered 429",
+                self.ssp_rate_limited
+            ),
+        );
+        check(
+            self.flood_held(),
+            format!(
+                "anonymous SSP flood not held back: {} answered 429, {} admitted (≤ {})",
+                self.tally.flood.limited, self.tally.flood.admitted, self.flood_allowed
+            ),
+        );
+        check(
             self.answers_after,
             "no answer once the attackers left".into(),
         );
@@ -369,16 +404,21 @@ impl Report {
     }
 
     fn table(&self, args: &SoakArgs) -> String {
-        let verdict = |ok: bool| if ok { "ok" } else { "FAIL" };
+        let mut out = String::from("| soak | measured | bound | verdict |\n|---|---|---|---|\n");
+        let rows = self.latency_rows(args).into_iter();
+        let rows = rows
+            .chain(self.bound_rows(args))
+            .chain(self.attacker_rows());
+        for [a, b, c, v] in rows {
+            out.push_str(&format!("| {a} | {b} | {c} | {v} |\n"));
+        }
+        out
+    }
+
+    /// The latency of each phase and of restart recovery.
+    fn latency_rows(&self, args: &SoakArgs) -> Vec<[String; 4]> {
         let l = &self.latency;
-        let d = &self.durability;
-        let statuses: Vec<String> = self
-            .tally
-            .statuses
-            .iter()
-            .map(|(s, n)| format!("{s}×{n}"))
-            .collect();
-        let rows: Vec<[String; 4]> = vec![
+        vec![
             [
                 "quiet".into(),
                 l[0].show(),
@@ -392,14 +432,14 @@ impl Report {
                 if args.latency_report_only {
                     "not asserted".into()
                 } else {
-                    verdict(l[1].p99 <= self.p99_bound(args)).into()
+                    verdict(l[1].p99 <= self.p99_bound(args))
                 },
             ],
             [
                 "after attack".into(),
                 l[2].show(),
                 "answers".into(),
-                verdict(self.answers_after && l[2].count > 0).into(),
+                verdict(self.answers_after && l[2].count > 0),
             ],
             [
                 "restart recovery (1 s after each kill)".into(),
@@ -407,68 +447,102 @@ impl Report {
                 "reported".into(),
                 String::new(),
             ],
-            [
-                "acknowledged posts".into(),
+        ]
+    }
+
+    /// Durability, resources and what the well-behaved clients were answered.
+    fn bound_rows(&self, args: &SoakArgs) -> Vec<[String; 4]> {
+        let d = &self.durability;
+        let row = |name: &str, measured: String, bound: String, verdict: String| {
+            [name.to_owned(), measured, bound, verdict]
+        };
+        vec![
+            row(
+                "acknowledged posts",
                 format!("{} ({} rate-limited)", d.acked, self.rate_limited),
                 String::new(),
                 String::new(),
-            ],
-            [
-                "lost after kill -9".into(),
+            ),
+            row(
+                "lost after kill -9",
                 d.lost.len().to_string(),
                 "0".into(),
-                verdict(d.lost.is_empty()).into(),
-            ],
-            [
-                "ids handed out twice".into(),
+                verdict(d.lost.is_empty()),
+            ),
+            row(
+                "ids handed out twice",
                 d.reused.to_string(),
                 "0".into(),
-                verdict(d.reused == 0).into(),
-            ],
-            [
-                "server starts (kill -9)".into(),
+                verdict(d.reused == 0),
+            ),
+            row(
+                "server starts (kill -9)",
                 format!(
                     "{} ({} requests cut by kills)",
                     self.starts, self.restart_errors
                 ),
                 String::new(),
                 String::new(),
-            ],
-            [
-                "peak RSS".into(),
+            ),
+            row(
+                "peak RSS",
                 format!("{} MiB", self.peaks.rss >> 20),
                 format!("≤ {} MiB", args.rss_limit_mib),
-                verdict(self.peaks.rss <= args.rss_limit_mib << 20).into(),
-            ],
-            [
-                "peak open fds".into(),
+                verdict(self.peaks.rss <= args.rss_limit_mib << 20),
+            ),
+            row(
+                "peak open fds",
                 self.peaks.fds.to_string(),
                 format!("≤ {}", Self::fd_bound(args)),
-                verdict(self.peaks.fds <= Self::fd_bound(args)).into(),
-            ],
-            [
-                "unexpected answers".into(),
+                verdict(self.peaks.fds <= Self::fd_bound(args)),
+            ),
+            row(
+                "unexpected answers",
                 self.unexpected_count.to_string(),
                 "0".into(),
-                verdict(self.unexpected_count == 0 && self.errors.is_empty()).into(),
-            ],
+                verdict(self.unexpected_count == 0 && self.errors.is_empty()),
+            ),
+            row(
+                "well-behaved SSP answered 429",
+                self.ssp_rate_limited.to_string(),
+                "0".into(),
+                verdict(self.ssp_rate_limited == 0),
+            ),
+        ]
+    }
+
+    /// What the attackers were answered, the flood apart.
+    fn attacker_rows(&self) -> Vec<[String; 4]> {
+        let t = &self.tally;
+        let statuses: Vec<String> = t.statuses.iter().map(|(s, n)| format!("{s}×{n}")).collect();
+        let f = &t.flood;
+        let from = f.source.map_or("127.0.0.1".into(), |s| s.to_string());
+        vec![
             [
                 "attackers: answers".into(),
-                format!("{} · {} cut", statuses.join(" "), self.tally.cut),
+                format!("{} · {} cut", statuses.join(" "), t.cut),
                 String::new(),
                 String::new(),
+            ],
+            [
+                format!("attackers: anonymous SSP flood (from {from})"),
+                format!(
+                    "{} invocations · {} answered 429 (SSP shape, Retry-After) · {} admitted",
+                    f.answered, f.limited, f.admitted
+                ),
+                format!("429 > 0 · admitted ≤ {}", self.flood_allowed),
+                verdict(self.flood_held()),
             ],
             [
                 "attackers: unshaped refusals".into(),
-                self.tally.unshaped.to_string(),
+                t.unshaped.to_string(),
                 "0".into(),
-                verdict(self.tally.unshaped == 0).into(),
+                verdict(t.unshaped == 0),
             ],
-        ];
-        let mut out = String::from("| soak | measured | bound | verdict |\n|---|---|---|---|\n");
-        for [a, b, c, v] in rows {
-            out.push_str(&format!("| {a} | {b} | {c} | {v} |\n"));
-        }
-        out
+        ]
     }
+}
+
+fn verdict(ok: bool) -> String {
+    if ok { "ok" } else { "FAIL" }.into()
 }

@@ -1,6 +1,7 @@
-//! The well-behaved side of the soak: 32 clients of mixed Parley (HTTP and MCP) and SSP echo
-//! traffic, every acknowledged post remembered, latencies kept per phase; and the final
-//! check that every acknowledged post is still there, under its id, after all the kills.
+//! The well-behaved side of the soak: 32 clients of mixed Parley (HTTP and MCP) and SSP
+//! traffic, every acknowledged post remembered, latencies kept per phase, SSP rate-limit
+//! refusals counted; and the final check that every acknowledged post is still there, under
+//! its id, after all the kills.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -24,6 +25,17 @@ const TOKENS: [&str; 5] = [
 const THREAD_LEN: u32 = 20;
 /// Unexpected answers kept verbatim for the report.
 const KEEP_UNEXPECTED: usize = 10;
+/// Least time between two SSP invocations of one client: a well-behaved SSP consumer stays
+/// under the provider's per-client rate ([`super::server::SSP_RATE_PER_MINUTE`] is derived
+/// from it). Without it a client's SSP rate would follow the machine's speed, and no fixed
+/// limit could tell it from a flood on every machine.
+pub(super) const SSP_INTERVAL: Duration = Duration::from_millis(40);
+
+/// Client `k`'s own SSP API key (the server under soak is started with one per client): its
+/// invocations are then a rate-limit client of their own, not the shared loopback address.
+pub(super) fn ssp_key(k: usize) -> String {
+    format!("soak-ssp-key-{k}")
+}
 
 /// The soak's phases, as the clients see them.
 pub(super) const QUIET: u8 = 0;
@@ -83,7 +95,11 @@ pub(super) struct Stats {
     /// Latencies (µs) of answered requests, per phase (and [`RECOVERING`]), excluding
     /// those spanning a restart.
     pub latency: [Vec<u32>; 4],
+    /// Posts refused 429 by the Parley write quota (expected: the quota is per token).
     pub rate_limited: u64,
+    /// SSP invocations refused 429: must stay 0 (each client has its own key and keeps under
+    /// the rate).
+    pub ssp_rate_limited: u64,
     pub restart_errors: u64,
     pub other_errors: Vec<String>,
     pub unexpected: Vec<String>,
@@ -111,6 +127,8 @@ struct Thread {
 pub(super) async fn client(k: usize, mut target: Target, control: Arc<Control>) -> Stats {
     let token = TOKENS[k % TOKENS.len()];
     let auth = format!("Authorization: Bearer {token}");
+    let ssp_auth = format!("X-API-Key: {}", ssp_key(k));
+    let mut last_ssp: Option<Instant> = None;
     let mut stats = Stats::default();
     let mut conn: Option<(u64, Conn)> = None;
     let mut thread: Option<Thread> = None;
@@ -142,8 +160,18 @@ pub(super) async fn client(k: usize, mut target: Target, control: Arc<Control>) 
             control.phase.load(Ordering::Relaxed).min(AFTER)
         };
         let started = Instant::now();
-        let op = Op::pick(seq, thread.as_ref());
-        match op.send(c, &auth, k, seq, thread.as_ref()).await {
+        let ssp_due = last_ssp.is_none_or(|t| started.duration_since(t) >= SSP_INTERVAL);
+        let op = Op::pick(seq, thread.as_ref(), ssp_due);
+        if matches!(op, Op::SspInvoke) {
+            last_ssp = Some(started);
+        }
+        // Parley calls carry the client's bearer token, SSP invocations its own API key.
+        let credential = if matches!(op, Op::SspInvoke) {
+            &ssp_auth
+        } else {
+            &auth
+        };
+        match op.send(c, credential, k, seq, thread.as_ref()).await {
             Ok(reply) => {
                 let same_server =
                     target.borrow().0 == generation && !control.restarting.load(Ordering::Relaxed);
@@ -176,11 +204,17 @@ enum Op {
     Manifest,
     Inbox,
     McpReadThread,
-    SspEcho,
+    /// `conform/slow-task` (`delay_ms` 0) with the client's own API key: the demo skill with
+    /// `api_key` auth. On an `auth: none` skill (echo) the provider ignores any credential
+    /// and keys the rate limit by address, which all clients share (127.0.0.1).
+    SspInvoke,
 }
 
 impl Op {
-    fn pick(seq: u64, thread: Option<&Thread>) -> Self {
+    /// The mix: per 8 requests two posts (or a new thread), a thread read over HTTP and one
+    /// over MCP, the manifest, the inbox, the events and one SSP invocation — a manifest read
+    /// instead when the client invoked within [`SSP_INTERVAL`] (`ssp_due` false).
+    fn pick(seq: u64, thread: Option<&Thread>, ssp_due: bool) -> Self {
         let Some(t) = thread else { return Self::Open };
         match seq % 8 {
             0 | 4 if t.len >= THREAD_LEN => Self::Open,
@@ -189,7 +223,8 @@ impl Op {
             2 => Self::Manifest,
             3 => Self::Inbox,
             5 => Self::McpReadThread,
-            6 => Self::SspEcho,
+            6 if ssp_due => Self::SspInvoke,
+            6 => Self::Manifest,
             _ => Self::Events,
         }
     }
@@ -245,13 +280,13 @@ impl Op {
                 c.request("POST", "/mcp", &headers, Some(call.to_string().as_bytes()))
                     .await
             }
-            Self::SspEcho => {
+            Self::SspInvoke => {
                 let call = json!({"caller": {"id": format!("soak-{k}"), "type": "service"},
-                    "skill_id": "conform/echo", "inputs": {"message": body_text(k, seq)}});
+                    "skill_id": "conform/slow-task", "inputs": {"delay_ms": 0}});
                 c.request(
                     "POST",
-                    "/ssp/invoke/echo",
-                    &[],
+                    "/ssp/invoke/slow-task",
+                    &[auth],
                     Some(call.to_string().as_bytes()),
                 )
                 .await
@@ -292,7 +327,12 @@ impl Op {
                 stats.rate_limited += 1;
                 true
             }
-            (Self::SspEcho, 200..=202) => true,
+            (Self::SspInvoke, 200..=202) => true,
+            (Self::SspInvoke, 429) => {
+                // Counted apart: the row "well-behaved SSP answered 429" must stay 0.
+                stats.ssp_rate_limited += 1;
+                true
+            }
             (_, 200) => true,
             _ => false,
         };
