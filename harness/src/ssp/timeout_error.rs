@@ -36,43 +36,78 @@ pub type Judged = Result<Vec<Note>, Box<Note>>;
 /// execution's id, `effective_ms` its effective timeout when known.
 pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Judged {
     let err = &body["error"];
+    let mut notes: Vec<Note> = code_note(err)?.into_iter().collect();
+    details_notes(err, execution_id, effective_ms, &mut notes);
+    if err.get("retry").is_none() {
+        notes.push(note(
+            ["SSP-INV-5", ""],
+            "/error/retry",
+            json!({"suggested_delay_ms": {"$type": "number"}, "max_attempts": {"$type": "number"}}),
+            None,
+            "the timeout error SHOULD carry retry (seed §8.3.5 shows it; §8.2: retry optional)"
+                .into(),
+        ));
+    }
+    Ok(notes)
+}
+
+/// A note on `rules` (an empty name is dropped).
+fn note(
+    rules: [&'static str; 2],
+    pointer: &'static str,
+    expected: Value,
+    observed: Option<&Value>,
+    message: String,
+) -> Note {
+    Note {
+        rules: rules.into_iter().filter(|r| !r.is_empty()).collect(),
+        pointer,
+        expected,
+        observed: observed.cloned().unwrap_or(Value::Null),
+        message,
+    }
+}
+
+/// The code, through the SSP code judge: a warning, or the broken rules — the code rule
+/// (SSP-ERR-2/3) and SSP-INV-5, which names the code: a timed-out execution's error is
+/// INVOCATION_TIMEOUT (ssp.md).
+fn code_note(err: &Value) -> Result<Option<Note>, Box<Note>> {
     let code = err["code"].as_str().unwrap_or("");
-    let mut notes = Vec::new();
-    let note =
-        |rules: [&'static str; 2], pointer, expected, observed: Option<&Value>, message| Note {
-            rules: rules.into_iter().filter(|r| !r.is_empty()).collect(),
-            pointer,
-            expected,
-            observed: observed.cloned().unwrap_or(Value::Null),
-            message,
-        };
     let want = json!(ErrorCode::INVOCATION_TIMEOUT);
     match codes::judge(Condition::Timeout, None, code) {
-        codes::Verdict::Pass => {}
-        codes::Verdict::Warn(m) => notes.push(note(
+        codes::Verdict::Pass => Ok(None),
+        codes::Verdict::Warn(m) => Ok(Some(note(
             ["SSP-ERR-3", ""],
             "/error/code",
             want,
             err.get("code"),
             format!("timeout error code: {m}"),
-        )),
-        // The code rule broken (SSP-ERR-2/3) and SSP-INV-5, which names the code: a
-        // timed-out execution's error is INVOCATION_TIMEOUT (ssp.md).
+        ))),
         codes::Verdict::Fail { rule, message } => {
             let message = if code.is_empty() {
                 "a timed-out execution's error carries no code (INVOCATION_TIMEOUT expected)".into()
             } else {
                 format!("timeout error code: {message}")
             };
-            return Err(Box::new(note(
+            Err(Box::new(note(
                 [rule, "SSP-INV-5"],
                 "/error/code",
                 want,
                 err.get("code"),
                 message,
-            )));
+            )))
         }
     }
+}
+
+/// `details {timeout_ms, execution_id}` (seed §8.3.5 example; §8.2: optional): each miss,
+/// or a timeout other than the effective one, is a warning.
+fn details_notes(
+    err: &Value,
+    execution_id: &str,
+    effective_ms: Option<f64>,
+    notes: &mut Vec<Note>,
+) {
     let details =
         "details {timeout_ms, execution_id} (seed §8.3.5 example; §8.2: details optional)";
     let id = err.pointer("/details/execution_id");
@@ -107,17 +142,6 @@ pub fn judge(body: &Value, execution_id: &str, effective_ms: Option<f64>) -> Jud
         }
         _ => {}
     }
-    if err.get("retry").is_none() {
-        notes.push(note(
-            ["SSP-INV-5", ""],
-            "/error/retry",
-            json!({"suggested_delay_ms": {"$type": "number"}, "max_attempts": {"$type": "number"}}),
-            None,
-            "the timeout error SHOULD carry retry (seed §8.3.5 shows it; §8.2: retry optional)"
-                .into(),
-        ));
-    }
-    Ok(notes)
 }
 
 #[cfg(test)]

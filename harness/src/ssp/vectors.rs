@@ -168,30 +168,8 @@ pub fn load_dir(
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let text = std::fs::read_to_string(&path).map_err(|e| err(&name, e.to_string()))?;
-        let raw: Value =
-            serde_json::from_str(&text).map_err(|e| err(&name, format!("not JSON: {e}")))?;
-        if let Some(v) = &file_validator {
-            let problems: Vec<String> = v
-                .iter_errors(&raw)
-                .map(|e| format!("{}: {e}", e.instance_path().as_str()))
-                .collect();
-            if !problems.is_empty() {
-                return Err(err(
-                    &name,
-                    format!("breaks the vector schema:\n{}", problems.join("\n")),
-                ));
-            }
-        }
-        let file: VectorFile =
-            serde_json::from_value(raw).map_err(|e| err(&name, e.to_string()))?;
-        if file.format_version != 1 || file.suite != "ssp-validator" {
-            return Err(err(
-                &name,
-                "format_version must be 1 and suite ssp-validator".into(),
-            ));
-        }
-        for v in file.vectors {
+        let mut file = read_file(&path, file_validator.as_ref()).map_err(|m| err(&name, m))?;
+        for v in std::mem::take(&mut file.vectors) {
             if !ids.insert(v.id.clone()) {
                 return Err(err(&name, format!("duplicate vector id {}", v.id)));
             }
@@ -200,25 +178,7 @@ pub fn load_dir(
             {
                 return Err(err(&name, format!("{}: unknown requirement {r}", v.id)));
             }
-            let document = match (&v.document, &v.base) {
-                (Some(d), None) if v.patch.is_empty() => d.clone(),
-                (None, Some(b)) => {
-                    let mut d = file
-                        .bases
-                        .get(b)
-                        .cloned()
-                        .ok_or_else(|| err(&name, format!("{}: unknown base {b}", v.id)))?;
-                    apply_patch(&mut d, &v.patch)
-                        .map_err(|e| err(&name, format!("{}: {e}", v.id)))?;
-                    d
-                }
-                _ => {
-                    return Err(err(
-                        &name,
-                        format!("{}: exactly one of document / base(+patch)", v.id),
-                    ));
-                }
-            };
+            let document = document(&file, &v).map_err(|m| err(&name, m))?;
             out.push(LoadedVector {
                 group: file.group.clone(),
                 vector: v,
@@ -227,6 +187,44 @@ pub fn load_dir(
         }
     }
     Ok(out)
+}
+
+/// One vector file, read, checked against the vector schema (when given), parsed, of
+/// format version 1 and suite `ssp-validator`.
+fn read_file(path: &Path, schema: Option<&jsonschema::Validator>) -> Result<VectorFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let raw: Value = serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}"))?;
+    if let Some(v) = schema {
+        let problems: Vec<String> = v
+            .iter_errors(&raw)
+            .map(|e| format!("{}: {e}", e.instance_path().as_str()))
+            .collect();
+        if !problems.is_empty() {
+            return Err(format!(
+                "breaks the vector schema:\n{}",
+                problems.join("\n")
+            ));
+        }
+    }
+    let file: VectorFile = serde_json::from_value(raw).map_err(|e| e.to_string())?;
+    if file.format_version != 1 || file.suite != "ssp-validator" {
+        return Err("format_version must be 1 and suite ssp-validator".into());
+    }
+    Ok(file)
+}
+
+/// The document vector `v` describes: given whole, or a base of `file` with a patch.
+fn document(file: &VectorFile, v: &Vector) -> Result<Value, String> {
+    match (&v.document, &v.base) {
+        (Some(d), None) if v.patch.is_empty() => Ok(d.clone()),
+        (None, Some(b)) => {
+            let mut d = (file.bases.get(b).cloned())
+                .ok_or_else(|| format!("{}: unknown base {b}", v.id))?;
+            apply_patch(&mut d, &v.patch).map_err(|e| format!("{}: {e}", v.id))?;
+            Ok(d)
+        }
+        _ => Err(format!("{}: exactly one of document / base(+patch)", v.id)),
+    }
 }
 
 /// RFC 6902 subset: add, remove, replace.

@@ -12,10 +12,20 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use super::traffic::{SSP_INTERVAL, ssp_key};
-
 /// Where clients find the server: a generation number (one per start) and its address.
 pub(super) type Target = watch::Receiver<(u64, SocketAddr)>;
+
+/// Least time between two SSP invocations of one client: a well-behaved SSP consumer stays
+/// under the provider's per-client rate ([`SSP_RATE_PER_MINUTE`] is derived
+/// from it). Without it a client's SSP rate would follow the machine's speed, and no fixed
+/// limit could tell it from a flood on every machine.
+pub(super) const SSP_INTERVAL: Duration = Duration::from_millis(40);
+
+/// Client `k`'s own SSP API key (the server under soak is started with one per client): its
+/// invocations are then a rate-limit client of their own, not the shared loopback address.
+pub(super) fn ssp_key(k: usize) -> String {
+    format!("soak-ssp-key-{k}")
+}
 
 /// The SSP invocation rate of the server under soak, per client (credential, else address).
 ///

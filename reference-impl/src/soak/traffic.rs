@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::client::{Conn, Reply};
-use super::server::Target;
+use super::server::{SSP_INTERVAL, Target, ssp_key};
 
 /// Writer tokens of the demo set: each has its own write quota.
 const TOKENS: [&str; 5] = [
@@ -25,18 +25,6 @@ const TOKENS: [&str; 5] = [
 const THREAD_LEN: u32 = 20;
 /// Unexpected answers kept verbatim for the report.
 const KEEP_UNEXPECTED: usize = 10;
-/// Least time between two SSP invocations of one client: a well-behaved SSP consumer stays
-/// under the provider's per-client rate ([`super::server::SSP_RATE_PER_MINUTE`] is derived
-/// from it). Without it a client's SSP rate would follow the machine's speed, and no fixed
-/// limit could tell it from a flood on every machine.
-pub(super) const SSP_INTERVAL: Duration = Duration::from_millis(40);
-
-/// Client `k`'s own SSP API key (the server under soak is started with one per client): its
-/// invocations are then a rate-limit client of their own, not the shared loopback address.
-pub(super) fn ssp_key(k: usize) -> String {
-    format!("soak-ssp-key-{k}")
-}
-
 /// The soak's phases, as the clients see them.
 pub(super) const QUIET: u8 = 0;
 /// Attackers and kills running.

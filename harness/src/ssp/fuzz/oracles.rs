@@ -93,38 +93,45 @@ fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) ->
     }
 }
 
+/// A hostile request without a usable answer: an answer over the harness's limits is judged
+/// on its status only; no answer at all is a breach unless the case may be dropped (or it
+/// never left the harness).
+fn unanswered(case: &Case, ex: &Exchange) -> Vec<Breach> {
+    let why = ex.error.as_deref().unwrap_or("no response");
+    // An answer came, over the harness's limits (depth, size): only its status is judged.
+    if let Some(status) = ex.status {
+        return (status >= 500)
+            .then(|| {
+                breach(
+                    NO_5XX,
+                    format!("HTTP {status}"),
+                    format!("HTTP {status} to a hostile request"),
+                )
+            })
+            .into_iter()
+            .collect();
+    }
+    // The harness could not build the request (e.g. a URI over hyper's 64 KiB): nothing
+    // reached the server.
+    if why.contains("builder error") {
+        return Vec::new();
+    }
+    let key = if why.contains("timeout") || why.contains("timed out") {
+        "timeout"
+    } else {
+        "no answer"
+    };
+    if case.may_drop {
+        Vec::new()
+    } else {
+        vec![breach(ANSWERS, key, format!("no answer: {why}"))]
+    }
+}
+
 /// Judges one answer (`resp` `None`: no usable response; `ex` says what came, if anything).
 pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
     let Some(r) = resp else {
-        let why = ex.error.as_deref().unwrap_or("no response");
-        // An answer came, over the harness's limits (depth, size): only its status is judged.
-        if let Some(status) = ex.status {
-            return (status >= 500)
-                .then(|| {
-                    breach(
-                        NO_5XX,
-                        format!("HTTP {status}"),
-                        format!("HTTP {status} to a hostile request"),
-                    )
-                })
-                .into_iter()
-                .collect();
-        }
-        // The harness could not build the request (e.g. a URI over hyper's 64 KiB): nothing
-        // reached the server.
-        if why.contains("builder error") {
-            return Vec::new();
-        }
-        let key = if why.contains("timeout") || why.contains("timed out") {
-            "timeout"
-        } else {
-            "no answer"
-        };
-        return if case.may_drop {
-            Vec::new()
-        } else {
-            vec![breach(ANSWERS, key, format!("no answer: {why}"))]
-        };
+        return unanswered(case, ex);
     };
     let mut found = Vec::new();
     // 503 with Retry-After is a provider shedding load (RFC 9110 §15.6.4), not a crash; 505

@@ -284,65 +284,82 @@ impl Track {
             _ => None,
         };
         match status {
-            ExecutionStatus::Completed => {
-                if body.get("output").is_none() {
-                    return Err(breach(
-                        INV3,
-                        "a completed execution carries output",
-                        json!({"output": "present"}),
-                        body.clone(),
-                    ));
-                }
-                // Timestamps may have second precision: a generous slack.
-                if let (Some(eff), Some(el)) = (exec.effective_ms, elapsed)
-                    && el > eff * 1.5 + 1000.0
-                {
-                    return Err(breach(
-                        INV5,
-                        format!(
-                            "completed {el} ms after it was seen running, past its effective timeout of {eff} ms (it must end as timeout)"
-                        ),
-                        json!({"status": "timeout"}),
-                        body.clone(),
-                    ));
-                }
-            }
-            _ => {
-                let code = body.pointer("/error/code").and_then(Value::as_str);
-                let message = body.pointer("/error/message").and_then(Value::as_str);
-                if code.is_none() || message.is_none() {
-                    return Err(breach(
-                        &["SSP-INV-3", "SSP-ERR-1"],
-                        format!("a {} execution carries the unified error", status.as_str()),
-                        json!({"error": {"code": "string", "message": "string"}}),
-                        body.clone(),
-                    ));
-                }
-                if status == ExecutionStatus::Timeout {
-                    self.not_early(exec, body)?;
-                    warnings.extend(timeout_error(exec, &self.id, body)?);
-                } else if let Some(code) = code {
-                    // SSP-ERR-3: a skill's own failure uses one of the seven.
-                    match codes::judge(Condition::SkillFailed, None, code) {
-                        codes::Verdict::Pass => {}
-                        codes::Verdict::Warn(m) => warnings.push(("SSP-ERR-3", m)),
-                        codes::Verdict::Fail { rule, message } => {
-                            return Err(breach(
-                                &[rule],
-                                format!("a failed execution's error: {message}"),
-                                json!(codes::expected(Condition::SkillFailed, None)),
-                                json!(code),
-                            ));
-                        }
-                    }
-                }
-            }
+            ExecutionStatus::Completed => completed(exec, elapsed, body)?,
+            _ => self.ended_in_error(exec, status, body, &mut warnings)?,
         }
         Ok(warnings)
     }
 }
 
+/// A completed execution: it carries output (SSP-INV-3), and it did not run past its
+/// effective timeout (SSP-INV-5; `elapsed` from the first `running` answer seen).
+fn completed(exec: &Exec, elapsed: Option<f64>, body: &Value) -> Result<(), Box<Mismatch>> {
+    if body.get("output").is_none() {
+        return Err(breach(
+            INV3,
+            "a completed execution carries output",
+            json!({"output": "present"}),
+            body.clone(),
+        ));
+    }
+    // Timestamps may have second precision: a generous slack.
+    if let (Some(eff), Some(el)) = (exec.effective_ms, elapsed)
+        && el > eff * 1.5 + 1000.0
+    {
+        return Err(breach(
+            INV5,
+            format!(
+                "completed {el} ms after it was seen running, past its effective timeout of {eff} ms (it must end as timeout)"
+            ),
+            json!({"status": "timeout"}),
+            body.clone(),
+        ));
+    }
+    Ok(())
+}
+
 impl Track {
+    /// A failed or timed-out execution: the unified error (SSP-INV-3, SSP-ERR-1), a timeout
+    /// not early and its error judged (SSP-INV-5), a failure's code one of the seven
+    /// (SSP-ERR-3); tolerated readings go to `warnings`.
+    fn ended_in_error(
+        &self,
+        exec: &Exec,
+        status: ExecutionStatus,
+        body: &Value,
+        warnings: &mut Warnings,
+    ) -> Result<(), Box<Mismatch>> {
+        let code = body.pointer("/error/code").and_then(Value::as_str);
+        let message = body.pointer("/error/message").and_then(Value::as_str);
+        if code.is_none() || message.is_none() {
+            return Err(breach(
+                &["SSP-INV-3", "SSP-ERR-1"],
+                format!("a {} execution carries the unified error", status.as_str()),
+                json!({"error": {"code": "string", "message": "string"}}),
+                body.clone(),
+            ));
+        }
+        if status == ExecutionStatus::Timeout {
+            self.not_early(exec, body)?;
+            warnings.extend(timeout_error(exec, &self.id, body)?);
+        } else if let Some(code) = code {
+            // SSP-ERR-3: a skill's own failure uses one of the seven.
+            match codes::judge(Condition::SkillFailed, None, code) {
+                codes::Verdict::Pass => {}
+                codes::Verdict::Warn(m) => warnings.push(("SSP-ERR-3", m)),
+                codes::Verdict::Fail { rule, message } => {
+                    return Err(breach(
+                        &[rule],
+                        format!("a failed execution's error: {message}"),
+                        json!(codes::expected(Condition::SkillFailed, None)),
+                        json!(code),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// SSP-INV-5's lower bound, judged from `created_at` (true whether the server starts
     /// the clock at acceptance or at the start of running): a `timeout` that completed
     /// before its effective timeout had passed since creation is early. Timestamps may have

@@ -4,7 +4,7 @@
 use crate::ssp::codes::Condition;
 use crate::ssp::provider::env::{Cred, Env, Finding, Step};
 use crate::ssp::provider::profile::FixtureRole;
-use crate::ssp::types::{AccessPolicy, AuthType};
+use crate::ssp::types::{AccessPolicy, AuthType, ErrorObject, SkillDescriptor};
 use serde_json::{Value, json};
 
 /// SSP-AUTH-1: a public skill with auth none is invocable without credentials.
@@ -72,68 +72,79 @@ pub(super) async fn auth_required(env: &mut Env, role: FixtureRole) -> Step<()> 
         // requise" — a SHOULD (and §8.2 makes `details` optional): ssp.md's MUST reading
         // conflicts with the seed, which wins, so the details are checked as warnings.
         let details = e.details.clone().unwrap_or(Value::Null);
-        let mut details_warning = |pointer: &str, expected: Value, observed: Value, what: &str| {
-            env.warnings.push(Finding::warn(
-                pointer,
-                expected,
-                observed,
-                format!("{what} (seed §8.3.2: details SHOULD describe the method)"),
-            ));
-        };
-        if details["required_auth_type"] != json!(d.auth.kind.as_str()) {
+        details_warnings(env, &d, &details);
+        auth_retry(env, &e)?;
+    }
+    Ok(())
+}
+
+/// SSP-AUTH-2's `details` (seed §8.3.2: they SHOULD describe the required method): each
+/// miss is a warning.
+fn details_warnings(env: &mut Env, d: &SkillDescriptor, details: &Value) {
+    let mut details_warning = |pointer: &str, expected: Value, observed: Value, what: &str| {
+        env.warnings.push(Finding::warn(
+            pointer,
+            expected,
+            observed,
+            format!("{what} (seed §8.3.2: details SHOULD describe the method)"),
+        ));
+    };
+    if details["required_auth_type"] != json!(d.auth.kind.as_str()) {
+        details_warning(
+            "/error/details/required_auth_type",
+            json!(d.auth.kind.as_str()),
+            details["required_auth_type"].clone(),
+            "details describe the required method",
+        );
+    }
+    match d.auth.kind {
+        AuthType::ApiKey
+            if details["header"].as_str().map(str::to_ascii_lowercase)
+                != d.auth.header.as_deref().map(str::to_ascii_lowercase) =>
+        {
             details_warning(
-                "/error/details/required_auth_type",
-                json!(d.auth.kind.as_str()),
-                details["required_auth_type"].clone(),
-                "details describe the required method",
+                "/error/details/header",
+                json!(d.auth.header),
+                details["header"].clone(),
+                "details name the key's header",
             );
         }
-        match d.auth.kind {
-            AuthType::ApiKey
-                if details["header"].as_str().map(str::to_ascii_lowercase)
-                    != d.auth.header.as_deref().map(str::to_ascii_lowercase) =>
-            {
-                details_warning(
-                    "/error/details/header",
-                    json!(d.auth.header),
-                    details["header"].clone(),
-                    "details name the key's header",
-                );
-            }
-            AuthType::Oauth2 if details.get("authorization_url").is_none() => {
-                details_warning(
-                    "/error/details/authorization_url",
-                    json!(d.auth.oauth2.as_ref().map(|o| o.authorization_url.clone())),
-                    Value::Null,
-                    "details give the authorization_url",
-                );
-            }
-            _ => {}
+        AuthType::Oauth2 if details.get("authorization_url").is_none() => {
+            details_warning(
+                "/error/details/authorization_url",
+                json!(d.auth.oauth2.as_ref().map(|o| o.authorization_url.clone())),
+                Value::Null,
+                "details give the authorization_url",
+            );
         }
-        // Seed §8.2: `error.retry` is optional ("Non"): its absence is a warning. When it is
-        // there, ssp.md SSP-AUTH-2 fixes its value, {0, 1} (the seed's §8.3.2 and §10.2
-        // show no other), and nothing in the seed contradicts that.
-        match e
-            .retry
-            .as_ref()
-            .map(|r| (r.suggested_delay_ms.as_f64(), r.max_attempts.as_f64()))
-        {
-            None => env.warnings.push(Finding::warn(
+        _ => {}
+    }
+}
+
+/// SSP-AUTH-2's `retry`. Seed §8.2: `error.retry` is optional ("Non"): its absence is a
+/// warning. When it is there, ssp.md SSP-AUTH-2 fixes its value, {0, 1} (the seed's §8.3.2
+/// and §10.2 show no other), and nothing in the seed contradicts that.
+fn auth_retry(env: &mut Env, e: &ErrorObject) -> Step<()> {
+    match e
+        .retry
+        .as_ref()
+        .map(|r| (r.suggested_delay_ms.as_f64(), r.max_attempts.as_f64()))
+    {
+        None => env.warnings.push(Finding::warn(
+            "/error/retry",
+            json!({"suggested_delay_ms": 0, "max_attempts": 1}),
+            Value::Null,
+            "AUTH_REQUIRED without retry (seed §8.2: retry is optional; ssp.md asks for {0, 1})",
+        )),
+        Some(retry) if retry != (Some(0.0), Some(1.0)) => {
+            return Err(Finding::fail(
                 "/error/retry",
                 json!({"suggested_delay_ms": 0, "max_attempts": 1}),
-                Value::Null,
-                "AUTH_REQUIRED without retry (seed §8.2: retry is optional; ssp.md asks for {0, 1})",
-            )),
-            Some(retry) if retry != (Some(0.0), Some(1.0)) => {
-                return Err(Finding::fail(
-                    "/error/retry",
-                    json!({"suggested_delay_ms": 0, "max_attempts": 1}),
-                    serde_json::to_value(&e.retry).unwrap_or(Value::Null),
-                    "AUTH_REQUIRED's retry is {0, 1} (ssp.md SSP-AUTH-2; seed §8.3.2)",
-                ));
-            }
-            Some(_) => {}
+                serde_json::to_value(&e.retry).unwrap_or(Value::Null),
+                "AUTH_REQUIRED's retry is {0, 1} (ssp.md SSP-AUTH-2; seed §8.3.2)",
+            ));
         }
+        Some(_) => {}
     }
     Ok(())
 }
