@@ -35,6 +35,7 @@ use conform::engine::target::{ConnectOptions, Profile, Target};
 use conform::engine::vectors_dir;
 use conform::engine::{diff, merge};
 use conform::registry;
+use conform::transport::budget::TimeScale;
 use conform::transport::{McpRevision, TransportKind};
 
 const EXIT_HELP: &str = "EXIT CODES:\n  0  every required (MUST, REC) check passed and every selected suite is complete (warnings,\n     expected failures allowed)\n  1  a required check failed; or a selected suite is incomplete (nothing executed, or a\n     MUST/REC rule untested for want of a token or credential) without --partial; or a\n     baseline entry is stale (an expected failure passed) without --allow-stale-baseline\n  2  usage, profile, pre-flight or harness error\n  130  interrupted (Ctrl-C): the reports hold the results so far, the rest skipped";
@@ -410,10 +411,7 @@ fn repro_prefix(args: &RunArgs) -> String {
         ),
         None => "--spawn-reference".into(),
     };
-    // A verdict reached under other budgets is reproduced under the same ones.
-    let scale = (args.time_scale)
-        .map(|s| format!(" --time-scale {s}"))
-        .unwrap_or_default();
+    let scale = args.time_scale.map(TimeScale::flag).unwrap_or_default();
     format!("conform run {on} --suite {}{scale}", args.suite)
 }
 

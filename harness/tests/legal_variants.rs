@@ -8,7 +8,6 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -80,13 +79,7 @@ async fn start(rewrite: Rewrite) -> Variant {
     });
     let base_url =
         support::http::serve(Router::new().fallback(handle).with_state(state.clone())).await;
-    // The reference's SSP documents name their URLs after `base_url`: the proxy's, so every
-    // SSP request (descriptors, invocations, polls) goes through the proxy too.
-    let mut config = reference_impl::Config::demo_in_memory();
-    config.base_url = Some(base_url.clone());
-    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("reference server");
+    let server = support::reference::spawn_behind(&base_url).await;
     state.upstream.set(format!("http://{}", server.addr));
     Variant {
         base_url,
@@ -342,15 +335,7 @@ async fn foreign_404_outside_the_namespace_passes_and_a_served_v2_manifest_warns
 /// The verdict of each SSP check of `checks` against the variant.
 async fn ssp_verdicts(rewrite: Rewrite, checks: &[&str]) -> Vec<(String, Verdict)> {
     let variant = start(rewrite).await;
-    // The proxy is no spawned reference: its profile names the demo fixtures explicitly.
-    let demo = support::vectors::dir().join("ssp/provider/reference-demo.profile.toml");
-    let demo = conform::engine::protocol::load_profile(&demo, &conform::registry::protocols())
-        .expect("demo profile");
-    let mut profile = demo_profile(&variant.base_url);
-    profile.sections.insert(
-        "ssp".into(),
-        demo.section("ssp").cloned().expect("[ssp] table"),
-    );
+    let profile = support::reference::proxied_demo_profile(&variant.base_url);
     let target = conform::registry::connect(profile, &ConnectOptions::default(), &["ssp"])
         .await
         .expect("pre-flight");

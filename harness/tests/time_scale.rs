@@ -15,7 +15,6 @@
 mod support;
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +28,6 @@ use conform::engine::report::Report;
 use conform::engine::run::{RunOptions, run};
 use conform::engine::target::{ConnectOptions, Profile};
 use conform::engine::verdict::{Cause, Verdict};
-use conform::reference::demo_profile;
 use conform::transport::budget::TimeScale;
 use serde_json::Value;
 use support::proxy::Upstream;
@@ -63,12 +61,7 @@ async fn start(delay: Duration, late: Option<Duration>) -> SlowTarget {
     });
     let base_url =
         support::http::serve(Router::new().fallback(handle).with_state(slow.clone())).await;
-    // The SSP documents name the proxy's URLs, so every SSP request goes through it too.
-    let mut config = reference_impl::Config::demo_in_memory();
-    config.base_url = Some(base_url.clone());
-    let server = reference_impl::spawn(config, SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .expect("reference server");
+    let server = support::reference::spawn_behind(&base_url).await;
     slow.upstream.set(format!("http://{}", server.addr));
     SlowTarget {
         slow,
@@ -125,17 +118,9 @@ fn hide_timeout(s: &Slow, late: Duration, bytes: &Bytes) -> Option<Value> {
     Some(v)
 }
 
-/// The demo profile at the proxy, with the demo's SSP fixtures named (the proxy is no
-/// spawned reference) and `timeout_ms`.
+/// The demo profile at the proxy (its SSP fixtures named) with `timeout_ms`.
 fn profile(base_url: &str, timeout_ms: u64) -> Profile {
-    let demo = support::vectors::dir().join("ssp/provider/reference-demo.profile.toml");
-    let demo = conform::engine::protocol::load_profile(&demo, &conform::registry::protocols())
-        .expect("demo profile");
-    let mut p = demo_profile(base_url);
-    p.sections.insert(
-        "ssp".into(),
-        demo.section("ssp").cloned().expect("[ssp] table"),
-    );
+    let mut p = support::reference::proxied_demo_profile(base_url);
     p.timeout_ms = Some(timeout_ms);
     p
 }

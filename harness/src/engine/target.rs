@@ -194,8 +194,6 @@ pub struct Target {
     pub profile: Profile,
     /// Per-request timeout, scaled.
     pub timeout: Duration,
-    /// The factor of every timeout and waiting bound (the client carries it too).
-    pub time_scale: TimeScale,
     /// HTTP client shared by every transport (connection pool).
     pub client: Client,
     parts: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
@@ -254,11 +252,16 @@ impl Target {
             info,
             profile,
             timeout,
-            time_scale,
             client,
             parts: HashMap::new(),
             keep_alive: None,
         })
+    }
+
+    /// The factor of every timeout and waiting bound (the client carries it with the
+    /// per-request budget; the report records it in `info`).
+    pub fn time_scale(&self) -> TimeScale {
+        self.client.time_scale()
     }
 
     /// Keeps `value` (a spawned server) alive as long as the target.
@@ -379,10 +382,13 @@ mod tests {
         let p = Profile::parse(text).unwrap();
         let t = Target::new(p.clone(), &ConnectOptions::default()).unwrap();
         assert_eq!(
-            (t.timeout, t.time_scale.factor(), t.info.time_scale.factor()),
+            (
+                t.timeout,
+                t.time_scale().factor(),
+                t.info.time_scale.factor()
+            ),
             (Duration::from_millis(500), 5.0, 5.0)
         );
-        assert_eq!(t.client.time_scale().factor(), 5.0);
         let opts = ConnectOptions {
             time_scale: Some(TimeScale::new(2.0).unwrap()),
             ..ConnectOptions::default()

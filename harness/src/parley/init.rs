@@ -264,7 +264,7 @@ fn parley_target(target: &Target, manifest: Manifest, a: &Assignment) -> ParleyT
             .collect(),
         http,
         mcp,
-        time_scale: target.time_scale,
+        time_scale: target.time_scale(),
     }
 }
 

@@ -125,7 +125,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
         tokens,
         http,
         mcp,
-        time_scale: target.time_scale,
+        time_scale: target.time_scale(),
     };
     let mcp_selected = opts.transports.contains(&TransportKind::Mcp);
     if mcp_selected && part.manifest.offers(TransportKind::Mcp) {

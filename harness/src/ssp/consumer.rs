@@ -107,17 +107,15 @@ impl Default for ConsumerConfig {
 }
 
 impl ConsumerConfig {
-    /// The run's bounds: its per-request timeout (`timeout_ms` × `--time-scale`, already
-    /// scaled) and the polling bound (`max_polls`) multiplied by `scale`, the pause between
-    /// polls kept.
-    pub fn within(
-        self,
-        request_timeout: Duration,
-        scale: crate::transport::budget::TimeScale,
-    ) -> Self {
+    /// The bounds of the run `client` belongs to: its per-request timeout (`timeout_ms` ×
+    /// `--time-scale`) and the polling bound (`max_polls`) multiplied by its time scale, the
+    /// pause between polls kept; its TLS settings.
+    pub fn within(self, client: &crate::transport::Client) -> Self {
+        let scale = client.time_scale().factor();
         Self {
-            request_timeout,
-            max_polls: (f64::from(self.max_polls) * scale.factor()).ceil() as u32,
+            request_timeout: client.timeout(),
+            max_polls: (f64::from(self.max_polls) * scale).ceil() as u32,
+            tls: client.tls().clone(),
             ..self
         }
     }

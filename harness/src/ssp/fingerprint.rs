@@ -33,7 +33,7 @@ pub(crate) async fn record(target: &mut Target, index_url: &str, index: &Value) 
     }
     let started = Instant::now();
     let within = target
-        .time_scale
+        .time_scale()
         .budget("fingerprint reads' bound", READS_WITHIN);
     for (id, url) in listed.into_iter().take(MOST_DESCRIPTORS) {
         let key = format!("ssp/descriptor/{id}");

@@ -55,6 +55,16 @@ impl TimeScale {
         base.mul_f64(self.0)
     }
 
+    /// The command-line flag that reproduces this factor (` --time-scale F`; empty for 1):
+    /// a verdict reached under other budgets is reproduced under the same ones.
+    pub fn flag(self) -> String {
+        if self.is_one() {
+            String::new()
+        } else {
+            format!(" --time-scale {self}")
+        }
+    }
+
     /// `base` as a named budget under this factor.
     pub fn budget(self, name: &'static str, base: Duration) -> TimeBudget {
         TimeBudget {

@@ -25,6 +25,31 @@ pub(crate) async fn spawn_with(
     conform::reference::spawn_with(config, opts, &protocols).await
 }
 
+/// The reference spawned in process behind a proxy at `base_url`: its SSP documents name
+/// their URLs after that base, so every SSP request (descriptors, invocations, polls) goes
+/// through the proxy too.
+pub(crate) async fn spawn_behind(base_url: &str) -> reference_impl::RunningServer {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.base_url = Some(base_url.to_string());
+    reference_impl::spawn(config, std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .expect("reference server")
+}
+
+/// The demo profile at `base_url` of a reference behind a proxy: no spawned reference, so
+/// its `[ssp]` table names the demo fixtures explicitly (`reference-demo.profile.toml`).
+pub(crate) fn proxied_demo_profile(base_url: &str) -> conform::engine::target::Profile {
+    let demo = super::vectors::dir().join("ssp/provider/reference-demo.profile.toml");
+    let demo = conform::engine::protocol::load_profile(&demo, &conform::registry::protocols())
+        .expect("demo profile");
+    let mut profile = conform::reference::demo_profile(base_url);
+    profile.sections.insert(
+        "ssp".into(),
+        demo.section("ssp").cloned().expect("[ssp] table"),
+    );
+    profile
+}
+
 /// The reference servers every trial of one libtest-mimic binary runs against, with the
 /// runtime they live on.
 pub(crate) struct Shared {

@@ -26,9 +26,7 @@ pub fn replay_command(target: &Target, kind: TransportKind, budget: Budget) -> S
     if kind == TransportKind::Mcp {
         cmd.push_str(&format!(" --mcp-revision {}", target.info.mcp_revision));
     }
-    if !target.time_scale.is_one() {
-        cmd.push_str(&format!(" --time-scale {}", target.time_scale));
-    }
+    cmd.push_str(&target.time_scale().flag());
     cmd
 }
 

@@ -16,14 +16,12 @@ pub fn replay_command(target: &Target, budget: Budget) -> String {
             None => "--target <profile.toml>".to_string(),
         }
     };
-    let scale = if target.time_scale.is_one() {
-        String::new()
-    } else {
-        format!(" --time-scale {}", target.time_scale)
-    };
     format!(
-        "conform model --suite ssp {on} --seed {} --cases {} --steps {}{scale}",
-        budget.seed, budget.cases, budget.steps
+        "conform model --suite ssp {on} --seed {} --cases {} --steps {}{}",
+        budget.seed,
+        budget.cases,
+        budget.steps,
+        target.time_scale().flag()
     )
 }
 

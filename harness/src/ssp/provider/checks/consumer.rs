@@ -30,8 +30,7 @@ pub(super) async fn consumer_compat(env: &mut Env) -> Step<()> {
     let consumer = Consumer::new(ConsumerConfig {
         caller_id: env.caller_id.clone(),
         no_proxy: true,
-        tls: env.client_handle().tls().clone(),
-        ..ConsumerConfig::default().within(env.client_handle().timeout(), env.time_scale())
+        ..ConsumerConfig::default().within(&env.client_handle())
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
     let within = consumer.config().request_timeout.as_millis();
@@ -129,7 +128,7 @@ pub(super) async fn consumer_unreachable(env: &mut Env) -> Step<()> {
     .map_err(|e| Finding::harness(e.to_string()))?;
     let consumer = Consumer::new(ConsumerConfig {
         no_proxy: true,
-        ..ConsumerConfig::default().within(env.client_handle().timeout(), env.time_scale())
+        ..ConsumerConfig::default().within(&env.client_handle())
     })
     .map_err(|e| Finding::harness(e.to_string()))?;
     match consumer
