@@ -436,20 +436,64 @@ fn signer(args: &RunArgs) -> anyhow::Result<Option<ed25519_dalek::SigningKey>> {
 /// A stop set by the first Ctrl-C (SIGINT): the run then ends early with a partial report
 /// marked interrupted (exit 130). A second Ctrl-C ends the process at once (exit 130), as a
 /// user pressing it again expects.
+///
+/// The handler is registered here, before the run starts, not lazily in the spawned task: a
+/// Ctrl-C that arrives before that task is first polled would otherwise kill the process with
+/// no report at all.
 fn stop_on_ctrl_c() -> conform::engine::check::Stop {
     let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut interrupts = Interrupts::register();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupts.next().await {
             term::note(
                 "\ninterrupted: stopping the checks, writing a partial report (Ctrl-C again quits)",
             );
             let _ = tx.send(true);
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupts.next().await {
                 std::process::exit(130);
             }
         }
     });
     rx
+}
+
+/// SIGINT as a stream registered at once (Unix); elsewhere tokio's `ctrl_c`, which has no
+/// such stream.
+enum Interrupts {
+    #[cfg(unix)]
+    Signal(Option<tokio::signal::unix::Signal>),
+    #[cfg(not(unix))]
+    CtrlC,
+}
+
+impl Interrupts {
+    fn register() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match signal(SignalKind::interrupt()) {
+                Ok(stream) => Self::Signal(Some(stream)),
+                Err(err) => {
+                    tracing::warn!(%err, "cannot handle Ctrl-C: it will end the run without a report");
+                    Self::Signal(None)
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        Self::CtrlC
+    }
+
+    /// Whether a Ctrl-C came (false: none can come).
+    async fn next(&mut self) -> bool {
+        match self {
+            #[cfg(unix)]
+            Self::Signal(Some(stream)) => stream.recv().await.is_some(),
+            #[cfg(unix)]
+            Self::Signal(None) => false,
+            #[cfg(not(unix))]
+            Self::CtrlC => tokio::signal::ctrl_c().await.is_ok(),
+        }
+    }
 }
 
 /// The spawned reference server's log in `--out` (only when it logged something).

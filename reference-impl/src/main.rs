@@ -201,16 +201,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     config.ssp.api_keys_allowed.extend(args.ssp_api_key);
     config.ssp_limits = args.ssp_limits.into();
+    // The handlers are in place before the listening line: that line is the readiness a
+    // supervisor waits for, and a SIGTERM sent after it must shut down gracefully (exit 0),
+    // never hit the default disposition and kill the process (a CI run caught that race).
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut server = reference_impl::server::spawn_with(config, args.listen, limits).await?;
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on http://{}", server.addr)?;
         out.flush()?;
     }
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("installing the SIGTERM handler")?;
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => tracing::info!("interrupt: shutting down"),
+        _ = interrupt.recv() => tracing::info!("interrupt: shutting down"),
         _ = term.recv() => tracing::info!("SIGTERM: shutting down"),
         _ = server.stopped() => bail!("server stopped unexpectedly"),
     }

@@ -60,6 +60,19 @@ async fn serve_demo_over_a_real_socket_and_stop_on_sigterm() {
     assert!(server.terminate(), "clean exit on SIGTERM");
 }
 
+/// The listening line is the readiness a supervisor waits for: a SIGTERM sent the moment it
+/// is read is a graceful stop (exit 0), not the default disposition killing the process.
+/// A CI run once caught the handler installed only after the line (durability's final
+/// `terminate` failed); the handlers now come first. Repeated because the window was narrow.
+#[test]
+fn sigterm_right_after_the_listening_line_is_graceful() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..5 {
+        let server = binary::Server::start(&dir.path().join(format!("term-{i}.db")));
+        assert!(server.terminate(), "round {i}: clean exit on an immediate SIGTERM");
+    }
+}
+
 #[test]
 fn refuses_to_start_without_tokens() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_reference-server"))
