@@ -276,5 +276,5 @@ async fn allowed_origin_flag_on_the_binary() {
         .await
         .unwrap();
     assert_eq!(mcp.status(), 403);
-    assert!(server.terminate());
+    server.terminate();
 }

@@ -118,5 +118,5 @@ async fn acknowledged_writes_survive_sigkill_and_ids_are_not_reused() {
         acked.iter().all(|old| num(old) < num(msg)),
         "ids keep increasing"
     );
-    assert!(server.terminate());
+    server.terminate();
 }

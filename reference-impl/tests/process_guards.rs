@@ -90,7 +90,7 @@ async fn a_second_server_on_the_same_database_is_refused() {
     .unwrap();
     assert_ne!(code, Some(0));
     assert!(stderr.contains("in use by another process"), "{stderr}");
-    assert!(first.terminate());
+    first.terminate();
 }
 
 #[tokio::test]

@@ -74,14 +74,15 @@ impl Server {
         Self { child, base }
     }
 
-    /// SIGTERM and wait (10 s at most); returns whether it exited successfully.
-    pub(crate) fn terminate(self) -> bool {
-        self.terminate_within(Duration::from_secs(10))
+    /// SIGTERM and wait (10 s at most); panics unless the server exited successfully,
+    /// naming how it ended (an exit code, or the signal that killed it).
+    pub(crate) fn terminate(self) {
+        self.terminate_within(Duration::from_secs(10));
     }
 
     /// SIGTERM and wait (`within` at most: a server under valgrind still has to write its
-    /// profile); returns whether it exited successfully.
-    pub(crate) fn terminate_within(mut self, within: Duration) -> bool {
+    /// profile); panics unless the server exited successfully, naming how it ended.
+    pub(crate) fn terminate_within(mut self, within: Duration) {
         let pid = self.child.id().to_string();
         let status = Command::new("kill")
             .args(["-TERM", &pid])
@@ -91,7 +92,8 @@ impl Server {
         let deadline = std::time::Instant::now() + within;
         while std::time::Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
-                return status.success();
+                assert!(status.success(), "no clean exit on SIGTERM: {status}");
+                return;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
