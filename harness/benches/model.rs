@@ -106,7 +106,10 @@ fn main() {
     let ssp = conform::ssp::model::runner::run_model(
         rt.handle(),
         &clean,
-        conform::ssp::model::runner::Budget::DEFAULT,
+        conform::ssp::model::runner::Budget {
+            lanes: conform::ssp::model::runner::Budget::LANES,
+            ..conform::ssp::model::runner::Budget::DEFAULT
+        },
         "bench",
         None,
     );

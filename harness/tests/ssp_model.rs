@@ -46,10 +46,12 @@ fn passes(target: &Target, rt: &tokio::runtime::Runtime, budget: Budget) -> Mode
 fn fixed_seed_passes_with_2000_steps() {
     let rt = support::runtime(2).unwrap();
     let target = reference(&rt);
+    // In `conform model`'s lanes: concurrent sequences must pass a correct provider too.
     let budget = Budget {
         seed: SEED,
         cases: 25,
         steps: 100,
+        lanes: Budget::LANES,
         ..Budget::DEFAULT
     };
     let run = passes(&target, &rt, budget);
@@ -108,7 +110,8 @@ fn twenty_seeds_pass() {
 }
 
 /// Issue 10: each SSP fault only a sequence reveals is caught by the model, at the default
-/// budget of `conform run`, on the fault's own requirement IDs (`faults_caught` shows the
+/// budget of `conform run` in one lane and in `conform model`'s lanes (issue 25), on the
+/// fault's own requirement IDs (`faults_caught` shows the
 /// scripted checks miss them: `vectors-miss/<fault>`).
 #[cfg(feature = "faults")]
 #[test]
@@ -119,31 +122,40 @@ fn sequence_faults_are_caught_on_their_own_ids() {
         let fault = Fault::from_name(name).unwrap();
         let mut config = reference_impl::Config::demo_in_memory();
         config.faults = vec![(*name).to_string()];
-        let target = rt
-            .block_on(support::reference::spawn_with(
-                config,
-                &ConnectOptions::default(),
-                &["ssp"],
-            ))
-            .unwrap();
-        let budget = Budget::DEFAULT;
-        let run = run_model(rt.handle(), &target, budget, "fault", None);
-        let ModelResult::Failed(cx) = run.result else {
-            panic!("{name}: not caught by the model: {:?}", run.result);
-        };
-        let own = fault.requirements();
-        assert!(
-            cx.mismatch.rules.iter().any(|r| own.contains(r)),
-            "{name} ({own:?}) caught on {:?}:\n{}",
-            cx.mismatch.rules,
-            transcript::render(&cx, &transcript::replay_command(&target, budget), false)
-        );
-        eprintln!(
-            "{name}: caught on {:?} after {} steps; shrunk to {} steps:\n{}",
-            cx.mismatch.rules,
-            run.steps_run,
-            cx.ops.len(),
-            transcript::render(&cx, &transcript::replay_command(&target, budget), false)
-        );
+        // One lane (`conform run`) and `conform model`'s lanes: both catch it.
+        for lanes in [1, Budget::LANES] {
+            let target = rt
+                .block_on(support::reference::spawn_with(
+                    config.clone(),
+                    &ConnectOptions::default(),
+                    &["ssp"],
+                ))
+                .unwrap();
+            let budget = Budget {
+                lanes,
+                ..Budget::DEFAULT
+            };
+            let run = run_model(rt.handle(), &target, budget, "fault", None);
+            let ModelResult::Failed(cx) = run.result else {
+                panic!(
+                    "{name}, {lanes} lane(s): not caught by the model: {:?}",
+                    run.result
+                );
+            };
+            let own = fault.requirements();
+            let shown =
+                transcript::render(&cx, &transcript::replay_command(&target, budget), false);
+            assert!(
+                cx.mismatch.rules.iter().any(|r| own.contains(r)),
+                "{name} ({own:?}), {lanes} lane(s): caught on {:?}:\n{shown}",
+                cx.mismatch.rules,
+            );
+            eprintln!(
+                "{name}, {lanes} lane(s): caught on {:?} after {} steps; shrunk to {} steps:\n{shown}",
+                cx.mismatch.rules,
+                run.steps_run,
+                cx.ops.len(),
+            );
+        }
     }
 }

@@ -225,8 +225,8 @@ async fn answers_five_times_slower_pass_at_the_right_scale() {
     }
 }
 
-/// The overrun check whose bound is the grace after the skill's timeout (the demo's slow
-/// skill declares 200 ms).
+/// The overrun check whose bound is the grace after the skill's timeout (the demo's
+/// `conform/overrun` declares 50 ms).
 const OVERRUN: &[&str] = &["SSP-INV-5/overrun"];
 /// Scale 0.02 makes the 5 s grace 100 ms; the target ends its overruns 500 ms late (5×).
 const LATE: Duration = Duration::from_millis(500);

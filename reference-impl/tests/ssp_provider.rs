@@ -206,7 +206,8 @@ async fn overrun_times_out_at_its_declared_timeout() {
     let (id, mut lc) = accepted(&c, "overrun", &request("conform/overrun", json!({})), &[]).await;
     settle().await;
     assert_eq!(poll(&c, &id, &[], &mut lc).await["status"], "running");
-    tokio::time::sleep(Duration::from_millis(190)).await;
+    let declared = reference_impl::ssp::skills::OVERRUN_TIMEOUT_MS;
+    tokio::time::sleep(Duration::from_millis(declared - 10)).await;
     settle().await;
     assert_eq!(poll(&c, &id, &[], &mut lc).await["status"], "running");
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -216,7 +217,7 @@ async fn overrun_times_out_at_its_declared_timeout() {
     assert_eq!(done["error"]["code"], "INVOCATION_TIMEOUT");
     assert_eq!(
         done["error"]["details"],
-        json!({"timeout_ms": 200, "execution_id": id})
+        json!({"timeout_ms": declared, "execution_id": id})
     );
     assert_eq!(
         done["error"]["retry"],
@@ -239,12 +240,15 @@ async fn context_timeout_shortens_the_effective_timeout() {
     let done = until_terminal(&c, &id, &[KEY], &mut lc).await;
     assert_eq!(done["status"], "timeout");
     assert_eq!(done["error"]["details"]["timeout_ms"], 300);
-    // A larger context timeout does not extend the endpoint's (overrun: 200).
+    // A larger context timeout does not extend the endpoint's (overrun's declared one).
     let mut req = request("conform/overrun", json!({}));
     req["context"] = json!({"timeout_ms": 60000});
     let (id, mut lc) = accepted(&c, "overrun", &req, &[]).await;
     let done = until_terminal(&c, &id, &[], &mut lc).await;
-    assert_eq!(done["error"]["details"]["timeout_ms"], 200);
+    assert_eq!(
+        done["error"]["details"]["timeout_ms"],
+        reference_impl::ssp::skills::OVERRUN_TIMEOUT_MS
+    );
 }
 
 fn signed(body: &Value) -> (Vec<u8>, String) {

@@ -29,6 +29,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
         cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
         steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
+        lanes: Budget::LANES,
         ..Budget::DEFAULT
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -67,11 +68,13 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
     // Not inside the runtime: the model's steps block on it from this thread.
     let run = run_model(rt.handle(), &target, budget, &nonce, None);
     let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
+    let wall = run.elapsed.as_secs_f64().max(1e-9);
     let stats = format!(
-        "{} steps in {:.2} s ({rate:.0} steps/s; {:.2} s of it pausing between polls of running executions)",
+        "{} steps in {wall:.2} s ({rate:.0} steps/s, {} lanes; {:.3} s, {:.0} % of the wall time, with every lane pausing between polls of running executions)",
         run.steps_run,
-        run.elapsed.as_secs_f64(),
-        run.waited.as_secs_f64()
+        budget.lanes_used(),
+        run.waited.as_secs_f64(),
+        100.0 * run.waited.as_secs_f64() / wall
     );
     for (rule, w) in &run.warnings {
         let _ = writeln!(out, "warning [{rule}]: {w}");

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::idle::Idle;
 use super::lifecycle::Track;
 use super::ops::Op;
 use super::state::{self, Caller, Mismatch, Refusal, Skill, World, breach};
@@ -105,8 +106,9 @@ pub struct Driver<'a> {
     pub log: Vec<StepLog>,
     /// Accepted readings worth reporting, with their rule.
     pub warnings: Vec<(&'static str, String)>,
-    /// Time spent pausing between polls of running executions (the rest is work).
-    pub waited: Duration,
+    /// Where this sequence's lane reports its pauses between polls of running executions
+    /// (the run's idle time is when every lane pauses).
+    idle: &'a Idle,
     /// Exchanges sent since the runner last took the count (every poll included).
     pub sent: u64,
 }
@@ -177,7 +179,7 @@ const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
 impl<'a> Driver<'a> {
     /// A driver sending through `env`.
-    pub fn new(env: Env, secrets: &'a Secrets, seen_ids: &'a SeenIds) -> Self {
+    pub fn new(env: Env, secrets: &'a Secrets, seen_ids: &'a SeenIds, idle: &'a Idle) -> Self {
         Self {
             env,
             secrets,
@@ -189,7 +191,7 @@ impl<'a> Driver<'a> {
             unknown: 0,
             log: Vec::new(),
             warnings: Vec::new(),
-            waited: Duration::ZERO,
+            idle,
             sent: 0,
         }
     }

@@ -23,6 +23,7 @@
 pub mod cli;
 pub mod driver;
 pub mod generate;
+pub mod idle;
 pub mod lifecycle;
 pub mod ops;
 pub mod runner;

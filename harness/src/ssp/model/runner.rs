@@ -18,6 +18,7 @@ use crate::engine::verdict::Cause;
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};
 use super::generate::sequences;
+use super::idle::Idle;
 use super::ops::Op;
 use super::setup::{Cast, SetupError, cast};
 use super::state::{Mismatch, World};
@@ -36,16 +37,37 @@ pub struct Budget {
     pub steps: usize,
     /// Whether a failing sequence is shrunk before it is reported.
     pub found: Counterexamples,
+    /// Sequences played at once, at most (see [`Budget::LANES`]); the same seed tries the
+    /// same sequences whatever the count.
+    pub lanes: usize,
 }
 
 impl Budget {
-    /// The budget inside `conform run`: a few seconds against a local provider.
+    /// The budget inside `conform run`: a few seconds against a local provider. One lane:
+    /// there the run's other checks already overlap the model's waits (measured on the
+    /// reference, dev build: twelve lanes made the main job 5 % slower, 4.76 s
+    /// against 4.52 s median of 9, for no gain on its critical path).
     pub const DEFAULT: Self = Self {
         seed: 10,
         cases: 12,
         steps: 40,
         found: Counterexamples::Shrunk,
+        lanes: 1,
     };
+
+    /// Lanes of the model run alone (`conform model --suite ssp`): one lane's wait for an
+    /// execution to end overlaps the others' work. Alone in one lane the model spent two
+    /// thirds of its wall time pausing between polls (issue 25); measured on the reference
+    /// with `conform run`'s twelve sequences, 4 lanes left 42 % of the wall time idle,
+    /// 8 lanes 40 %, 12 lanes 14–21 %. A target sees at most this many sequences at once.
+    pub const LANES: usize = 12;
+
+    /// The lanes a search with this budget plays in: [`Budget::lanes`], at most one per
+    /// case, at least one.
+    pub fn lanes_used(self) -> usize {
+        let cases = usize::try_from(self.cases).unwrap_or(usize::MAX);
+        self.lanes.min(cases).max(1)
+    }
 }
 
 /// A counterexample (shrunk unless `how` says as found).
@@ -77,7 +99,8 @@ pub struct ModelRun {
     pub elapsed: Duration,
     /// Accepted readings worth reporting, with their rule (deduplicated).
     pub warnings: Vec<(&'static str, String)>,
-    /// Time spent pausing between polls of running executions (the rest is work).
+    /// Wall time during which every lane was pausing between polls of running executions
+    /// (waiting on the provider's clock and doing nothing else; see [`super::idle`]).
     pub waited: Duration,
     /// Exchanges the run made (all cases, shrinking included).
     pub exchanges: u64,
@@ -95,7 +118,8 @@ struct Parts<'a> {
     counter: AtomicUsize,
     exchanges: AtomicU64,
     warnings: Mutex<Vec<(&'static str, String)>>,
-    waited: Mutex<Duration>,
+    /// Pauses of every lane: the run's idle time.
+    idle: Idle,
     /// The run's stop: once set, no further step is sent (see `CheckCtx::stop`).
     stop: Option<Stop>,
 }
@@ -120,7 +144,7 @@ impl Parts<'_> {
         ops: &[Op],
         seen: Option<&AtomicUsize>,
     ) -> Result<Vec<StepLog>, Failure> {
-        let mut drv = Driver::new(self.env(), &self.secrets, &self.seen_ids);
+        let mut drv = Driver::new(self.env(), &self.secrets, &self.seen_ids, &self.idle);
         let mut world = world;
         for op in ops {
             if let Some(s) = seen {
@@ -141,9 +165,6 @@ impl Parts<'_> {
             };
             let sent = std::mem::take(&mut drv.sent);
             self.exchanges.fetch_add(sent, Ordering::Relaxed);
-            if let Ok(mut w) = self.waited.lock() {
-                *w += std::mem::take(&mut drv.waited);
-            }
             if let Ok(mut w) = self.warnings.lock() {
                 for x in drv.warnings.drain(..) {
                     if !w.contains(&x) {
@@ -218,7 +239,7 @@ pub fn run_model(
         counter: AtomicUsize::new(0),
         exchanges: AtomicU64::new(0),
         warnings: Mutex::new(Vec::new()),
-        waited: Mutex::new(Duration::ZERO),
+        idle: Idle::new(budget.lanes_used()),
         stop: stop.cloned(),
     };
     let result = search(&parts, world, budget, stop);
@@ -229,7 +250,7 @@ pub fn run_model(
         started,
         warnings,
     );
-    run.waited = parts.waited.lock().map(|w| *w).unwrap_or_default();
+    run.waited = parts.idle.total();
     run.exchanges = parts.exchanges.load(Ordering::Relaxed);
     run
 }
@@ -251,73 +272,161 @@ fn finished(
 }
 
 /// The last failing run: its start, its generated operations, what broke, its steps.
-type LastFailure = Mutex<Option<(World, Vec<Op>, Mismatch, Vec<StepLog>)>>;
+type Found = (World, Vec<Op>, Mismatch, Vec<StepLog>);
 
-/// The seeded search and the shrinking. The counterexample is the last failing run itself
+/// A generated case: the model's start, the operations, proptest-state-machine's count of
+/// operations reached.
+type Case = (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>);
+
+/// What one lane ended with: the case it shrank (if it failed), proptest's outcome, and
+/// its last failing run.
+struct LaneEnd {
+    case: Option<usize>,
+    outcome: Result<(), TestError<Case>>,
+    last: Option<Found>,
+}
+
+/// The seeded search and the shrinking, in [`Budget::lanes`] lanes, each on its own
+/// thread. Case `i` of the seeded search runs in lane `i % lanes`. The failure reported is the one
+/// of the lowest failing case, as one lane would have found first; a lane that finds a
+/// later one stops shrinking it. The counterexample is the last failing run itself
 /// (shrinking only moves to failing runs, so it is the minimal one), as observed: not a
-/// replay, since a provider's state left by earlier sequences (ids already handed out) can
+/// replay, since a provider's state left by other sequences (ids already handed out) can
 /// be part of what broke.
 fn search(parts: &Parts<'_>, world: World, budget: Budget, stop: Option<&Stop>) -> ModelResult {
-    let mut runner = TestRunner::new_with_rng(
-        search_config(budget.cases, budget.found.shrink_iters(2_000)),
-        search_rng(budget.seed),
-    );
-    let last: LastFailure = Mutex::new(None);
-    let strategy = sequences(world, budget.steps);
-    let outcome = runner.run(
-        &strategy,
-        |(init, ops, seen): (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>)| {
+    let lanes = budget.lanes_used();
+    let first_fail = AtomicUsize::new(usize::MAX);
+    let ends: Vec<Option<LaneEnd>> = std::thread::scope(|scope| {
+        let running: Vec<_> = (0..lanes)
+            .map(|index| {
+                let (world, first_fail) = (world.clone(), &first_fail);
+                scope.spawn(move || {
+                    let lane = Lane {
+                        index,
+                        of: lanes,
+                        first_fail,
+                    };
+                    let end = lane.search(parts, world, budget, stop);
+                    parts.idle.lane_done();
+                    end
+                })
+            })
+            .collect();
+        running.into_iter().map(|h| h.join().ok()).collect()
+    });
+    let Some(ends) = ends.into_iter().collect::<Option<Vec<LaneEnd>>>() else {
+        return ModelResult::Error("a lane of the search panicked".into());
+    };
+    let first = first_fail.load(Ordering::SeqCst);
+    let Some(end) = ends.iter().find(|e| e.case == Some(first)) else {
+        return match ends.into_iter().find_map(|e| e.outcome.err()) {
+            Some(TestError::Abort(reason)) => {
+                ModelResult::Error(format!("the search stopped: {reason}"))
+            }
+            Some(TestError::Fail(reason, _)) => ModelResult::Error(format!(
+                "the search failed without a recorded run: {reason}"
+            )),
+            None => ModelResult::Passed,
+        };
+    };
+    match (&end.outcome, end.last.clone()) {
+        (Err(TestError::Abort(reason)), _) => {
+            ModelResult::Error(format!("the search stopped: {reason}"))
+        }
+        (_, Some(found)) => counterexample(found, budget),
+        (_, None) => ModelResult::Error("the search failed without a recorded run".into()),
+    }
+}
+
+/// One lane of a search.
+struct Lane<'a> {
+    index: usize,
+    of: usize,
+    /// The lowest case any lane has seen fail (`usize::MAX`: none yet).
+    first_fail: &'a AtomicUsize,
+}
+
+impl Lane<'_> {
+    /// Generates every case of the seeded search (generation is cheap), plays this lane's
+    /// share, and shrinks its first failure unless a lower case fails in another lane.
+    fn search(
+        &self,
+        parts: &Parts<'_>,
+        world: World,
+        budget: Budget,
+        stop: Option<&Stop>,
+    ) -> LaneEnd {
+        let mut runner = TestRunner::new_with_rng(
+            search_config(budget.cases, budget.found.shrink_iters(2_000)),
+            search_rng(budget.seed),
+        );
+        let last: Mutex<Option<Found>> = Mutex::new(None);
+        let calls = AtomicUsize::new(0);
+        // The case this lane failed on and now shrinks (`usize::MAX`: none).
+        let mine = AtomicUsize::new(usize::MAX);
+        let strategy = sequences(world, budget.steps);
+        let outcome = runner.run(&strategy, |(init, ops, seen): Case| {
             let _case = AsFoundCase::new(budget.found, seen.as_deref());
-            if CheckCtx::stopped(stop) {
-                // The run stopped and nobody reads this search's result: end it quickly.
+            let call = calls.fetch_add(1, Ordering::SeqCst);
+            let shrinking = mine.load(Ordering::SeqCst);
+            let case = if shrinking == usize::MAX {
+                call
+            } else {
+                shrinking
+            };
+            // Another lane's case, a case after a failure already found, or a run that
+            // stopped: passes untried (nobody reads its outcome).
+            if (shrinking == usize::MAX && call % self.of != self.index)
+                || case > self.first_fail.load(Ordering::SeqCst)
+                || CheckCtx::stopped(stop)
+            {
                 return Ok(());
             }
-            let failure = match parts.play(init.clone(), &ops, seen.as_deref()) {
+            let (mismatch, steps) = match parts.play(init.clone(), &ops, seen.as_deref()) {
                 Ok(_) => return Ok(()),
                 Err(f) => *f,
             };
-            let (mismatch, steps) = failure;
+            if shrinking == usize::MAX {
+                mine.store(call, Ordering::SeqCst);
+                self.first_fail.fetch_min(call, Ordering::SeqCst);
+            }
             let message = format!("{} ({})", mismatch.message, mismatch.rules.join(", "));
             if let Ok(mut l) = last.lock() {
                 *l = Some((init, ops, mismatch, steps));
             }
             Err(TestCaseError::fail(message))
-        },
-    );
-    match outcome {
-        Ok(()) => ModelResult::Passed,
-        Err(TestError::Abort(reason)) => {
-            ModelResult::Error(format!("the search stopped: {reason}"))
-        }
-        Err(TestError::Fail(reason, _)) => {
-            let Some((init, generated, mismatch, steps)) =
-                last.lock().ok().and_then(|mut l| l.take())
-            else {
-                return ModelResult::Error(format!(
-                    "the search failed without a recorded run: {reason}"
-                ));
-            };
-            if mismatch.rules.is_empty() {
-                return ModelResult::Error(mismatch.message);
-            }
-            // The operations the run sent, resolved, up to the one that broke.
-            let mut w = init.clone();
-            let ops: Vec<Op> = generated
-                .iter()
-                .filter_map(|op| {
-                    let op = w.resolve(op)?;
-                    w = w.next(&op);
-                    Some(op)
-                })
-                .take(steps.len())
-                .collect();
-            ModelResult::Failed(Box::new(Counterexample {
-                ops,
-                steps,
-                mismatch,
-                world: init,
-                how: budget.found,
-            }))
+        });
+        let case = mine.load(Ordering::SeqCst);
+        LaneEnd {
+            case: (case != usize::MAX).then_some(case),
+            outcome,
+            last: last.into_inner().ok().flatten(),
         }
     }
+}
+
+/// The counterexample of a failing run: the operations it sent, resolved, up to the one
+/// that broke (a mismatch naming no rule is an error of the run, not a verdict).
+fn counterexample(found: Found, budget: Budget) -> ModelResult {
+    let (init, generated, mismatch, steps) = found;
+    if mismatch.rules.is_empty() {
+        return ModelResult::Error(mismatch.message);
+    }
+    let mut w = init.clone();
+    let ops: Vec<Op> = generated
+        .iter()
+        .filter_map(|op| {
+            let op = w.resolve(op)?;
+            w = w.next(&op);
+            Some(op)
+        })
+        .take(steps.len())
+        .collect();
+    ModelResult::Failed(Box::new(Counterexample {
+        ops,
+        steps,
+        mismatch,
+        world: init,
+        how: budget.found,
+    }))
 }

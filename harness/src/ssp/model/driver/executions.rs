@@ -287,8 +287,8 @@ impl Driver<'_> {
                     self.unfinished_instant(w, exec, last, started.elapsed());
                     return Ok(());
                 }
+                let _pausing = self.idle.pause();
                 tokio::time::sleep(THROTTLED_POLL).await;
-                self.waited += THROTTLED_POLL;
                 continue;
             }
             self.status_answer(e, exec, &r)?;
@@ -321,8 +321,10 @@ impl Driver<'_> {
                     }
                 };
             }
-            tokio::time::sleep(pause).await;
-            self.waited += pause;
+            {
+                let _pausing = self.idle.pause();
+                tokio::time::sleep(pause).await;
+            }
             pause = (pause * 2).min(POLL);
         }
     }
