@@ -166,6 +166,14 @@ impl<'a> AsFoundCase<'a> {
     }
 }
 
+/// One generated case of a model's search (proptest-state-machine's `Sequential` value):
+/// the start state, the operations, and the count of operations reached (what it shrinks).
+pub type SequenceCase<S, T> = (
+    S,
+    Vec<T>,
+    Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+);
+
 /// The seeded random source of a model's search: the same seed draws the same sequences.
 pub fn search_rng(seed: u64) -> proptest::test_runner::TestRng {
     let mut bytes = [0u8; 32];

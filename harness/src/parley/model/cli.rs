@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::generate::Focus;
-use super::runner::{Budget, ModelResult, run_model};
+use super::runner::{Budget, ModelResult, ModelRun, run_model};
 use super::transcript;
 use crate::capability::command::{CommandError, Launcher};
 use crate::capability::model::{ModelArgs, Modelled};
@@ -101,36 +101,50 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             target.part::<Pacer>(),
             None,
         );
-        let stats = stats(&run);
-        match run.result {
-            ModelResult::Passed => {
-                let _ = writeln!(out, "{kind}: pass — {stats}");
-            }
-            ModelResult::Unsupported(_, r) => {
-                let _ = writeln!(out, "{kind}: unsupported — {r}");
-                code = code.max(2);
-            }
-            ModelResult::Error(e) => {
-                let _ = writeln!(out, "{kind}: harness error — {e} ({stats})");
-                code = code.max(2);
-            }
-            ModelResult::Failed(cx) => {
-                let shrink = run
-                    .shrink_time
-                    .map(|d| format!(", shrinking {:.2} s", d.as_secs_f64()))
-                    .unwrap_or_default();
-                let _ = writeln!(out, "{kind}: FAIL — {stats}{shrink}");
-                let replay = transcript::replay_command(&target, kind, budget);
-                let _ = writeln!(out, "{}", transcript::render(&cx, &replay, true));
-                if let Some(dir) = &args.promote {
-                    let path = promote(dir, &cx, budget.seed, kind)?;
-                    let _ = writeln!(out, "promoted to {}", path.display());
-                }
-                code = code.max(1);
-            }
-        }
+        code = code.max(verdict(out, kind, run, &target, budget, args)?);
     }
     Ok(code)
+}
+
+/// Prints one binding's verdict (and its counterexample, promoted when asked): the exit
+/// code it calls for.
+fn verdict(
+    out: &mut std::io::Stdout,
+    kind: TransportKind,
+    run: ModelRun,
+    target: &Target,
+    budget: Budget,
+    args: &ModelArgs,
+) -> Result<u8, CommandError> {
+    let stats = stats(&run);
+    Ok(match run.result {
+        ModelResult::Passed => {
+            let _ = writeln!(out, "{kind}: pass — {stats}");
+            0
+        }
+        ModelResult::Unsupported(_, r) => {
+            let _ = writeln!(out, "{kind}: unsupported — {r}");
+            2
+        }
+        ModelResult::Error(e) => {
+            let _ = writeln!(out, "{kind}: harness error — {e} ({stats})");
+            2
+        }
+        ModelResult::Failed(cx) => {
+            let shrink = run
+                .shrink_time
+                .map(|d| format!(", shrinking {:.2} s", d.as_secs_f64()))
+                .unwrap_or_default();
+            let _ = writeln!(out, "{kind}: FAIL — {stats}{shrink}");
+            let replay = transcript::replay_command(target, kind, budget);
+            let _ = writeln!(out, "{}", transcript::render(&cx, &replay, true));
+            if let Some(dir) = &args.promote {
+                let path = promote(dir, &cx, budget.seed, kind)?;
+                let _ = writeln!(out, "promoted to {}", path.display());
+            }
+            1
+        }
+    })
 }
 
 /// The search's budget: the command line's, else the defaults.

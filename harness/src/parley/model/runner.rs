@@ -6,7 +6,6 @@
 //! runtime through [`tokio::runtime::Handle::block_on`], so [`run_model`] must be called
 //! from a blocking thread (`spawn_blocking`), never from inside an async task.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -14,7 +13,9 @@ use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::check::CheckCtx;
 use crate::engine::check::Stop;
-use crate::engine::counterexample::{AsFoundCase, Counterexamples, search_config, search_rng};
+use crate::engine::counterexample::{
+    AsFoundCase, Counterexamples, SequenceCase, search_config, search_rng,
+};
 use crate::engine::verdict::Cause;
 
 use super::clock::SharedClock;
@@ -405,50 +406,52 @@ pub fn run_model(
         start_inbox_base(handle, parts);
     }
     let strategy = sequences(world, budget.steps, budget.focus);
-    let result = runner.run(
-        &strategy,
-        |(init, ops, seen): (World, Vec<Op>, Option<Arc<AtomicUsize>>)| {
-            let _case = AsFoundCase::new(budget.found, seen.as_deref());
-            if CheckCtx::stopped(stop) {
-                // The run stopped and nobody reads this search's result: end it quickly.
-                return Ok(());
-            }
-            let played = play(
-                handle,
-                parts,
-                init.clone(),
-                &ops,
-                &tally.counter,
-                seen.as_deref(),
-                &tally.sink,
-            );
-            match played {
-                Ok(_) => Ok(()),
-                Err(failure) => Err(failures.record(init, ops, &failure.0)),
-            }
-        },
-    );
+    let result = runner.run(&strategy, |(init, ops, seen): SequenceCase<World, Op>| {
+        let _case = AsFoundCase::new(budget.found, seen.as_deref());
+        if CheckCtx::stopped(stop) {
+            // The run stopped and nobody reads this search's result: end it quickly.
+            return Ok(());
+        }
+        let played = play(
+            handle,
+            parts,
+            init.clone(),
+            &ops,
+            &tally.counter,
+            seen.as_deref(),
+            &tally.sink,
+        );
+        match played {
+            Ok(_) => Ok(()),
+            Err(failure) => Err(failures.record(init, ops, &failure.0)),
+        }
+    });
     let shrink_time = failures.since_first();
-    let last_failing = failures.last;
-    let outcome = match result {
+    let outcome = conclude(handle, parts, &tally, result, failures, budget.found);
+    tally.finish(outcome, shrink_time)
+}
+
+/// The search's outcome as a verdict: a failure is replayed from its minimal sequence (the
+/// last that failed) into the counterexample.
+fn conclude(
+    handle: &tokio::runtime::Handle,
+    parts: DriverParts<'_>,
+    tally: &Tally,
+    result: Result<(), TestError<SequenceCase<World, Op>>>,
+    failures: Failures,
+    found: Counterexamples,
+) -> ModelResult {
+    match result {
         Ok(()) => ModelResult::Passed,
         Err(TestError::Abort(reason)) => {
             ModelResult::Error(format!("the search stopped: {reason}"))
         }
         Err(TestError::Fail(reason, value)) => {
-            let minimal = last_failing.lock().ok().and_then(|mut l| l.take());
+            let minimal = failures.last.lock().ok().and_then(|mut l| l.take());
             let (init, generated) = minimal.unwrap_or((value.0, value.1));
-            replay_counterexample(
-                handle,
-                parts,
-                &tally,
-                init,
-                (&generated, budget.found),
-                &reason,
-            )
+            replay_counterexample(handle, parts, tally, init, (&generated, found), &reason)
         }
-    };
-    tally.finish(outcome, shrink_time)
+    }
 }
 
 /// The run's cast, or why the model cannot run on this target (`unsupported`: a profile

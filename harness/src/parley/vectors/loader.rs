@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::model::{Expect, Role, StepAction, Vector, VectorFile};
+use super::model::{Expect, Role, Step, StepAction, Vector, VectorFile};
 use crate::engine::requirements::Catalogue;
 use crate::json::matcher::validate_matcher;
 use crate::json::placeholders::referenced_names;
@@ -172,6 +172,35 @@ fn check_expect(e: &Expect, at: &str, report: &mut dyn FnMut(String)) {
 
 /// Semantic checks of one vector.
 pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn FnMut(String)) {
+    check_header(v, report);
+    if let Some(c) = catalogue {
+        check_citations(v, c, report);
+    }
+    let roles: HashSet<Role> = v.roles.iter().copied().collect();
+    check_identity_roles(v, &roles, report);
+    let mut defined = builtin_names();
+    let (mut raw_http, mut raw_mcp) = (false, false);
+    for (i, s) in v.steps.iter().enumerate() {
+        let n = i + 1;
+        let mut step = |m: String| report(format!("step {n}: {m}"));
+        check_step_cites(v, s, &roles, &mut step);
+        check_step_action(s, &mut step);
+        raw_http |= matches!(s.action(), Some(StepAction::Http(_)));
+        raw_mcp |= matches!(s.action(), Some(StepAction::Mcp(_)));
+        check_step_placeholders(s, &defined, &mut step);
+        check_expect(&s.expect, &format!("steps/{i}/expect"), &mut step);
+        if let Some(e) = &s.expect_seen {
+            check_expect(e, &format!("steps/{i}/expect_seen"), &mut step);
+        }
+        check_captures(s, &mut defined, &mut step);
+    }
+    if raw_http && raw_mcp {
+        report("mixes raw HTTP and raw MCP steps: it could run on no transport".into());
+    }
+}
+
+/// Vector-level members that need no catalogue: citations, `needs`, `advisory`.
+fn check_header(v: &Vector, report: &mut dyn FnMut(String)) {
     if v.requirements.is_empty() {
         report("cites no requirement".into());
     }
@@ -183,31 +212,36 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
     if v.advisory.as_deref().is_some_and(|a| a.trim().is_empty()) {
         report("advisory needs a reason".into());
     }
-    if let Some(c) = catalogue {
-        for id in &v.requirements {
-            if c.get(id).is_none() {
-                report(format!(
-                    "cites {id}, which is not in the {} catalogue",
-                    c.suite
-                ));
-            }
-        }
-        // A failure blames the primary ID unless its step names others: a primary below the
-        // required level beside a required ID would fail the run on a rule that cannot.
-        let primary_required = v.requirements.first().is_some_and(|p| c.any_required(&[p]));
-        if v.advisory.is_none()
-            && !primary_required
-            && c.any_required(&v.requirements)
-            && v.steps.iter().all(|s| s.requirements.is_empty())
-        {
-            report(
-                "its primary requirement is not required but another cited one is: name the \
-                 violated IDs on the steps (`requirements`) or cite the required one first"
-                    .into(),
-            );
+}
+
+/// Cited IDs against the catalogue: they must exist, and a failure must blame a required one.
+fn check_citations(v: &Vector, c: &Catalogue, report: &mut dyn FnMut(String)) {
+    for id in &v.requirements {
+        if c.get(id).is_none() {
+            report(format!(
+                "cites {id}, which is not in the {} catalogue",
+                c.suite
+            ));
         }
     }
-    let roles: HashSet<Role> = v.roles.iter().copied().collect();
+    // A failure blames the primary ID unless its step names others: a primary below the
+    // required level beside a required ID would fail the run on a rule that cannot.
+    let primary_required = v.requirements.first().is_some_and(|p| c.any_required(&[p]));
+    if v.advisory.is_none()
+        && !primary_required
+        && c.any_required(&v.requirements)
+        && v.steps.iter().all(|s| s.requirements.is_empty())
+    {
+        report(
+            "its primary requirement is not required but another cited one is: name the \
+             violated IDs on the steps (`requirements`) or cite the required one first"
+                .into(),
+        );
+    }
+}
+
+/// Every identity the vector names must belong to a listed role.
+fn check_identity_roles(v: &Vector, roles: &HashSet<Role>, report: &mut dyn FnMut(String)) {
     // A named identity needs its role's token and whoami, so it is a role the vector uses:
     // listed, a profile without it makes the vector `unsupported` instead of a harness error.
     match super::model::identity_roles(v) {
@@ -223,6 +257,10 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
         }
         Err(e) => report(e),
     }
+}
+
+/// Placeholder names defined before the first step captures anything.
+fn builtin_names() -> HashSet<String> {
     let mut defined: HashSet<String> = HashSet::from(["run".to_string()]);
     for r in Role::ALL {
         defined.insert(format!("identity.{r}"));
@@ -231,81 +269,90 @@ pub fn check_vector(v: &Vector, catalogue: Option<&Catalogue>, report: &mut dyn 
     for op in crate::parley::manifest::default_routes().0.keys() {
         defined.insert(format!("tool.{op}"));
     }
-    let (mut raw_http, mut raw_mcp) = (false, false);
-    for (i, s) in v.steps.iter().enumerate() {
-        let n = i + 1;
-        let mut step = |m: String| report(format!("step {n}: {m}"));
-        if !roles.contains(&s.role) {
-            step(format!("role {} is not listed in roles", s.role));
-        }
-        for id in &s.requirements {
-            if !v.requirements.contains(id) {
-                step(format!("names {id}, which the vector does not cite"));
-            }
-        }
-        match s.action() {
-            None => step("needs exactly one of op, http, mcp".into()),
-            Some(StepAction::Op(op)) => {
-                if !OPERATIONS.contains(&op) {
-                    step(format!("unknown operation {op}"));
-                }
-                if s.paginate && op != "inbox" {
-                    step("paginate is for inbox only".into());
-                }
-            }
-            Some(StepAction::Http(_)) => raw_http = true,
-            Some(StepAction::Mcp(_)) => raw_mcp = true,
-        }
-        if s.args.is_some() && !matches!(s.action(), Some(StepAction::Op(_))) {
-            step("args belong to op steps".into());
-        }
-        if let Some(r) = s.repeat
-            && !(1..=50).contains(&r)
-        {
-            step("repeat must be 1..50".into());
-        }
-        if s.expect_seen.is_some() && s.repeat.is_none() {
-            step("expect_seen needs repeat".into());
-        }
-        let mut used = Vec::new();
-        for val in [
-            s.args.as_ref(),
-            s.http.as_ref().and_then(|h| h.body_json.as_ref()),
-            s.mcp.as_ref().and_then(|m| m.body_json.as_ref()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            referenced_names(val, &mut used);
-        }
-        if let Some(h) = &s.http {
-            referenced_names(&Value::String(h.path.clone()), &mut used);
-            if let Some(b) = &h.body {
-                referenced_names(&Value::String(b.clone()), &mut used);
-            }
-        }
-        if let Ok(e) = serde_json::to_value(&s.expect) {
-            referenced_names(&e, &mut used);
-        }
-        for name in used {
-            // `$limits.<name>`: built-ins from the target's manifest (PV-MF-2).
-            if !defined.contains(&name) && !name.starts_with("limits.") {
-                step(format!("uses ${name} before any step captures it"));
-            }
-        }
-        check_expect(&s.expect, &format!("steps/{i}/expect"), &mut step);
-        if let Some(e) = &s.expect_seen {
-            check_expect(e, &format!("steps/{i}/expect_seen"), &mut step);
-        }
-        for (name, ptr) in &s.capture {
-            if !(ptr.is_empty() || ptr.starts_with('/')) {
-                step(format!("capture {name}: {ptr:?} is not a JSON pointer"));
-            }
-            defined.insert(name.clone());
+    defined
+}
+
+/// A step's role must be listed and its own IDs cited by the vector.
+fn check_step_cites(v: &Vector, s: &Step, roles: &HashSet<Role>, step: &mut dyn FnMut(String)) {
+    if !roles.contains(&s.role) {
+        step(format!("role {} is not listed in roles", s.role));
+    }
+    for id in &s.requirements {
+        if !v.requirements.contains(id) {
+            step(format!("names {id}, which the vector does not cite"));
         }
     }
-    if raw_http && raw_mcp {
-        report("mixes raw HTTP and raw MCP steps: it could run on no transport".into());
+}
+
+/// A step's action and the members that only make sense with some actions.
+fn check_step_action(s: &Step, step: &mut dyn FnMut(String)) {
+    match s.action() {
+        None => step("needs exactly one of op, http, mcp".into()),
+        Some(StepAction::Op(op)) => {
+            if !OPERATIONS.contains(&op) {
+                step(format!("unknown operation {op}"));
+            }
+            if s.paginate && op != "inbox" {
+                step("paginate is for inbox only".into());
+            }
+        }
+        Some(StepAction::Http(_) | StepAction::Mcp(_)) => {}
+    }
+    if s.args.is_some() && !matches!(s.action(), Some(StepAction::Op(_))) {
+        step("args belong to op steps".into());
+    }
+    if let Some(r) = s.repeat
+        && !(1..=50).contains(&r)
+    {
+        step("repeat must be 1..50".into());
+    }
+    if s.expect_seen.is_some() && s.repeat.is_none() {
+        step("expect_seen needs repeat".into());
+    }
+}
+
+/// Every `$name` a step sends or expects must be defined by then.
+fn check_step_placeholders(s: &Step, defined: &HashSet<String>, step: &mut dyn FnMut(String)) {
+    for name in step_placeholders(s) {
+        // `$limits.<name>`: built-ins from the target's manifest (PV-MF-2).
+        if !defined.contains(&name) && !name.starts_with("limits.") {
+            step(format!("uses ${name} before any step captures it"));
+        }
+    }
+}
+
+/// The `$name`s a step references, in its arguments, raw request and expectation.
+fn step_placeholders(s: &Step) -> Vec<String> {
+    let mut used = Vec::new();
+    for val in [
+        s.args.as_ref(),
+        s.http.as_ref().and_then(|h| h.body_json.as_ref()),
+        s.mcp.as_ref().and_then(|m| m.body_json.as_ref()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        referenced_names(val, &mut used);
+    }
+    if let Some(h) = &s.http {
+        referenced_names(&Value::String(h.path.clone()), &mut used);
+        if let Some(b) = &h.body {
+            referenced_names(&Value::String(b.clone()), &mut used);
+        }
+    }
+    if let Ok(e) = serde_json::to_value(&s.expect) {
+        referenced_names(&e, &mut used);
+    }
+    used
+}
+
+/// Captures must be JSON pointers; each defines its name for the later steps.
+fn check_captures(s: &Step, defined: &mut HashSet<String>, step: &mut dyn FnMut(String)) {
+    for (name, ptr) in &s.capture {
+        if !(ptr.is_empty() || ptr.starts_with('/')) {
+            step(format!("capture {name}: {ptr:?} is not a JSON pointer"));
+        }
+        defined.insert(name.clone());
     }
 }
 

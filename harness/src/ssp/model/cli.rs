@@ -7,7 +7,7 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use super::runner::{Budget, ModelResult, run_model};
+use super::runner::{Budget, ModelResult, ModelRun, run_model};
 use super::transcript;
 use crate::capability::command::{CommandError, Launcher};
 use crate::capability::model::{ModelArgs, Modelled};
@@ -67,15 +67,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
     let nonce = format!("cli-{}-{}", budget.seed, std::process::id());
     // Not inside the runtime: the model's steps block on it from this thread.
     let run = run_model(rt.handle(), &target, budget, &nonce, None);
-    let rate = run.steps_run as f64 / run.elapsed.as_secs_f64().max(1e-9);
-    let wall = run.elapsed.as_secs_f64().max(1e-9);
-    let stats = format!(
-        "{} steps in {wall:.2} s ({rate:.0} steps/s, {} lanes; {:.3} s, {:.0} % of the wall time, with every lane pausing between polls of running executions)",
-        run.steps_run,
-        budget.lanes_used(),
-        run.waited.as_secs_f64(),
-        100.0 * run.waited.as_secs_f64() / wall
-    );
+    let stats = stats(&run, budget);
     for (rule, w) in &run.warnings {
         let _ = writeln!(out, "warning [{rule}]: {w}");
     }
@@ -99,6 +91,19 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             1
         }
     })
+}
+
+/// The run's size, speed and idle share, for its verdict line.
+fn stats(run: &ModelRun, budget: Budget) -> String {
+    let wall = run.elapsed.as_secs_f64().max(1e-9);
+    let idle = run.waited.as_secs_f64();
+    format!(
+        "{} steps in {wall:.2} s ({:.0} steps/s, {} lanes; {idle:.3} s, {:.0} % of the wall time, with every lane pausing between polls of running executions)",
+        run.steps_run,
+        run.steps_run as f64 / wall,
+        budget.lanes_used(),
+        100.0 * idle / wall
+    )
 }
 
 impl Modelled for Ssp {

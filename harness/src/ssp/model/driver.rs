@@ -161,12 +161,17 @@ const INVOKE_TRANSIENT: [Refusal; 5] = [
 
 /// The capability type no target defines (SSP-DISC-3's unknown filter value).
 const NO_SUCH_TYPE: &str = "conform-model-no-such-type";
-/// First pause between two status polls of [`Driver::await_terminal`]: the pause doubles
-/// after each poll up to [`POLL`], so a short execution is seen terminal within a few
-/// milliseconds of its end and a long one costs the target one poll per [`POLL`].
+/// Shortest and longest pause between two status polls of [`Driver::await_terminal`]. In
+/// between, the pause is an eighth of the execution's age ([`poll_pause`]): an execution is
+/// seen terminal at most about 12 % after its end (a 60 ms one by 68 ms; doubling pauses up
+/// to 25 ms saw it at 80), and a long one costs the target four polls a second (was 40).
 const FIRST_POLL: Duration = Duration::from_millis(2);
-/// Longest pause between two status polls.
-const POLL: Duration = Duration::from_millis(25);
+const POLL: Duration = Duration::from_millis(250);
+
+/// The pause before polling again an execution invoked `age` ago.
+pub(super) fn poll_pause(age: Duration) -> Duration {
+    (age / 8).clamp(FIRST_POLL, POLL)
+}
 /// Pause after a throttled poll (the wait's deadline moves by as much).
 const THROTTLED_POLL: Duration = Duration::from_millis(250);
 /// Longest effective timeout a wait covers in full (a longer one ends the wait

@@ -13,7 +13,9 @@ use proptest::test_runner::{TestCaseError, TestError, TestRunner};
 
 use crate::engine::check::CheckCtx;
 use crate::engine::check::Stop;
-use crate::engine::counterexample::{AsFoundCase, Counterexamples, search_config, search_rng};
+use crate::engine::counterexample::{
+    AsFoundCase, Counterexamples, SequenceCase, search_config, search_rng,
+};
 use crate::engine::verdict::Cause;
 
 use super::driver::{Driver, Secrets, SeenIds, StepLog};
@@ -274,22 +276,18 @@ fn finished(
 /// The last failing run: its start, its generated operations, what broke, its steps.
 type Found = (World, Vec<Op>, Mismatch, Vec<StepLog>);
 
-/// A generated case: the model's start, the operations, proptest-state-machine's count of
-/// operations reached.
-type Case = (World, Vec<Op>, Option<std::sync::Arc<AtomicUsize>>);
-
 /// What one lane ended with: the case it shrank (if it failed), proptest's outcome, and
 /// its last failing run.
 struct LaneEnd {
     case: Option<usize>,
-    outcome: Result<(), TestError<Case>>,
+    outcome: Result<(), TestError<SequenceCase<World, Op>>>,
     last: Option<Found>,
 }
 
 /// The seeded search and the shrinking, in [`Budget::lanes`] lanes, each on its own
-/// thread. Case `i` of the seeded search runs in lane `i % lanes`. The failure reported is the one
-/// of the lowest failing case, as one lane would have found first; a lane that finds a
-/// later one stops shrinking it. The counterexample is the last failing run itself
+/// thread. Case `i` of the seeded search runs in lane `i % lanes`. The failure reported is
+/// the lowest failing case's, as one lane would have found first; a lane that finds a later
+/// one stops shrinking it. The counterexample is the last failing run itself
 /// (shrinking only moves to failing runs, so it is the minimal one), as observed: not a
 /// replay, since a provider's state left by other sequences (ids already handed out) can
 /// be part of what broke.
@@ -365,7 +363,7 @@ impl Lane<'_> {
         // The case this lane failed on and now shrinks (`usize::MAX`: none).
         let mine = AtomicUsize::new(usize::MAX);
         let strategy = sequences(world, budget.steps);
-        let outcome = runner.run(&strategy, |(init, ops, seen): Case| {
+        let outcome = runner.run(&strategy, |(init, ops, seen): SequenceCase<World, Op>| {
             let _case = AsFoundCase::new(budget.found, seen.as_deref());
             let call = calls.fetch_add(1, Ordering::SeqCst);
             let shrinking = mine.load(Ordering::SeqCst);

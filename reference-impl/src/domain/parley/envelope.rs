@@ -183,6 +183,49 @@ pub fn parse_envelope(
     dialectic: bool,
     now: DateTime<Utc>,
 ) -> Result<Envelope, Refusal> {
+    let map = top_level(v)?;
+    let kind = opt_string(map, "kind", "")?;
+    let body = opt_string(map, "body", "")?;
+    let thread = opt_id(map, "thread", IdKind::Thread)?;
+    let parent = opt_id(map, "parent", IdKind::Message)?;
+    let extension = parse_from(map)?;
+    let provenance = parse_provenance(map, limits)?;
+    // Types of the dialectic members are checked whatever the kind (wrong type = shape).
+    let claim = opt_id(map, "claim", IdKind::Claim)?;
+    let supersedes = opt_supersedes(map)?;
+    let valid_until = opt_string(map, "valid_until", "")?;
+
+    let (kind, body) = parse_kind_and_body(kind, body, limits, dialectic)?;
+    check_members_for_kind(
+        map,
+        kind,
+        claim,
+        supersedes.is_some(),
+        valid_until.is_some(),
+    )?;
+    let valid_until = parse_valid_until(valid_until, now)?;
+    let evidence = if kind.needs_evidence() {
+        parse_evidence(present(map, "evidence"), limits)?
+    } else {
+        Vec::new()
+    };
+    check_thread(kind, thread, parent)?;
+    Ok(Envelope {
+        kind,
+        thread,
+        parent,
+        extension,
+        body,
+        provenance,
+        evidence,
+        claim,
+        supersedes: dedup(supersedes.unwrap_or_default()),
+        valid_until,
+    })
+}
+
+/// The envelope's object, once its member names and `parley` version are known (PV-EN-1).
+fn top_level(v: &Value) -> Result<&Map<String, Value>, Refusal> {
     let Value::Object(map) = v else {
         return refuse(Reason::InvalidBody, "the envelope must be a JSON object");
     };
@@ -194,34 +237,34 @@ pub fn parse_envelope(
         Some(Value::String(s)) if s == "1" => {}
         Some(_) => return refuse(Reason::InvalidBody, "parley must be \"1\" when present"),
     }
-    let kind = opt_string(map, "kind", "")?;
-    let body = opt_string(map, "body", "")?;
-    let thread = opt_id(map, "thread", IdKind::Thread)?;
-    let parent = opt_id(map, "parent", IdKind::Message)?;
-    let extension = parse_from(map)?;
-    let provenance = parse_provenance(map, limits)?;
-    // Types of the dialectic members are checked whatever the kind (wrong type = shape).
-    let claim = opt_id(map, "claim", IdKind::Claim)?;
-    let supersedes = match present(map, "supersedes") {
-        None => None,
-        Some(Value::Array(items)) => Some(
-            items
-                .iter()
-                .map(|i| parse_id(IdKind::Claim, i))
-                .collect::<Option<Vec<i64>>>()
-                .ok_or_else(|| {
-                    Refusal::new(Reason::InvalidBody, "supersedes items must be claim ids")
-                })?,
-        ),
-        Some(_) => {
-            return refuse(
-                Reason::InvalidBody,
-                "supersedes must be an array of claim ids",
-            );
-        }
-    };
-    let valid_until = opt_string(map, "valid_until", "")?;
+    Ok(map)
+}
 
+/// `supersedes` as claim numbers, in the order sent (duplicates kept).
+fn opt_supersedes(map: &Map<String, Value>) -> Result<Option<Vec<i64>>, Refusal> {
+    match present(map, "supersedes") {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| parse_id(IdKind::Claim, i))
+            .collect::<Option<Vec<i64>>>()
+            .map(Some)
+            .ok_or_else(|| Refusal::new(Reason::InvalidBody, "supersedes items must be claim ids")),
+        Some(_) => refuse(
+            Reason::InvalidBody,
+            "supersedes must be an array of claim ids",
+        ),
+    }
+}
+
+/// The required `kind` and `body`: present, body not blank, kind known (PV-EN-3, PV-DI-8),
+/// body within the limit (PV-EN-2).
+fn parse_kind_and_body(
+    kind: Option<String>,
+    body: Option<String>,
+    limits: &Limits,
+    dialectic: bool,
+) -> Result<(Kind, String), Refusal> {
     let Some(kind_name) = kind else {
         return refuse(Reason::InvalidBody, "kind is required");
     };
@@ -244,15 +287,22 @@ pub fn parse_envelope(
             ),
         );
     }
+    Ok((kind, body))
+}
 
+/// Dialectic members sent only where `kind` uses them, and `claim` where it needs one.
+fn check_members_for_kind(
+    map: &Map<String, Value>,
+    kind: Kind,
+    claim: Option<i64>,
+    has_supersedes: bool,
+    has_valid_until: bool,
+) -> Result<(), Refusal> {
     // PV-RS-3: members used only by some kinds.
     let misplaced = [
         ("claim", claim.is_some() && !kind.targets_claim()),
-        ("supersedes", supersedes.is_some() && !kind.creates_claim()),
-        (
-            "valid_until",
-            valid_until.is_some() && !kind.creates_claim(),
-        ),
+        ("supersedes", has_supersedes && !kind.creates_claim()),
+        ("valid_until", has_valid_until && !kind.creates_claim()),
         (
             "evidence",
             present(map, "evidence").is_some() && !kind.needs_evidence(),
@@ -270,29 +320,34 @@ pub fn parse_envelope(
             format!("{} needs claim", kind.as_str()),
         );
     }
-    let valid_until = match valid_until {
-        None => None,
-        Some(s) => {
-            // PV-DI-2: RFC 3339, in the future.
-            let t = DateTime::parse_from_rfc3339(&s)
-                .map_err(|_| {
-                    Refusal::new(
-                        Reason::InvalidBody,
-                        "valid_until must be an RFC 3339 timestamp",
-                    )
-                })?
-                .with_timezone(&Utc);
-            if t <= now {
-                return refuse(Reason::InvalidBody, "valid_until must be in the future");
-            }
-            Some(t)
-        }
+    Ok(())
+}
+
+/// `valid_until`, when sent, as a time after `now`.
+fn parse_valid_until(
+    valid_until: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, Refusal> {
+    let Some(s) = valid_until else {
+        return Ok(None);
     };
-    let evidence = if kind.needs_evidence() {
-        parse_evidence(present(map, "evidence"), limits)?
-    } else {
-        Vec::new()
-    };
+    // PV-DI-2: RFC 3339, in the future.
+    let t = DateTime::parse_from_rfc3339(&s)
+        .map_err(|_| {
+            Refusal::new(
+                Reason::InvalidBody,
+                "valid_until must be an RFC 3339 timestamp",
+            )
+        })?
+        .with_timezone(&Utc);
+    if t <= now {
+        return refuse(Reason::InvalidBody, "valid_until must be in the future");
+    }
+    Ok(Some(t))
+}
+
+/// A message that does not open a thread must say where it goes.
+fn check_thread(kind: Kind, thread: Option<i64>, parent: Option<i64>) -> Result<(), Refusal> {
     if thread.is_none() && parent.is_none() && !kind.opens_thread() {
         // PV-EN-6, PV-RS-3
         return refuse(
@@ -303,18 +358,7 @@ pub fn parse_envelope(
             ),
         );
     }
-    Ok(Envelope {
-        kind,
-        thread,
-        parent,
-        extension,
-        body,
-        provenance,
-        evidence,
-        claim,
-        supersedes: dedup(supersedes.unwrap_or_default()),
-        valid_until,
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
 use super::{
-    DEFAULT_WAIT, Driver, FIRST_POLL, POLL, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP, WAIT_GRACE,
-    or_throttled, throttled,
+    DEFAULT_WAIT, Driver, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP, WAIT_GRACE, or_throttled,
+    poll_pause, throttled,
 };
 
 impl Driver<'_> {
@@ -276,7 +276,7 @@ impl Driver<'_> {
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
         let hard_stop = started + span * 3;
         let mut running_since: Option<Instant> = None;
-        let mut pause = FIRST_POLL;
+        let invoked = self.invoked.get(exec).copied().unwrap_or(started);
         loop {
             let sent = Instant::now();
             let r = self.send("GET", &url, None, &cred).await?;
@@ -321,11 +321,8 @@ impl Driver<'_> {
                     }
                 };
             }
-            {
-                let _pausing = self.idle.pause();
-                tokio::time::sleep(pause).await;
-            }
-            pause = (pause * 2).min(POLL);
+            let _pausing = self.idle.pause();
+            tokio::time::sleep(poll_pause(invoked.elapsed())).await;
         }
     }
 
