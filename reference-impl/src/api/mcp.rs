@@ -21,8 +21,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::Request as HttpRequest;
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::any;
@@ -316,6 +317,10 @@ pub fn routes(service: ParleyService) -> Router {
 
 type Rmcp = StreamableHttpService<ParleyMcp, NeverSessionManager>;
 
+/// A refusal the front sends instead of passing the request on; boxed, as a response is too
+/// large to travel in an `Err` unboxed.
+type Refusal = Box<HttpResponse>;
+
 /// A JSON-RPC error response (`id` null when unknown) with an HTTP status.
 pub fn jsonrpc_error(
     status: StatusCode,
@@ -332,110 +337,19 @@ pub fn jsonrpc_error(
     resp
 }
 
-/// The validating front of `/mcp` (see the module docs).
+/// The validating front of `/mcp` (see the module docs). The order of the checks is
+/// normative: it decides which refusal wins when several apply.
 async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
     if req.method() != Method::POST {
-        let mut resp = super::http::into_http(Response::refusal(
-            405,
-            "method_not_allowed",
-            "the MCP endpoint is stateless and only accepts POST",
-        ));
-        resp.headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("POST"));
-        return resp;
+        return method_not_allowed();
     }
     let (mut parts, body) = req.into_parts();
-    let bytes = match read_capped(body).await {
+    let bytes = match read_body(body).await {
         Ok(b) => b,
-        Err(BodyError::TooLarge) => {
-            return jsonrpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                JsonRpcCode::INVALID_REQUEST,
-                &format!("payload_too_large: request body exceeds {HARD_BODY_CAP} bytes"),
-            );
-        }
-        Err(BodyError::Io(msg)) => {
-            return jsonrpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                JsonRpcCode::PARSE_ERROR,
-                &msg,
-            );
-        }
+        Err(refusal) => return *refusal,
     };
-    if !is_json_content_type(&parts.headers) {
-        return jsonrpc_error(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Value::Null,
-            JsonRpcCode::INVALID_REQUEST,
-            "Content-Type must be application/json",
-        );
-    }
-    let value: Value = match serde_json::from_slice(&bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            return jsonrpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                JsonRpcCode::PARSE_ERROR,
-                &format!("Parse error: {e}"),
-            );
-        }
-    };
-    if let Some(path) = super::duplicates::first_duplicate(&bytes) {
-        match duplicate_in_arguments(&value, &path) {
-            // Inside the tool's arguments: the operation's malformed body (`invalid_body`)
-            // at its place in the check order, as on HTTP.
-            Some(message) => {
-                parts.extensions.insert(McpMalformedArguments(message));
-            }
-            None => {
-                let id = (path[0] != "id")
-                    .then(|| value.get("id").filter(|id| id_ok(id)).cloned())
-                    .flatten()
-                    .unwrap_or(Value::Null);
-                return jsonrpc_error(
-                    StatusCode::BAD_REQUEST,
-                    id,
-                    JsonRpcCode::INVALID_REQUEST,
-                    &format!(
-                        "Invalid Request: duplicate member name `{}`",
-                        path.join(".")
-                    ),
-                );
-            }
-        }
-    }
-    if let Err((id, message)) = check_envelope(&value) {
-        return jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            id,
-            JsonRpcCode::INVALID_REQUEST,
-            &message,
-        );
-    }
-    if let Err(message) = check_params(&value) {
-        let id = value.get("id").cloned().unwrap_or(Value::Null);
-        return jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            id,
-            JsonRpcCode::INVALID_PARAMS,
-            &message,
-        );
-    }
-    // Deserialize from the borrowed value: no copy of a body of up to 1 MiB.
-    if let Err(e) = ClientJsonRpcMessage::deserialize(&value) {
-        let id = value.get("id").cloned().unwrap_or(Value::Null);
-        return jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            id,
-            JsonRpcCode::INVALID_PARAMS,
-            &format!("Invalid params: {e}"),
-        );
-    }
-    if let Some(refusal) = check_version_header(&parts.headers, &value) {
-        return refusal;
+    if let Err(refusal) = validate(&mut parts, &bytes) {
+        return *refusal;
     }
     relax_accept(&mut parts.headers);
     parts.extensions.insert(McpBodyLen(bytes.len()));
@@ -443,6 +357,128 @@ async fn front(rmcp: Rmcp, req: HttpRequest) -> HttpResponse {
         .handle(HttpRequest::from_parts(parts, Body::from(bytes)))
         .await;
     wrap_plain_errors(resp).await
+}
+
+/// 405 with `Allow: POST`: the endpoint is stateless, so there is no GET stream or DELETE.
+fn method_not_allowed() -> HttpResponse {
+    let mut resp = super::http::into_http(Response::refusal(
+        405,
+        "method_not_allowed",
+        "the MCP endpoint is stateless and only accepts POST",
+    ));
+    resp.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("POST"));
+    resp
+}
+
+/// Reads the capped body; an oversized or broken one is refused before any parsing.
+async fn read_body(body: Body) -> Result<Bytes, Refusal> {
+    match read_capped(body).await {
+        Ok(b) => Ok(b),
+        Err(BodyError::TooLarge) => Err(Box::new(jsonrpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Value::Null,
+            JsonRpcCode::INVALID_REQUEST,
+            &format!("payload_too_large: request body exceeds {HARD_BODY_CAP} bytes"),
+        ))),
+        Err(BodyError::Io(msg)) => Err(Box::new(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            JsonRpcCode::PARSE_ERROR,
+            &msg,
+        ))),
+    }
+}
+
+/// The checks on a read body, in the front's normative order; `Err` is the refusal to send.
+/// A duplicate inside a tool's arguments is not refused here but marked on `parts`.
+fn validate(parts: &mut Parts, bytes: &[u8]) -> Result<(), Refusal> {
+    if !is_json_content_type(&parts.headers) {
+        return Err(Box::new(jsonrpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Value::Null,
+            JsonRpcCode::INVALID_REQUEST,
+            "Content-Type must be application/json",
+        )));
+    }
+    let value = parse_body(bytes)?;
+    check_duplicates(parts, bytes, &value)?;
+    if let Err((id, message)) = check_envelope(&value) {
+        return Err(Box::new(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            JsonRpcCode::INVALID_REQUEST,
+            &message,
+        )));
+    }
+    if let Err(message) = check_params(&value) {
+        return Err(Box::new(invalid_params(&value, &message)));
+    }
+    // Deserialize from the borrowed value: no copy of a body of up to 1 MiB.
+    if let Err(e) = ClientJsonRpcMessage::deserialize(&value) {
+        return Err(Box::new(invalid_params(
+            &value,
+            &format!("Invalid params: {e}"),
+        )));
+    }
+    match check_version_header(&parts.headers, &value) {
+        Some(refusal) => Err(Box::new(refusal)),
+        None => Ok(()),
+    }
+}
+
+/// The body as JSON; anything else is a JSON-RPC parse error (`-32700`).
+fn parse_body(bytes: &[u8]) -> Result<Value, Refusal> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        Box::new(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            JsonRpcCode::PARSE_ERROR,
+            &format!("Parse error: {e}"),
+        ))
+    })
+}
+
+/// A repeated member name: inside a tool's arguments it is marked on `parts`, so the
+/// operation refuses it later; in the envelope it is an invalid request, refused now.
+fn check_duplicates(parts: &mut Parts, bytes: &[u8], value: &Value) -> Result<(), Refusal> {
+    let Some(path) = super::duplicates::first_duplicate(bytes) else {
+        return Ok(());
+    };
+    match duplicate_in_arguments(value, &path) {
+        // Inside the tool's arguments: the operation's malformed body (`invalid_body`)
+        // at its place in the check order, as on HTTP.
+        Some(message) => {
+            parts.extensions.insert(McpMalformedArguments(message));
+            Ok(())
+        }
+        None => {
+            let id = (path[0] != "id")
+                .then(|| value.get("id").filter(|id| id_ok(id)).cloned())
+                .flatten()
+                .unwrap_or(Value::Null);
+            Err(Box::new(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                JsonRpcCode::INVALID_REQUEST,
+                &format!(
+                    "Invalid Request: duplicate member name `{}`",
+                    path.join(".")
+                ),
+            )))
+        }
+    }
+}
+
+/// HTTP 400 + `-32602`, echoing the request's id as sent.
+fn invalid_params(value: &Value, message: &str) -> HttpResponse {
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    jsonrpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        JsonRpcCode::INVALID_PARAMS,
+        message,
+    )
 }
 
 /// Streamable HTTP transport, "Protocol Version Header": a request whose

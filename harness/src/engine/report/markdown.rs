@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::renderer::{Links, RenderError, Renderer};
-use super::{BaselineMark, Report};
+use super::{BaselineMark, CheckResult, Report, Reproduction};
 use crate::engine::repro::compact;
 use crate::engine::verdict::Verdict;
 
@@ -65,31 +65,36 @@ fn groups(o: &mut String, report: &Report) {
     let _ = writeln!(o);
 }
 
-/// Renders the report as Markdown.
-pub fn render(report: &Report) -> String {
-    let mut o = String::new();
-    let s = &report.summary;
+/// Title and the run's metadata table.
+fn header(o: &mut String, report: &Report) {
     let _ = writeln!(o, "# conform report — {}\n", cell(&report.target.name));
     let _ = writeln!(o, "| | |\n|---|---|");
-    let _ = writeln!(o, "| target | `{}` |", report.target.base_url);
-    let _ = writeln!(
-        o,
-        "| MCP | `{}` (revision {}) |",
-        report.target.mcp_url, report.target.mcp_revision
-    );
-    if let Some(v) = &report.target.server_version {
+    target_rows(o, report);
+    run_rows(o, report);
+}
+
+/// The metadata rows about the target: URLs, server version, TLS, time scale.
+fn target_rows(o: &mut String, report: &Report) {
+    let t = &report.target;
+    let _ = writeln!(o, "| target | `{}` |", t.base_url);
+    let _ = writeln!(o, "| MCP | `{}` (revision {}) |", t.mcp_url, t.mcp_revision);
+    if let Some(v) = &t.server_version {
         let _ = writeln!(o, "| server version | {} |", cell(v));
     }
-    if let Some(t) = &report.target.tls {
-        let _ = writeln!(o, "| TLS | {} |", cell(&t.describe()));
+    if let Some(tls) = &t.tls {
+        let _ = writeln!(o, "| TLS | {} |", cell(&tls.describe()));
     }
-    if !report.target.time_scale.is_one() {
+    if !t.time_scale.is_one() {
         let _ = writeln!(
             o,
             "| time scale | ×{} (every timeout and waiting bound) |",
-            report.target.time_scale
+            t.time_scale
         );
     }
+}
+
+/// The metadata rows about the run itself: suites, transports, timing, filter, exit code.
+fn run_rows(o: &mut String, report: &Report) {
     let _ = writeln!(o, "| suites | {} |", report.suites.join(", "));
     let ts: Vec<&str> = report.transports.iter().map(|t| t.as_str()).collect();
     let _ = writeln!(o, "| transports | {} |", ts.join(", "));
@@ -111,6 +116,11 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(o, "| baseline | `{}` ({} entries) |", b.path, b.entries);
     }
     let _ = writeln!(o, "| exit code | {} |\n", report.exit_code());
+}
+
+/// Verdict counts.
+fn summary(o: &mut String, report: &Report) {
+    let s = &report.summary;
     let _ = writeln!(o, "## Summary\n");
     let _ = writeln!(
         o,
@@ -130,8 +140,10 @@ pub fn render(report: &Report) -> String {
         s.unexpected_pass,
         s.total
     );
-    completeness(&mut o, report);
-    groups(&mut o, report);
+}
+
+/// One row per requirement: level, status and counts.
+fn requirement_matrix(o: &mut String, report: &Report) {
     let _ = writeln!(o, "## Requirement matrix\n");
     let _ = writeln!(
         o,
@@ -151,6 +163,10 @@ pub fn render(report: &Report) -> String {
             cell(&r.rule)
         );
     }
+}
+
+/// Every result that is not a plain pass, or carries a baseline mark.
+fn findings(o: &mut String, report: &Report) {
     let problems: Vec<_> = report
         .checks
         .iter()
@@ -160,51 +176,77 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(o, "\n## Findings\n");
     }
     for c in problems {
-        let tag = match (&c.verdict, &c.baseline) {
-            (_, Some(BaselineMark::ExpectedFailure { reason })) => {
-                format!("expected failure ({})", cell(reason))
-            }
-            (Verdict::Pass, Some(BaselineMark::UnexpectedPass { reason })) => {
-                format!("unexpected pass (baseline: {})", cell(reason))
-            }
-            (v, _) => v.name().to_string(),
-        };
-        let _ = writeln!(o, "### `{}` — {}\n", c.id, tag);
-        let _ = writeln!(o, "{} — {}\n", cell(&c.title), c.requirements.join(", "));
-        match &c.verdict {
-            Verdict::Fail(v) | Verdict::Warn(v) => {
-                let step = v.step.map(|s| format!("step {s}: ")).unwrap_or_default();
-                let _ = writeln!(o, "- {step}{} (at `{}`)", cell(&v.message), v.pointer);
-                let _ = writeln!(
-                    o,
-                    "- expected: `{}`",
-                    compact(&v.expected, 500).replace('`', "'")
-                );
-                let _ = writeln!(
-                    o,
-                    "- observed: `{}`\n",
-                    compact(&v.observed, 500).replace('`', "'")
-                );
-            }
-            Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {
-                let _ = writeln!(o, "- {}\n", cell(reason));
-            }
-            Verdict::HarnessError { message } => {
-                let _ = writeln!(o, "- {}\n", cell(message));
-            }
-            Verdict::Pass => {}
-        }
-        if let Some(r) = &c.reproduction {
-            let _ = writeln!(o, "```sh\n{}", r.command);
-            for (k, v) in &r.env {
-                let _ = writeln!(o, "export {k}={v}");
-            }
-            for cmd in &r.curl {
-                let _ = writeln!(o, "{cmd}");
-            }
-            let _ = writeln!(o, "```\n");
-        }
+        finding(o, c);
     }
+}
+
+/// One finding: heading, verdict details and reproduction.
+fn finding(o: &mut String, c: &CheckResult) {
+    let tag = match (&c.verdict, &c.baseline) {
+        (_, Some(BaselineMark::ExpectedFailure { reason })) => {
+            format!("expected failure ({})", cell(reason))
+        }
+        (Verdict::Pass, Some(BaselineMark::UnexpectedPass { reason })) => {
+            format!("unexpected pass (baseline: {})", cell(reason))
+        }
+        (v, _) => v.name().to_string(),
+    };
+    let _ = writeln!(o, "### `{}` — {}\n", c.id, tag);
+    let _ = writeln!(o, "{} — {}\n", cell(&c.title), c.requirements.join(", "));
+    verdict_details(o, &c.verdict);
+    if let Some(r) = &c.reproduction {
+        reproduction(o, r);
+    }
+}
+
+/// The bullet list explaining a verdict (message, expected and observed values).
+fn verdict_details(o: &mut String, verdict: &Verdict) {
+    match verdict {
+        Verdict::Fail(v) | Verdict::Warn(v) => {
+            let step = v.step.map(|s| format!("step {s}: ")).unwrap_or_default();
+            let _ = writeln!(o, "- {step}{} (at `{}`)", cell(&v.message), v.pointer);
+            let _ = writeln!(
+                o,
+                "- expected: `{}`",
+                compact(&v.expected, 500).replace('`', "'")
+            );
+            let _ = writeln!(
+                o,
+                "- observed: `{}`\n",
+                compact(&v.observed, 500).replace('`', "'")
+            );
+        }
+        Verdict::Unsupported { reason, .. } | Verdict::Skipped { reason } => {
+            let _ = writeln!(o, "- {}\n", cell(reason));
+        }
+        Verdict::HarnessError { message } => {
+            let _ = writeln!(o, "- {}\n", cell(message));
+        }
+        Verdict::Pass => {}
+    }
+}
+
+/// The shell block reproducing a finding.
+fn reproduction(o: &mut String, r: &Reproduction) {
+    let _ = writeln!(o, "```sh\n{}", r.command);
+    for (k, v) in &r.env {
+        let _ = writeln!(o, "export {k}={v}");
+    }
+    for cmd in &r.curl {
+        let _ = writeln!(o, "{cmd}");
+    }
+    let _ = writeln!(o, "```\n");
+}
+
+/// Renders the report as Markdown.
+pub fn render(report: &Report) -> String {
+    let mut o = String::new();
+    header(&mut o, report);
+    summary(&mut o, report);
+    completeness(&mut o, report);
+    groups(&mut o, report);
+    requirement_matrix(&mut o, report);
+    findings(&mut o, report);
     if let Some(p) = &report.suite_power {
         o.push_str(&super::power::render_markdown(p));
     }

@@ -442,8 +442,19 @@ impl Report {
 
     /// The plain-text summary printed at the end of `conform run`.
     pub fn summary_table(&self) -> String {
-        let s = &self.summary;
         let mut out = String::new();
+        self.summary_header(&mut out);
+        self.summary_counts(&mut out);
+        self.summary_totals(&mut out);
+        out.push_str(&self.group_lines(6));
+        out.push_str(&self.completeness.lines());
+        self.summary_stale(&mut out);
+        let _ = writeln!(out, "{} (exit {})", self.verdict_line(), self.exit_code());
+        out
+    }
+
+    /// Summary header: tool, target, suites, transports, TLS and time scale.
+    fn summary_header(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "conform {} — target {} ({})",
@@ -468,6 +479,11 @@ impl Report {
             );
         }
         let _ = writeln!(out);
+    }
+
+    /// Summary table of verdict counts, with the total.
+    fn summary_counts(&self, out: &mut String) {
+        let s = &self.summary;
         let _ = writeln!(out, "  {:<16} {:>6}", "verdict", "count");
         for (name, n) in [
             ("pass", s.pass),
@@ -482,6 +498,10 @@ impl Report {
             let _ = writeln!(out, "  {name:<16} {n:>6}");
         }
         let _ = writeln!(out, "  {:<16} {:>6}", "total", s.total);
+    }
+
+    /// Summary lines on requirements by status, wall time and the longest checks.
+    fn summary_totals(&self, out: &mut String) {
         let mut by_status: BTreeMap<&str, usize> = BTreeMap::new();
         for r in &self.requirements {
             *by_status.entry(r.status.as_str()).or_default() += 1;
@@ -493,7 +513,7 @@ impl Report {
             "requirements: {} ({}); untested MUST: {}",
             self.requirements.len(),
             parts.join(", "),
-            s.untested_must
+            self.summary.untested_must
         );
         let _ = writeln!(
             out,
@@ -506,24 +526,25 @@ impl Report {
         if let Some(line) = self.longest_checks(5) {
             let _ = writeln!(out, "longest checks (they hold the wall time): {line}");
         }
-        out.push_str(&self.group_lines(6));
-        out.push_str(&self.completeness.lines());
+    }
+
+    /// Summary line listing stale baseline entries, if any.
+    fn summary_stale(&self, out: &mut String) {
         let stale = self.stale_entries();
-        if !stale.is_empty() {
-            let allowed = self.baseline.as_ref().is_some_and(|b| b.allow_stale);
-            let _ = writeln!(
-                out,
-                "stale baseline entries (listed as failing, now passing{}): {}",
-                if allowed {
-                    "; allowed by --allow-stale-baseline"
-                } else {
-                    "; remove them, or pass --allow-stale-baseline"
-                },
-                stale.join(", ")
-            );
+        if stale.is_empty() {
+            return;
         }
-        let _ = writeln!(out, "{} (exit {})", self.verdict_line(), self.exit_code());
-        out
+        let allowed = self.baseline.as_ref().is_some_and(|b| b.allow_stale);
+        let _ = writeln!(
+            out,
+            "stale baseline entries (listed as failing, now passing{}): {}",
+            if allowed {
+                "; allowed by --allow-stale-baseline"
+            } else {
+                "; remove them, or pass --allow-stale-baseline"
+            },
+            stale.join(", ")
+        );
     }
 
     /// The one-line verdict of the run, naming why it is not a pass.

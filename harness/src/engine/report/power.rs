@@ -358,6 +358,29 @@ pub(crate) fn cell(s: &str) -> String {
 pub fn render_markdown(p: &SuitePower) -> String {
     let mut out = String::new();
     out.push_str("## Suite power\n\n");
+    headline_markdown(&mut out, p);
+    if let Some(v) = &p.variants {
+        out.push_str(&format!(
+            "**{} of {} legal variants accepted with no failure ({})** (see \"Legal variants accepted\").\n\n",
+            v.accepted,
+            v.total,
+            pct(v.accepted, v.total)
+        ));
+    }
+    if let Some(c) = &p.clean {
+        clean_markdown(&mut out, c);
+    }
+    faults_markdown(&mut out, p);
+    requirements_markdown(&mut out, p);
+    if let Some(v) = &p.variants {
+        out.push('\n');
+        out.push_str(&render_variants_markdown(v));
+    }
+    out
+}
+
+/// The headline paragraph: faults caught on their own IDs, the other outcomes, scope and time.
+fn headline_markdown(out: &mut String, p: &SuitePower) {
     out.push_str(&format!(
         "**{} of {} seeded faults caught on their own requirement IDs ({})**, {} of them as warnings (rules below MUST); caught elsewhere: {}; missed: {}; harness errors: {}. Scope: {}; wall time {:.1} s.\n\n",
         p.caught + p.caught_as_warning,
@@ -374,42 +397,40 @@ pub fn render_markdown(p: &SuitePower) -> String {
         },
         p.wall_time_ms as f64 / 1000.0
     ));
-    if let Some(v) = &p.variants {
+}
+
+/// The fault-free reference run: its check count and any false failures.
+fn clean_markdown(out: &mut String, c: &CleanRun) {
+    if c.is_clean() {
         out.push_str(&format!(
-            "**{} of {} legal variants accepted with no failure ({})** (see \"Legal variants accepted\").\n\n",
-            v.accepted,
-            v.total,
-            pct(v.accepted, v.total)
-        ));
-    }
-    match &p.clean {
-        Some(c) if c.is_clean() => out.push_str(&format!(
             "Fault-free reference: {} checks, no failure (no false failures).\n\n",
             c.checks_run
-        )),
-        Some(c) => {
-            out.push_str(&format!(
-                "Fault-free reference: {} checks, **{} failures, {} harness errors**{}.\n\n",
-                c.checks_run,
-                c.failures.len(),
-                c.harness_errors.len(),
-                c.error
-                    .as_deref()
-                    .map(|e| format!(" ({e})"))
-                    .unwrap_or_default()
-            ));
-            for f in &c.failures {
-                out.push_str(&format!(
-                    "- false failure `{}` ({}): {}\n",
-                    f.id,
-                    f.requirements.join(", "),
-                    cell(&f.message)
-                ));
-            }
-            out.push('\n');
-        }
-        None => {}
+        ));
+        return;
     }
+    out.push_str(&format!(
+        "Fault-free reference: {} checks, **{} failures, {} harness errors**{}.\n\n",
+        c.checks_run,
+        c.failures.len(),
+        c.harness_errors.len(),
+        c.error
+            .as_deref()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default()
+    ));
+    for f in &c.failures {
+        out.push_str(&format!(
+            "- false failure `{}` ({}): {}\n",
+            f.id,
+            f.requirements.join(", "),
+            cell(&f.message)
+        ));
+    }
+    out.push('\n');
+}
+
+/// The table of seeded faults: what each violates and which checks caught it.
+fn faults_markdown(out: &mut String, p: &SuitePower) {
     out.push_str("| fault | suite | violates | result | failing checks on its IDs | other failures |\n|---|---|---|---|---|---|\n");
     for f in &p.faults {
         let by = if f.caught_by.is_empty() {
@@ -436,6 +457,10 @@ pub fn render_markdown(p: &SuitePower) -> String {
             f.failed_elsewhere.len()
         ));
     }
+}
+
+/// The "Per requirement" subsection: which violated requirements a fault is caught on.
+fn requirements_markdown(out: &mut String, p: &SuitePower) {
     out.push_str("\n### Per requirement\n\n");
     let with_faults: Vec<&RequirementPower> = p
         .requirements
@@ -458,8 +483,19 @@ pub fn render_markdown(p: &SuitePower) -> String {
         caught,
         pct(caught, with_faults.len())
     ));
+    requirement_rows_markdown(out, &with_faults);
+    if !untargeted.is_empty() {
+        out.push_str(&format!(
+            "\nNo seeded fault yet for: {}.\n",
+            untargeted.join(", ")
+        ));
+    }
+}
+
+/// The per-requirement table: the faults violating each requirement and what caught them.
+fn requirement_rows_markdown(out: &mut String, with_faults: &[&RequirementPower]) {
     out.push_str("| requirement | faults | caught on this ID by |\n|---|---|---|\n");
-    for r in &with_faults {
+    for r in with_faults {
         out.push_str(&format!(
             "| {} | {} | {} |\n",
             r.id,
@@ -475,15 +511,4 @@ pub fn render_markdown(p: &SuitePower) -> String {
             }
         ));
     }
-    if !untargeted.is_empty() {
-        out.push_str(&format!(
-            "\nNo seeded fault yet for: {}.\n",
-            untargeted.join(", ")
-        ));
-    }
-    if let Some(v) = &p.variants {
-        out.push('\n');
-        out.push_str(&render_variants_markdown(v));
-    }
-    out
 }

@@ -12,7 +12,7 @@
 use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use super::dialectic::{Act, ClaimSt, Evidence, Until};
+use super::dialectic::{Act, Claim, ClaimSt, Evidence, Until};
 use super::driver::{Driver, Mismatch, agree, mismatch};
 use super::observe::Answer;
 use super::observe::{extension_of, str_at};
@@ -179,15 +179,29 @@ impl Driver<'_> {
     /// each citing the rule that decides it.
     pub(super) fn check_claim(&self, w: &World, c: usize, v: &Value) -> Result<(), Box<Mismatch>> {
         let claim = &w.claims[c];
-        let ids = |cs: &[usize]| json!(cs.iter().map(|x| self.claim_id(*x)).collect::<Vec<_>>());
-        let len = |p: &str| json!(v.get(p).and_then(Value::as_array).map(Vec::len));
-        let status_rules: &[&'static str] = match claim.status {
-            ClaimSt::Refuted => &["PV-DI-5"],
-            ClaimSt::Superseded => &["PV-DI-6"],
-            ClaimSt::Verified => &["PV-DI-4"],
-            ClaimSt::Unverified | ClaimSt::Supported => &["PV-DI-3"],
-        };
-        let mut checks: Vec<(&[&'static str], &str, Value, Value)> = vec![
+        // Collected first, compared after: the clock learns from the echoed `valid_until`
+        // even when an earlier member differs.
+        let mut checks = self.origin_checks(w, c, v);
+        checks.extend(standing_checks(claim, v));
+        checks.push(self.supersedes_check(claim, v));
+        checks.push(valid_until_check(claim, v));
+        checks.extend(self.superseded_by_check(claim, v));
+        checks.extend(self.expired_check(c, v));
+        for (rules, what, expected, observed) in checks {
+            agree(
+                rules,
+                &format!("read_claim's {what} differs from the model's claim"),
+                expected,
+                observed,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Where claim `c` comes from: its id, thread, message and author (PV-DI-7).
+    fn origin_checks(&self, w: &World, c: usize, v: &Value) -> Vec<ClaimCheck> {
+        let claim = &w.claims[c];
+        vec![
             (
                 &["PV-DI-7", "PV-RS-2"],
                 "id",
@@ -217,55 +231,41 @@ impl Driver<'_> {
                 json!({"identity": w.actors[claim.author.actor].identity, "extension": claim.author.ext.map(|e| EXTENSIONS[e])}),
                 json!({"identity": v.pointer("/author/identity").cloned().unwrap_or_default(), "extension": extension_of(&v["author"])}),
             ),
-            (
-                status_rules,
-                "status",
-                json!(claim.status.as_str()),
-                v["status"].clone(),
-            ),
-            (
-                &["PV-DI-3", "PV-RS-3"],
-                "support",
-                json!(claim.support),
-                v["support"].clone(),
-            ),
-            (
-                &["PV-DI-3", "PV-DI-7"],
-                "attestations",
-                json!(claim.support),
-                len("attestations"),
-            ),
-            (
-                &["PV-DI-5", "PV-DI-7"],
-                "refutations",
-                json!(claim.refutations),
-                len("refutations"),
-            ),
-            (
-                &["PV-DI-6", "PV-DI-7"],
-                "supersedes",
-                ids(&claim.supersedes),
-                v["supersedes"].clone(),
-            ),
-            (
-                &["PV-DI-2", "PV-DI-7"],
-                "valid_until set",
-                json!(claim.until == Until::Soon),
-                json!(!v["valid_until"].is_null()),
-            ),
-        ];
+        ]
+    }
+
+    /// `supersedes`, as the target's claim ids (PV-DI-6).
+    fn supersedes_check(&self, claim: &Claim, v: &Value) -> ClaimCheck {
+        let ids = claim
+            .supersedes
+            .iter()
+            .map(|x| self.claim_id(*x))
+            .collect::<Vec<_>>();
+        (
+            &["PV-DI-6", "PV-DI-7"],
+            "supersedes",
+            json!(ids),
+            v["supersedes"].clone(),
+        )
+    }
+
+    /// `superseded_by`, unless the model leaves it to the target (PV-DI-6).
+    fn superseded_by_check(&self, claim: &Claim, v: &Value) -> Option<ClaimCheck> {
         let observed_by = &v["superseded_by"];
-        if let Some(by) = claim
+        let by = claim
             .superseded_by
-            .expected(observed_by, |x| self.claim_id(x))
-        {
-            checks.push((
-                &["PV-DI-6", "PV-DI-7"],
-                "superseded_by",
-                by,
-                v["superseded_by"].clone(),
-            ));
-        }
+            .expected(observed_by, |x| self.claim_id(x))?;
+        Some((
+            &["PV-DI-6", "PV-DI-7"],
+            "superseded_by",
+            by,
+            v["superseded_by"].clone(),
+        ))
+    }
+
+    /// `expired`, unless the read fell too near the deadline to tell (PV-DI-2); the echoed
+    /// `valid_until` also teaches the clock the target's precision.
+    fn expired_check(&self, c: usize, v: &Value) -> Option<ClaimCheck> {
         let expired = match self.ids.until.get(c).copied().flatten() {
             None => Some(false),
             Some(t) => {
@@ -275,17 +275,63 @@ impl Driver<'_> {
                 self.clock.expired(t, self.step_sent, Utc::now())
             }
         };
-        if let Some(e) = expired {
-            checks.push((&["PV-DI-2"], "expired", json!(e), v["expired"].clone()));
-        }
-        for (rules, what, expected, observed) in checks {
-            agree(
-                rules,
-                &format!("read_claim's {what} differs from the model's claim"),
-                expected,
-                observed,
-            )?;
-        }
-        Ok(())
+        let e = expired?;
+        Some((&["PV-DI-2"], "expired", json!(e), v["expired"].clone()))
     }
+}
+
+/// One member compared by [`Driver::check_claim`]: the rules deciding it, its name, the
+/// model's value and the target's.
+type ClaimCheck = (&'static [&'static str], &'static str, Value, Value);
+
+/// The rules deciding a claim's `status`: the act that gave it (PV-DI-3..6).
+fn status_rules(status: ClaimSt) -> &'static [&'static str] {
+    match status {
+        ClaimSt::Refuted => &["PV-DI-5"],
+        ClaimSt::Superseded => &["PV-DI-6"],
+        ClaimSt::Verified => &["PV-DI-4"],
+        ClaimSt::Unverified | ClaimSt::Supported => &["PV-DI-3"],
+    }
+}
+
+/// Where the claim stands: its status, support, attestations and refutations
+/// (PV-DI-3..5).
+fn standing_checks(claim: &Claim, v: &Value) -> [ClaimCheck; 4] {
+    let len = |p: &str| json!(v.get(p).and_then(Value::as_array).map(Vec::len));
+    [
+        (
+            status_rules(claim.status),
+            "status",
+            json!(claim.status.as_str()),
+            v["status"].clone(),
+        ),
+        (
+            &["PV-DI-3", "PV-RS-3"],
+            "support",
+            json!(claim.support),
+            v["support"].clone(),
+        ),
+        (
+            &["PV-DI-3", "PV-DI-7"],
+            "attestations",
+            json!(claim.support),
+            len("attestations"),
+        ),
+        (
+            &["PV-DI-5", "PV-DI-7"],
+            "refutations",
+            json!(claim.refutations),
+            len("refutations"),
+        ),
+    ]
+}
+
+/// Whether `valid_until` is set: only a `soon` assert gives one (PV-DI-2).
+fn valid_until_check(claim: &Claim, v: &Value) -> ClaimCheck {
+    (
+        &["PV-DI-2", "PV-DI-7"],
+        "valid_until set",
+        json!(claim.until == Until::Soon),
+        json!(!v["valid_until"].is_null()),
+    )
 }

@@ -572,52 +572,38 @@ impl World {
     /// The concrete operation a generated one (with picks) names in this model, or `None`
     /// when it names nothing (no thread yet, two picks naming the same thread).
     pub fn resolve(&self, op: &Op) -> Option<Op> {
-        let thread = |p: usize| pick(p, self.threads.len());
-        let msg = |t: usize, p: usize| pick(p, self.threads[t].messages.len());
-        // An actor index one past the last names the thread's creator (generation favours
-        // the creator, whose authority is the interesting case).
-        let n = self.actors.len();
-        let creator = |t: usize, a: usize| {
-            if a == n {
-                self.threads[t].creator.actor
-            } else {
-                a
-            }
-        };
         let op = match op.clone() {
+            op @ (Op::Assert { .. } | Op::ClaimAct { .. } | Op::ReadClaim { .. }) => {
+                self.resolve_claim_op(op)?
+            }
+            op => self.resolve_thread_op(op)?,
+        };
+        self.valid(&op).then_some(op)
+    }
+
+    /// [`Self::resolve`] for the operations naming threads, messages and events (the others
+    /// are returned as they are).
+    fn resolve_thread_op(&self, op: Op) -> Option<Op> {
+        Some(match op {
             Op::Post {
-                mut by,
-                thread: t,
+                by,
+                thread,
                 parent,
                 kind,
                 body,
-            } => {
-                let t = thread(t)?;
-                by.actor = creator(t, by.actor);
-                let parent = match parent {
-                    Some(p) => Some(msg(t, p)?),
-                    None => None,
-                };
-                Op::Post {
-                    by,
-                    thread: t,
-                    parent,
-                    kind,
-                    body,
-                }
-            }
+            } => self.resolve_post(by, thread, parent, kind, body)?,
             Op::ForeignParent {
                 by,
                 thread: t,
                 other,
                 parent,
             } => {
-                let (t, other) = (thread(t)?, thread(other)?);
+                let (t, other) = (self.pick_thread(t)?, self.pick_thread(other)?);
                 Op::ForeignParent {
                     by,
                     thread: t,
                     other,
-                    parent: msg(other, parent)?,
+                    parent: self.pick_message(other, parent)?,
                 }
             }
             Op::Mark {
@@ -625,71 +611,40 @@ impl World {
                 thread: t,
                 state,
             } => {
-                let t = thread(t)?;
+                let t = self.pick_thread(t)?;
                 Op::Mark {
-                    by: creator(t, by),
+                    by: self.creator_or(t, by),
                     thread: t,
                     state,
                 }
             }
             Op::Reopen { by, thread: t } => {
-                let t = thread(t)?;
+                let t = self.pick_thread(t)?;
                 Op::Reopen {
-                    by: creator(t, by),
+                    by: self.creator_or(t, by),
                     thread: t,
                 }
             }
             Op::ReadThread { by, thread: t } => Op::ReadThread {
                 by,
-                thread: thread(t)?,
+                thread: self.pick_thread(t)?,
             },
-            Op::ListEvents {
-                by,
-                thread: t,
-                since,
-            } => {
-                let t = thread(t)?;
-                let since = match since {
-                    Some(p) => Some(pick(p, self.threads[t].events.len())?),
-                    None => None,
-                };
-                Op::ListEvents {
-                    by,
-                    thread: t,
-                    since,
-                }
-            }
+            Op::ListEvents { by, thread, since } => self.resolve_list_events(by, thread, since)?,
+            other => other,
+        })
+    }
+
+    /// [`Self::resolve`] for the operations naming claims (the others are returned as they
+    /// are).
+    fn resolve_claim_op(&self, op: Op) -> Option<Op> {
+        Some(match op {
             Op::Assert {
-                mut by,
-                thread: t,
+                by,
+                thread,
                 supersedes,
                 until,
                 evidence,
-            } => {
-                let thread = match t {
-                    Some(p) => Some(thread(p)?),
-                    None => None,
-                };
-                let supersedes = match supersedes {
-                    Some(p) => Some(pick(p, self.claims.len())?),
-                    None => None,
-                };
-                // One past the last actor names the superseded claim's author (who may
-                // supersede it, PV-DI-6), else the thread's creator, else the first actor.
-                if by.actor == n {
-                    by.actor = supersedes
-                        .map(|c| self.claims[c].author.actor)
-                        .or(thread.map(|t| self.threads[t].creator.actor))
-                        .unwrap_or(0);
-                }
-                Op::Assert {
-                    by,
-                    thread,
-                    supersedes,
-                    until,
-                    evidence,
-                }
-            }
+            } => self.resolve_assert(by, thread, supersedes, until, evidence)?,
             Op::ClaimAct {
                 by,
                 claim,
@@ -697,7 +652,7 @@ impl World {
                 evidence,
             } => Op::ClaimAct {
                 by,
-                claim: pick(claim, self.claims.len())?,
+                claim: self.pick_claim(claim)?,
                 act,
                 evidence,
             },
@@ -707,12 +662,108 @@ impl World {
                 after_expiry,
             } => Op::ReadClaim {
                 by,
-                claim: pick(claim, self.claims.len())?,
+                claim: self.pick_claim(claim)?,
                 after_expiry,
             },
             other => other,
+        })
+    }
+
+    /// A generated `Post`: its thread, then its author and explicit parent in that thread.
+    fn resolve_post(
+        &self,
+        mut by: Party,
+        t: usize,
+        parent: Option<usize>,
+        kind: Kind,
+        body: Body,
+    ) -> Option<Op> {
+        let t = self.pick_thread(t)?;
+        by.actor = self.creator_or(t, by.actor);
+        let parent = match parent {
+            Some(p) => Some(self.pick_message(t, p)?),
+            None => None,
         };
-        self.valid(&op).then_some(op)
+        Some(Op::Post {
+            by,
+            thread: t,
+            parent,
+            kind,
+            body,
+        })
+    }
+
+    /// A generated `ListEvents`: its thread, then its `since` among that thread's events.
+    fn resolve_list_events(&self, by: usize, t: usize, since: Option<usize>) -> Option<Op> {
+        let t = self.pick_thread(t)?;
+        let since = match since {
+            Some(p) => Some(pick(p, self.threads[t].events.len())?),
+            None => None,
+        };
+        Some(Op::ListEvents {
+            by,
+            thread: t,
+            since,
+        })
+    }
+
+    /// A generated `Assert`: its thread and superseded claim, then its author.
+    fn resolve_assert(
+        &self,
+        mut by: Party,
+        t: Option<usize>,
+        supersedes: Option<usize>,
+        until: Until,
+        evidence: Evidence,
+    ) -> Option<Op> {
+        let thread = match t {
+            Some(p) => Some(self.pick_thread(p)?),
+            None => None,
+        };
+        let supersedes = match supersedes {
+            Some(p) => Some(self.pick_claim(p)?),
+            None => None,
+        };
+        // One past the last actor names the superseded claim's author (who may
+        // supersede it, PV-DI-6), else the thread's creator, else the first actor.
+        if by.actor == self.actors.len() {
+            by.actor = supersedes
+                .map(|c| self.claims[c].author.actor)
+                .or(thread.map(|t| self.threads[t].creator.actor))
+                .unwrap_or(0);
+        }
+        Some(Op::Assert {
+            by,
+            thread,
+            supersedes,
+            until,
+            evidence,
+        })
+    }
+
+    /// The thread pick `p` selects.
+    fn pick_thread(&self, p: usize) -> Option<usize> {
+        pick(p, self.threads.len())
+    }
+
+    /// The message pick `p` selects in thread `t`.
+    fn pick_message(&self, t: usize, p: usize) -> Option<usize> {
+        pick(p, self.threads[t].messages.len())
+    }
+
+    /// The claim pick `p` selects.
+    fn pick_claim(&self, p: usize) -> Option<usize> {
+        pick(p, self.claims.len())
+    }
+
+    /// Actor index `a`, where one past the last names thread `t`'s creator (generation
+    /// favours the creator, whose authority is the interesting case).
+    fn creator_or(&self, t: usize, a: usize) -> usize {
+        if a == self.actors.len() {
+            self.threads[t].creator.actor
+        } else {
+            a
+        }
     }
 
     /// Whether the caller's inbox lists `thread` (PV-RD-3).

@@ -15,6 +15,8 @@ use crate::parley::model::state::{Awaiting, Event, Kind, Op, World};
 use super::{Driver, Mismatch, agree, mismatch};
 
 impl Driver<'_> {
+    /// An accepted operation's answer against the model: `before` and `after` are the model
+    /// around it, `event` whether the model expects it to emit a state-change event.
     pub(super) async fn check_success(
         &mut self,
         before: &World,
@@ -24,67 +26,14 @@ impl Driver<'_> {
         body: Value,
     ) -> Result<(), Box<Mismatch>> {
         match op {
-            Op::Open { by, .. } => {
-                self.new_thread(&body)?;
-                let t = after.threads.len() - 1;
-                self.check_message(after, t, 0, Kind::Ask, *by, &body)?;
-                self.check_thread(after, t, &body["thread"])
-            }
+            Op::Open { by, .. } => self.check_open(after, *by, &body),
             Op::Post {
                 by, thread, kind, ..
-            } => {
-                let m = after.threads[*thread].messages.len() - 1;
-                self.check_message(after, *thread, m, *kind, *by, &body)?;
-                let new_events =
-                    after.threads[*thread].events.len() - before.threads[*thread].events.len();
-                self.ids.events[*thread].extend(std::iter::repeat_n(None, new_events));
-                self.check_thread(after, *thread, &body["thread"])
-            }
+            } => self.check_post(before, after, *by, *thread, *kind, &body),
             Op::Mark { thread, .. } | Op::Reopen { thread, .. } => {
-                self.check_thread(after, *thread, &body["thread"])?;
-                let ev = &body["event"];
-                match (event, ev.is_null()) {
-                    (false, true) => Ok(()),
-                    (false, false) => Err(mismatch(
-                        &["PV-ST-2", "PV-ST-7"],
-                        "an event for a mark that changes nothing",
-                        Value::Null,
-                        ev.clone(),
-                    )),
-                    (true, true) => Err(mismatch(
-                        &["PV-ST-7"],
-                        "no event for a state change",
-                        json!("an event"),
-                        Value::Null,
-                    )),
-                    (true, false) => {
-                        let t = &after.threads[*thread];
-                        let ix = t.events.len() - 1;
-                        self.check_event(*thread, ix, &t.events[ix], ev)?;
-                        self.ids.events[*thread].push(str_at(ev, "/id").map(str::to_string));
-                        Ok(())
-                    }
-                }
+                self.check_mark(after, *thread, event, &body)
             }
-            Op::ReadThread { thread, .. } => {
-                self.check_thread(after, *thread, &body["thread"])?;
-                let expected = self.tree(after, *thread, 0);
-                let observed = json!(
-                    body["messages"]
-                        .as_array()
-                        .map(|ms| ms.iter().map(shape).collect::<Vec<_>>())
-                );
-                if json!([expected]) == observed {
-                    Ok(())
-                } else {
-                    Err(mismatch(
-                        &["PV-RD-1"],
-                        "read_thread's message tree differs from the model's",
-                        json!([expected]),
-                        observed,
-                    ))
-                }
-            }
+            Op::ReadThread { thread, .. } => self.check_read_thread(after, *thread, &body),
             Op::ListEvents { by, thread, since } => {
                 self.check_events(after, *by, *thread, *since, &body).await
             }
@@ -93,11 +42,7 @@ impl Driver<'_> {
                 by, thread, until, ..
             } => self.check_assert(before, after, *by, *thread, *until, &body),
             Op::ClaimAct { by, claim, act, .. } => {
-                let t = after.claims[*claim].thread;
-                let m = after.threads[t].messages.len() - 1;
-                self.check_message(after, t, m, act.kind(), *by, &body)?;
-                self.check_act_claim(*claim, &body)?;
-                self.check_thread(after, t, &body["thread"])
+                self.check_claim_act(after, *by, *claim, act.kind(), &body)
             }
             Op::ReadClaim { claim, .. } => self.check_claim(after, *claim, &body),
             Op::Whoami { by } => check_whoami(&after.actors[*by], &body),
@@ -116,6 +61,109 @@ impl Driver<'_> {
                 ))
             }
         }
+    }
+
+    /// An accepted open: the fresh thread, its first message (an ask) and the thread itself.
+    fn check_open(&mut self, after: &World, by: Party, body: &Value) -> Result<(), Box<Mismatch>> {
+        self.new_thread(body)?;
+        let t = after.threads.len() - 1;
+        self.check_message(after, t, 0, Kind::Ask, by, body)?;
+        self.check_thread(after, t, &body["thread"])
+    }
+
+    /// An accepted post: its message and the thread. A post returns no events, so those it
+    /// caused get placeholders until `list_events` reveals their ids.
+    fn check_post(
+        &mut self,
+        before: &World,
+        after: &World,
+        by: Party,
+        thread: usize,
+        kind: Kind,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        let m = after.threads[thread].messages.len() - 1;
+        self.check_message(after, thread, m, kind, by, body)?;
+        let new_events = after.threads[thread].events.len() - before.threads[thread].events.len();
+        self.ids.events[thread].extend(std::iter::repeat_n(None, new_events));
+        self.check_thread(after, thread, &body["thread"])
+    }
+
+    /// An accepted mark or reopen: the thread, and an event exactly when the state changed
+    /// (PV-ST-2, PV-ST-7), whose id is kept to recognise it in `list_events`.
+    fn check_mark(
+        &mut self,
+        after: &World,
+        thread: usize,
+        event: bool,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        self.check_thread(after, thread, &body["thread"])?;
+        let ev = &body["event"];
+        match (event, ev.is_null()) {
+            (false, true) => Ok(()),
+            (false, false) => Err(mismatch(
+                &["PV-ST-2", "PV-ST-7"],
+                "an event for a mark that changes nothing",
+                Value::Null,
+                ev.clone(),
+            )),
+            (true, true) => Err(mismatch(
+                &["PV-ST-7"],
+                "no event for a state change",
+                json!("an event"),
+                Value::Null,
+            )),
+            (true, false) => {
+                let t = &after.threads[thread];
+                let ix = t.events.len() - 1;
+                self.check_event(thread, ix, &t.events[ix], ev)?;
+                self.ids.events[thread].push(str_at(ev, "/id").map(str::to_string));
+                Ok(())
+            }
+        }
+    }
+
+    /// `read_thread`: the thread and its whole message tree, compared by shape (PV-RD-1).
+    fn check_read_thread(
+        &self,
+        after: &World,
+        thread: usize,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        self.check_thread(after, thread, &body["thread"])?;
+        let expected = self.tree(after, thread, 0);
+        let observed = json!(
+            body["messages"]
+                .as_array()
+                .map(|ms| ms.iter().map(shape).collect::<Vec<_>>())
+        );
+        if json!([expected]) == observed {
+            Ok(())
+        } else {
+            Err(mismatch(
+                &["PV-RD-1"],
+                "read_thread's message tree differs from the model's",
+                json!([expected]),
+                observed,
+            ))
+        }
+    }
+
+    /// An accepted claim act: the reply it posted, the claim it changed and the thread.
+    fn check_claim_act(
+        &mut self,
+        after: &World,
+        by: Party,
+        claim: usize,
+        kind: Kind,
+        body: &Value,
+    ) -> Result<(), Box<Mismatch>> {
+        let t = after.claims[claim].thread;
+        let m = after.threads[t].messages.len() - 1;
+        self.check_message(after, t, m, kind, by, body)?;
+        self.check_act_claim(claim, body)?;
+        self.check_thread(after, t, &body["thread"])
     }
 
     /// An accepted assert: the thread it opened (or replied in), its message and its claim.
@@ -399,12 +447,25 @@ impl Driver<'_> {
         }
     }
 
+    /// An accepted inbox: every page of it, then the set of the model's threads it lists
+    /// and their states (PV-RD-3).
     async fn check_inbox(
         &mut self,
         w: &World,
         by: Party,
         first: Value,
     ) -> Result<(), Box<Mismatch>> {
+        let seen = self.page_inbox(by, first).await?;
+        self.compare_inbox(w, by, &seen)
+    }
+
+    /// Pages through the inbox from its first page, keeping each item of a model thread
+    /// by thread index; the bound stops a target whose cursor never ends.
+    async fn page_inbox(
+        &mut self,
+        by: Party,
+        first: Value,
+    ) -> Result<HashMap<usize, Value>, Box<Mismatch>> {
         let mine: HashMap<String, usize> = self
             .ids
             .threads
@@ -414,52 +475,58 @@ impl Driver<'_> {
             .collect();
         let mut seen: HashMap<usize, Value> = HashMap::new();
         let mut page = first;
-        let mut cursor;
         for _ in 0..10_000 {
             let items = page["items"].as_array().map_or(&[][..], Vec::as_slice);
-            for it in items {
-                let Some(t) = str_at(it, "/thread").and_then(|id| mine.get(id).copied()) else {
-                    continue;
-                };
-                if seen.insert(t, it.clone()).is_some() {
-                    return Err(mismatch(
-                        &["PV-RD-3"],
-                        "the inbox lists a thread twice while paging",
-                        json!("each thread once"),
-                        it.clone(),
-                    ));
-                }
-            }
-            cursor = page.get("cursor").cloned().unwrap_or(Value::Null);
+            note_inbox_items(&mine, items, &mut seen)?;
+            let cursor = page.get("cursor").cloned().unwrap_or(Value::Null);
             if (items.len() as u64) < self.page_limit(by) || cursor.is_null() {
-                if !cursor.is_null()
-                    && let Ok(mut ends) = self.ends.lock()
-                {
-                    ends.insert((by.actor, by.ext), cursor);
-                }
+                self.remember_inbox_end(by, cursor);
                 break;
             }
-            let mut args = json!({"limit": self.page_limit(by), "since": cursor});
-            if let Some(e) = by.ext {
-                args["extension"] = json!(EXTENSIONS[e]);
-            }
-            let auth = self.admit(by.actor, false).await;
-            let (answer, exchanges) = self.call(auth, "inbox", args).await;
-            if let Some(l) = self.log.last_mut() {
-                l.exchanges.extend(exchanges);
-            }
-            page = match answer {
-                Answer::Success(b) => b,
-                other => {
-                    return Err(mismatch(
-                        &["PV-RD-3"],
-                        "a later inbox page was not served",
-                        json!("accepted"),
-                        other.summary(),
-                    ));
-                }
-            };
+            page = self.next_inbox_page(by, cursor).await?;
         }
+        Ok(seen)
+    }
+
+    /// Keeps the last page's cursor of `by`'s inbox (none when the target gave none).
+    fn remember_inbox_end(&self, by: Party, cursor: Value) {
+        if !cursor.is_null()
+            && let Ok(mut ends) = self.ends.lock()
+        {
+            ends.insert((by.actor, by.ext), cursor);
+        }
+    }
+
+    /// Fetches the inbox page after `cursor`, logging its exchanges with the operation's.
+    async fn next_inbox_page(&mut self, by: Party, cursor: Value) -> Result<Value, Box<Mismatch>> {
+        let mut args = json!({"limit": self.page_limit(by), "since": cursor});
+        if let Some(e) = by.ext {
+            args["extension"] = json!(EXTENSIONS[e]);
+        }
+        let auth = self.admit(by.actor, false).await;
+        let (answer, exchanges) = self.call(auth, "inbox", args).await;
+        if let Some(l) = self.log.last_mut() {
+            l.exchanges.extend(exchanges);
+        }
+        match answer {
+            Answer::Success(b) => Ok(b),
+            other => Err(mismatch(
+                &["PV-RD-3"],
+                "a later inbox page was not served",
+                json!("accepted"),
+                other.summary(),
+            )),
+        }
+    }
+
+    /// The paged inbox against the model: exactly the threads in `by`'s inbox, each in the
+    /// model's state (PV-RD-3, PV-ST-1).
+    fn compare_inbox(
+        &self,
+        w: &World,
+        by: Party,
+        seen: &HashMap<usize, Value>,
+    ) -> Result<(), Box<Mismatch>> {
         let expected: Vec<usize> = (0..w.threads.len())
             .filter(|t| w.in_inbox(by, &w.threads[*t]))
             .collect();
@@ -504,6 +571,29 @@ impl Driver<'_> {
             .collect();
         json!({"id": self.ids.messages[t][m], "replies": children})
     }
+}
+
+/// Records one inbox page's items of the model's threads (others' threads are ignored); a
+/// thread listed twice across the pages is a mismatch (PV-RD-3).
+fn note_inbox_items(
+    mine: &HashMap<String, usize>,
+    items: &[Value],
+    seen: &mut HashMap<usize, Value>,
+) -> Result<(), Box<Mismatch>> {
+    for it in items {
+        let Some(t) = str_at(it, "/thread").and_then(|id| mine.get(id).copied()) else {
+            continue;
+        };
+        if seen.insert(t, it.clone()).is_some() {
+            return Err(mismatch(
+                &["PV-RD-3"],
+                "the inbox lists a thread twice while paging",
+                json!("each thread once"),
+                it.clone(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `whoami` against the actor the pre-flight saw (PV-TR-5, PV-ID-1, PV-AU-5): identity, author
