@@ -38,13 +38,13 @@ fn found<T>(row: Option<T>, reason: Reason, message: impl FnOnce() -> String) ->
     }
 }
 
-/// PV-EN-5, PV-EN-6: find thread and parent (404s; `parent` outside `thread` is a 400).
-fn resolve(
+/// PV-EN-5, PV-EN-6: the thread and parent the post lands in; a `thread` alone replies to
+/// its root, a `parent` alone implies its thread.
+fn thread_and_parent(
     conn: &Connection,
     env: &Envelope,
-    max_depth: i64,
     faults: Faults,
-) -> Result<Resolved, Fail> {
+) -> Result<(Option<ThreadRow>, Option<MessageRow>), Fail> {
     let thread = match env.thread {
         Some(id) => Some(found(
             store::get_thread(conn, id)?,
@@ -61,7 +61,7 @@ fn resolve(
         )?),
         None => None,
     };
-    let (thread, parent) = match (thread, explicit_parent) {
+    Ok(match (thread, explicit_parent) {
         (Some(t), Some(p)) => {
             if p.thread_id != t.id && !hooks::post::accepts_parent_outside_thread(faults) {
                 return refused(
@@ -86,7 +86,17 @@ fn resolve(
             (Some(t), Some(root))
         }
         (None, None) => (None, None),
-    };
+    })
+}
+
+/// PV-EN-5, PV-EN-6: find thread and parent (404s; `parent` outside `thread` is a 400).
+fn resolve(
+    conn: &Connection,
+    env: &Envelope,
+    max_depth: i64,
+    faults: Faults,
+) -> Result<Resolved, Fail> {
+    let (thread, parent) = thread_and_parent(conn, env, faults)?;
     let claim_404 = |id: i64| move || format!("claim cl_{id} does not exist");
     let claim = match env.claim {
         Some(id) => Some(found(

@@ -20,7 +20,7 @@ use super::clock::SharedClock;
 use super::dialectic::Until;
 use super::party::{EXTENSIONS, Party};
 use super::predict::predict;
-use super::state::{Op, Outcome, World};
+use super::state::{Op, Outcome, Prediction, World};
 use crate::engine::check::StepSignature;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
@@ -491,6 +491,20 @@ impl<'a> Driver<'a> {
             // (`World::resolve`).
             return Ok(world.clone());
         }
+        self.judge_answer(world, op, pred, answer, summary).await
+    }
+
+    /// Judges the target's `answer` to `op` (logged as `summary`) against the model's
+    /// prediction `pred`: the model after the step, or the disagreement.
+    async fn judge_answer(
+        &mut self,
+        world: &World,
+        op: &Op,
+        pred: Prediction,
+        answer: Answer,
+        summary: Value,
+    ) -> Result<World, Box<Mismatch>> {
+        let actor = op.actor();
         let expected = json!(pred.allowed.iter().map(outcome_json).collect::<Vec<_>>());
         match answer {
             Answer::Refusal { status, reason } => {

@@ -104,6 +104,38 @@ fn hash_ok(s: &str) -> bool {
     }
 }
 
+/// PV-DI-1: a present ref must also fit the length limit and its kind's shape, so that
+/// a pointer can be followed.
+fn check_ref(kind: &str, reference: &str, limits: &Limits, i: usize) -> Result<(), Refusal> {
+    if char_len(reference) > limits.evidence_ref_max_chars {
+        return refuse(
+            Reason::EvidenceInvalid,
+            format!(
+                "evidence[{i}]: ref longer than {} characters",
+                limits.evidence_ref_max_chars
+            ),
+        );
+    }
+    let ok = match kind {
+        "url" => url_ok(reference),
+        "hash" => hash_ok(reference),
+        "commit" => (7..=40).contains(&reference.len()) && is_hex(reference),
+        _ => true,
+    };
+    if !ok {
+        let expected = match kind {
+            "url" => "an absolute http(s) URL",
+            "hash" => "<algo>:<hex>",
+            _ => "7 to 40 hex characters",
+        };
+        return refuse(
+            Reason::EvidenceInvalid,
+            format!("evidence[{i}]: {kind} ref must be {expected}"),
+        );
+    }
+    Ok(())
+}
+
 fn validate_item(v: &Value, limits: &Limits, i: usize) -> Result<Evidence, Refusal> {
     let Value::Object(map) = v else {
         return refuse(
@@ -154,32 +186,7 @@ fn validate_item(v: &Value, limits: &Limits, i: usize) -> Result<Evidence, Refus
             format!("evidence[{i}]: ref is required"),
         );
     };
-    if char_len(&reference) > limits.evidence_ref_max_chars {
-        return refuse(
-            Reason::EvidenceInvalid,
-            format!(
-                "evidence[{i}]: ref longer than {} characters",
-                limits.evidence_ref_max_chars
-            ),
-        );
-    }
-    let ok = match kind.as_str() {
-        "url" => url_ok(&reference),
-        "hash" => hash_ok(&reference),
-        "commit" => (7..=40).contains(&reference.len()) && is_hex(&reference),
-        _ => true,
-    };
-    if !ok {
-        let expected = match kind.as_str() {
-            "url" => "an absolute http(s) URL",
-            "hash" => "<algo>:<hex>",
-            _ => "7 to 40 hex characters",
-        };
-        return refuse(
-            Reason::EvidenceInvalid,
-            format!("evidence[{i}]: {kind} ref must be {expected}"),
-        );
-    }
+    check_ref(&kind, &reference, limits, i)?;
     Ok(Evidence {
         kind,
         reference,

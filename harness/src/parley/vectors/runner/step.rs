@@ -191,6 +191,45 @@ async fn pooled_auth(p: &Pacer, primary: &str, role: Role, auth: &Auth) -> Auth 
     }
 }
 
+/// Sends one request of the step; a paced write (`paced`: its token and the pacer) goes
+/// through the role's token pool, and an unprovoked 429 is waited out and retried once.
+#[expect(clippy::too_many_arguments)] // one request's whole context, passed through unchanged
+async fn send_paced(
+    target: &ParleyTarget,
+    kind: TransportKind,
+    step: &Step,
+    env: &Env,
+    auth: &Auth,
+    raw_mcp: bool,
+    exchanges: &mut Vec<Exchange>,
+    paced: Option<(&str, &Pacer)>,
+    extra: Option<(&str, &Value)>,
+) -> Result<Observation, StepError> {
+    let Some((t, p)) = paced else {
+        return send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await;
+    };
+    let used = pooled_auth(p, t, step.role, auth).await;
+    let first = send_raw(target, kind, step, env, &used, raw_mcp, exchanges, extra).await?;
+    if !unprovoked_429(step, &first) {
+        return Ok(first);
+    }
+    // The target's window holds writes this run did not make: wait as it asks (and
+    // until the pacer, told so, has room), then retry once; both exchanges stay in the
+    // transcript.
+    let wait = retry_after(first.header("retry-after")).unwrap_or(MAX_RETRY_AFTER);
+    tracing::warn!(
+        step = step_label(step),
+        wait_s = wait.as_secs(),
+        "unprovoked 429: waiting Retry-After, then retrying once"
+    );
+    if let Auth::Bearer { token, .. } = &used {
+        p.saturate(token);
+    }
+    tokio::time::sleep(wait).await;
+    let again = pooled_auth(p, t, step.role, auth).await;
+    send_raw(target, kind, step, env, &again, raw_mcp, exchanges, extra).await
+}
+
 #[expect(clippy::too_many_arguments)] // one step's whole context, passed through unchanged
 pub(super) async fn observe(
     target: &ParleyTarget,
@@ -209,30 +248,11 @@ pub(super) async fn observe(
     let paced = token
         .zip(pacer)
         .filter(|(t, p)| is_write(step) && p.paces(t));
-    let mut send = async |extra: Option<(&str, &Value)>| -> Result<Observation, StepError> {
-        let Some((t, p)) = paced else {
-            return send_raw(target, kind, step, env, auth, raw_mcp, exchanges, extra).await;
-        };
-        let used = pooled_auth(p, t, step.role, auth).await;
-        let first = send_raw(target, kind, step, env, &used, raw_mcp, exchanges, extra).await?;
-        if !unprovoked_429(step, &first) {
-            return Ok(first);
-        }
-        // The target's window holds writes this run did not make: wait as it asks (and
-        // until the pacer, told so, has room), then retry once; both exchanges stay in the
-        // transcript.
-        let wait = retry_after(first.header("retry-after")).unwrap_or(MAX_RETRY_AFTER);
-        tracing::warn!(
-            step = step_label(step),
-            wait_s = wait.as_secs(),
-            "unprovoked 429: waiting Retry-After, then retrying once"
-        );
-        if let Auth::Bearer { token, .. } = &used {
-            p.saturate(token);
-        }
-        tokio::time::sleep(wait).await;
-        let again = pooled_auth(p, t, step.role, auth).await;
-        send_raw(target, kind, step, env, &again, raw_mcp, exchanges, extra).await
+    let mut send = async |extra: Option<(&str, &Value)>| {
+        send_paced(
+            target, kind, step, env, auth, raw_mcp, exchanges, paced, extra,
+        )
+        .await
     };
     if !step.paginate {
         return send(None).await;
