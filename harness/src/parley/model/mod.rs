@@ -26,6 +26,7 @@ pub mod party;
 pub mod predict;
 pub mod promote;
 pub mod quota;
+pub mod resolve;
 pub mod runner;
 pub mod state;
 pub mod transcript;
