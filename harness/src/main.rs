@@ -25,18 +25,19 @@ use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand, ValueEn
 use conform::capability::command::Commands;
 use conform::capability::estimate;
 use conform::engine::baseline::Baseline;
+use conform::engine::merge;
 use conform::engine::protocol::{Protocol, Suite, connect, load_profile};
 use conform::engine::report::write::Format;
 use conform::engine::report::{self, Report};
-use conform::engine::requirements::Requirement;
 use conform::engine::run::{RunOptions, run};
 use conform::engine::shard::Shard;
 use conform::engine::target::{ConnectOptions, Profile, Target};
 use conform::engine::vectors_dir;
-use conform::engine::{diff, merge};
 use conform::registry;
 use conform::transport::budget::TimeScale;
 use conform::transport::{McpRevision, TransportKind};
+
+use cli::{load_suites, out};
 
 const EXIT_HELP: &str = "EXIT CODES:\n  0  every required (MUST, REC) check passed and every selected suite is complete (warnings,\n     expected failures allowed)\n  1  a required check failed; or a selected suite is incomplete (nothing executed, or a\n     MUST/REC rule untested for want of a token or credential) without --partial; or a\n     baseline entry is stale (an expected failure passed) without --allow-stale-baseline\n  2  usage, profile, pre-flight or harness error\n  130  interrupted (Ctrl-C): the reports hold the results so far, the rest skipped";
 
@@ -90,7 +91,7 @@ enum Command {
     Variants(conform::variants::VariantsArgs),
     /// Compare two report.json files: new failures, fixes, requirement changes, latency
     /// (Markdown for a PR comment; exit 1 on a regression).
-    Diff(DiffArgs),
+    Diff(cli::diff::DiffArgs),
     /// Merge the report.json files of every shard of a `run --shard k/n` into one report.
     Merge(MergeArgs),
     /// Check a report offline: its Ed25519 signature against a key you trust, its suite
@@ -200,16 +201,6 @@ fn parse_suite(s: &str) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-fn load_suites(sel: &str, dir: &std::path::Path) -> anyhow::Result<Vec<Suite>> {
-    let protocols = registry::select(&[sel.to_string()])?;
-    Ok(registry::load(&protocols, dir)?)
-}
-
-/// Writes `text` to stdout ([`term::out`]: quietly nothing once the reader went away).
-fn out(text: &str) -> anyhow::Result<()> {
-    term::out(text).context("writing to standard output")
-}
-
 fn main() -> ExitCode {
     term::init_tracing();
     let protocols = registry::capabilities().commands;
@@ -282,13 +273,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
     let dir = || vectors_dir::locate(cli.vectors.as_deref());
     match cli.command {
         Command::Run(args) => cmd_run(args, &dir()?),
-        Command::List { suite } => cmd_list(&suite, &dir()?).map(|()| 0),
+        Command::List { suite } => cli::catalogue::cmd_list(&suite, &dir()?).map(|()| 0),
         Command::Init(args) => Ok(conform::capability::init::execute(
             &args,
             &registry::capabilities().init,
             &dir()?,
         )?),
-        Command::Explain { id } => cmd_explain(&id, &dir()?).map(|()| 0),
+        Command::Explain { id } => cli::catalogue::cmd_explain(&id, &dir()?).map(|()| 0),
         Command::Fuzz(args) => {
             let protocols = registry::selected(
                 registry::capabilities().fuzz,
@@ -315,7 +306,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Command::Variants(args) => {
             conform::variants::execute(&args, &dir()?).map_err(anyhow::Error::from)
         }
-        Command::Diff(args) => cmd_diff(&args),
+        Command::Diff(args) => cli::diff::cmd_diff(&args),
         Command::Merge(args) => cmd_merge(&args),
         Command::Verify(args) => cli::verify::execute(&args, &dir()?),
         Command::Matrix(args) => cli::matrix::execute(&args),
@@ -609,211 +600,6 @@ fn print_summary(
     out(&text)
 }
 
-fn cmd_list(sel: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    let mut text = String::new();
-    for s in load_suites(sel, dir)? {
-        let _ = writeln!(
-            text,
-            "suite {} — {} requirements, {} checks",
-            s.name,
-            s.catalogue.requirements.len(),
-            s.checks.len()
-        );
-        let _ = writeln!(
-            text,
-            "{:<14} {:<6} {:<12} {:>7}  rule",
-            "id", "level", "area", "checks"
-        );
-        for r in &s.catalogue.requirements {
-            let n = s
-                .checks
-                .iter()
-                .filter(|c| c.requirements().iter().any(|x| x == &r.id))
-                .count();
-            let _ = writeln!(
-                text,
-                "{:<14} {:<6} {:<12} {:>7}  {}",
-                r.id,
-                r.level.to_string(),
-                r.area,
-                n,
-                r.rule
-            );
-        }
-        text.push('\n');
-    }
-    out(&text)
-}
-
-/// What an id `conform` prints names: a requirement, a check, or a derived check
-/// (`PV-TR-1/<vector>`: a requirement judged from a check's outcomes).
-enum Explained<'a> {
-    Requirement(&'a Suite, &'a Requirement),
-    Check(&'a Suite, &'a dyn conform::engine::check::Check),
-    Derived(
-        &'a Suite,
-        &'a Requirement,
-        &'a dyn conform::engine::check::Check,
-    ),
-}
-
-/// The requirement of `suites` whose ID is `id` in any case (`pv-st-4`).
-fn requirement<'a>(suites: &'a [Suite], id: &str) -> Option<(&'a Suite, &'a Requirement)> {
-    suites.iter().find_map(|s| {
-        (s.catalogue.requirements.iter())
-            .find(|r| r.id.eq_ignore_ascii_case(id))
-            .map(|r| (s, r))
-    })
-}
-
-/// The check of `suites` whose id is `id`, exactly, else in any case.
-fn check<'a>(
-    suites: &'a [Suite],
-    id: &str,
-) -> Option<(&'a Suite, &'a dyn conform::engine::check::Check)> {
-    let find = |same: &dyn Fn(&str) -> bool| {
-        suites.iter().find_map(|s| {
-            (s.checks.iter())
-                .find(|c| same(c.id()))
-                .map(|c| (s, c.as_ref()))
-        })
-    };
-    find(&|c| c == id).or_else(|| find(&|c| c.eq_ignore_ascii_case(id)))
-}
-
-/// Resolves `id` among `suites` (no binding suffix).
-fn resolve<'a>(suites: &'a [Suite], id: &str) -> Option<Explained<'a>> {
-    if let Some((s, r)) = requirement(suites, id) {
-        return Some(Explained::Requirement(s, r));
-    }
-    if let Some((s, c)) = check(suites, id) {
-        return Some(Explained::Check(s, c));
-    }
-    let (req, rest) = id.split_once('/')?;
-    let (s, r) = requirement(suites, req)?;
-    let (_, c) = check(std::slice::from_ref(s), rest)?;
-    Some(Explained::Derived(s, r, c))
-}
-
-/// The requirement's header, rule, seed text and method.
-fn write_requirement(text: &mut String, s: &Suite, r: &Requirement) {
-    let _ = writeln!(
-        text,
-        "{} ({}, {}) — suite {}, area {}",
-        r.id, r.level, r.source, s.name, r.area
-    );
-    let _ = writeln!(text, "\n  {}\n", r.rule);
-    if let Some(t) = &r.seed_text {
-        let _ = writeln!(text, "seed text:\n  \"{}\"\n", t.trim());
-    }
-    if let Some(m) = r.method {
-        let _ = writeln!(text, "method: {m}");
-    }
-}
-
-/// The check's description and the rules it cites.
-fn write_check(text: &mut String, s: &Suite, c: &dyn conform::engine::check::Check) {
-    match c.describe() {
-        Some(d) => {
-            let _ = writeln!(text, "{d}");
-        }
-        None => {
-            let _ = writeln!(
-                text,
-                "check {} (suite {}, area {})\n  {}",
-                c.id(),
-                s.name,
-                c.area(),
-                c.title()
-            );
-        }
-    }
-    for r in c.requirements() {
-        let rule = s.catalogue.get(r).map(|x| x.rule.as_str()).unwrap_or("?");
-        let _ = writeln!(text, "  {r}: {rule}");
-    }
-}
-
-fn cmd_explain(id: &str, dir: &std::path::Path) -> anyhow::Result<()> {
-    let suites = load_suites("all", dir)?;
-    let asked = id.trim();
-    // A result id names its binding (`<check>@http`): the check is the same on each.
-    let (found, binding) = match resolve(&suites, asked) {
-        Some(f) => (f, None),
-        None => {
-            let resolved = (asked.rsplit_once('@'))
-                .filter(|(bare, b)| !bare.is_empty() && !b.is_empty())
-                .and_then(|(bare, b)| resolve(&suites, bare).map(|f| (f, Some(b))));
-            match resolved {
-                Some(r) => r,
-                None => bail!(
-                    "{id} is neither a requirement ID (PV-ST-4), a check id, a result id \
-                     (<check>@http) nor a derived check (PV-TR-1/<vector>): `conform list` \
-                     shows the requirement IDs"
-                ),
-            }
-        }
-    };
-    let mut text = String::new();
-    if let Some(b) = binding {
-        let _ = writeln!(text, "{asked}: a result on the {b} binding of\n");
-    }
-    match found {
-        Explained::Requirement(s, r) => {
-            write_requirement(&mut text, s, r);
-            let checks: Vec<_> = (s.checks.iter())
-                .filter(|c| c.requirements().iter().any(|x| x == &r.id))
-                .collect();
-            let _ = writeln!(text, "checks citing it ({}):", checks.len());
-            for c in checks {
-                let _ = writeln!(text, "  {:<48} {}", c.id(), c.title());
-            }
-            for extra in &r.checks {
-                let _ = writeln!(text, "  {extra:<48} (non-vector check)");
-            }
-        }
-        Explained::Check(s, c) => write_check(&mut text, s, c),
-        Explained::Derived(s, r, c) => {
-            let _ = writeln!(
-                text,
-                "{}/{}: a derived check — {} judged by comparing the outcomes of {} on \
-                 its bindings\n",
-                r.id,
-                c.id(),
-                r.id,
-                c.id()
-            );
-            write_requirement(&mut text, s, r);
-            text.push('\n');
-            write_check(&mut text, s, c);
-        }
-    }
-    out(&text)
-}
-
-#[derive(clap::Args, Debug)]
-struct DiffArgs {
-    /// The earlier report.json (e.g. of the main branch).
-    old: PathBuf,
-    /// The later report.json (e.g. of the pull request).
-    new: PathBuf,
-    /// Also write the Markdown to FILE.
-    #[arg(long, value_name = "FILE")]
-    out: Option<PathBuf>,
-    /// Flag a result or area slower by more than PCT (`50%`) — and by `--latency-min-ms`.
-    #[arg(long, value_name = "PCT", value_parser = diff::parse_percent)]
-    latency_threshold: Option<f64>,
-    /// The absolute part of the latency threshold, in milliseconds (with --latency-threshold).
-    #[arg(long, value_name = "MS", default_value_t = 250)]
-    latency_min_ms: u64,
-    /// New warnings (SHOULD/MAY) are regressions too.
-    #[arg(long)]
-    fail_on_warn: bool,
-    /// Rows per table (0 = all).
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    max_rows: usize,
-}
-
 #[derive(clap::Args, Debug)]
 struct MergeArgs {
     /// The report.json of every shard (any order).
@@ -824,32 +610,6 @@ struct MergeArgs {
     out: PathBuf,
     #[command(flatten)]
     reports: ReportArgs,
-}
-
-fn cmd_diff(args: &DiffArgs) -> anyhow::Result<u8> {
-    let (old, new) = (
-        report::json::read(&args.old)?,
-        report::json::read(&args.new)?,
-    );
-    let opts = diff::DiffOptions {
-        latency: args.latency_threshold.map(|percent| diff::LatencyRule {
-            percent,
-            min_delta_ms: args.latency_min_ms,
-        }),
-        fail_on_warn: args.fail_on_warn,
-        max_rows: args.max_rows,
-    };
-    let names = (
-        args.old.display().to_string(),
-        args.new.display().to_string(),
-    );
-    let d = diff::diff((&names.0, &old), (&names.1, &new), &opts);
-    let text = d.to_markdown();
-    if let Some(path) = &args.out {
-        std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
-    }
-    out(&text)?;
-    Ok(u8::try_from(d.exit_code()).unwrap_or(2))
 }
 
 fn cmd_merge(args: &MergeArgs) -> anyhow::Result<u8> {
