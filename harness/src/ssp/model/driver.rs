@@ -172,15 +172,6 @@ const POLL: Duration = Duration::from_millis(250);
 pub(super) fn poll_pause(age: Duration) -> Duration {
     (age / 8).clamp(FIRST_POLL, POLL)
 }
-/// Pause after a throttled poll (the wait's deadline moves by as much).
-const THROTTLED_POLL: Duration = Duration::from_millis(250);
-/// Longest effective timeout a wait covers in full (a longer one ends the wait
-/// inconclusively), and the grace after it for the provider to notice the overrun; both
-/// times the run's time scale.
-const WAIT_CAP: Duration = Duration::from_secs(60);
-const WAIT_GRACE: Duration = Duration::from_secs(5);
-/// How long an execution without an effective timeout is followed (times the time scale).
-const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
 impl<'a> Driver<'a> {
     /// A driver sending through `env`.

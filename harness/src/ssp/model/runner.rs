@@ -312,27 +312,28 @@ fn search(parts: &Parts<'_>, world: World, budget: Budget, stop: Option<&Stop>) 
             .collect();
         running.into_iter().map(|h| h.join().ok()).collect()
     });
-    let Some(ends) = ends.into_iter().collect::<Option<Vec<LaneEnd>>>() else {
+    let Some(mut ends) = ends.into_iter().collect::<Option<Vec<LaneEnd>>>() else {
         return ModelResult::Error("a lane of the search panicked".into());
     };
     let first = first_fail.load(Ordering::SeqCst);
-    let Some(end) = ends.iter().find(|e| e.case == Some(first)) else {
-        return match ends.into_iter().find_map(|e| e.outcome.err()) {
-            Some(TestError::Abort(reason)) => {
+    if let Some(i) = ends.iter().position(|e| e.case == Some(first)) {
+        let end = ends.swap_remove(i);
+        return match (end.outcome, end.last) {
+            (Err(TestError::Abort(reason)), _) => {
                 ModelResult::Error(format!("the search stopped: {reason}"))
             }
-            Some(TestError::Fail(reason, _)) => ModelResult::Error(format!(
-                "the search failed without a recorded run: {reason}"
-            )),
-            None => ModelResult::Passed,
+            (_, Some(found)) => counterexample(found, budget),
+            (_, None) => ModelResult::Error("the search failed without a recorded run".into()),
         };
-    };
-    match (&end.outcome, end.last.clone()) {
-        (Err(TestError::Abort(reason)), _) => {
+    }
+    match ends.into_iter().find_map(|e| e.outcome.err()) {
+        Some(TestError::Abort(reason)) => {
             ModelResult::Error(format!("the search stopped: {reason}"))
         }
-        (_, Some(found)) => counterexample(found, budget),
-        (_, None) => ModelResult::Error("the search failed without a recorded run".into()),
+        Some(TestError::Fail(reason, _)) => ModelResult::Error(format!(
+            "the search failed without a recorded run: {reason}"
+        )),
+        None => ModelResult::Passed,
     }
 }
 

@@ -42,8 +42,45 @@ const POLL_GRACE: Duration = Duration::from_secs(5);
 const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 /// Pause between two status polls.
 const POLL: Duration = Duration::from_millis(50);
-/// Pause after a throttled poll (the wait's deadline moves by as much).
-const THROTTLED_POLL: Duration = Duration::from_millis(250);
+/// Pause after a throttled poll (the wait's deadline moves by as much); the SSP model's
+/// awaits use it too.
+pub(crate) const THROTTLED_POLL: Duration = Duration::from_millis(250);
+
+/// How long one execution is followed to its end (SSP-INV-5), the same for the scripted
+/// checks ([`Env::poll_terminal`]) and the SSP model's awaits: the execution's timeout (at
+/// most [`POLL_CAP`]) plus [`POLL_GRACE`], both times the run's time scale; without a
+/// timeout, [`DEFAULT_WAIT`] scaled, whose end is inconclusive (the seed fixes no default,
+/// so an undeclared timeout cannot be overrun).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExecutionWait {
+    /// The longest timeout waited out in full.
+    pub cap: TimeBudget,
+    /// The grace after the timeout for the provider to notice the overrun.
+    pub grace: TimeBudget,
+    /// The whole wait, counted again from the first `running` answer.
+    pub span: Duration,
+}
+
+impl ExecutionWait {
+    /// The wait for an execution whose timeout is `timeout_ms` (`None`: none known).
+    pub(crate) fn new(scale: TimeScale, timeout_ms: Option<f64>) -> Self {
+        let cap = scale.budget("longest execution wait", POLL_CAP);
+        let grace = scale.budget("overrun grace", POLL_GRACE);
+        let waited_for = timeout_ms.map_or(scale.apply(DEFAULT_WAIT), |t| {
+            Duration::from_secs_f64(t.max(0.0) / 1000.0)
+        });
+        Self {
+            cap,
+            grace,
+            span: waited_for.min(cap.limit()) + grace.limit(),
+        }
+    }
+
+    /// Whether a timeout of `timeout_ms` lies within the cap (an overrun of it can fail).
+    pub(crate) fn covers(&self, timeout_ms: f64) -> bool {
+        timeout_ms <= self.cap.limit().as_secs_f64() * 1000.0
+    }
+}
 
 pub use crate::engine::finding::{Finding, Severity, Step};
 use crate::transport::budget::{TimeBudget, TimeScale};
@@ -558,15 +595,8 @@ impl Env {
         )?;
         let declared =
             (f.descriptor.endpoint.timeout_ms.as_ref()).and_then(serde_json::Number::as_u64);
-        let scale = self.client.time_scale();
-        let bounds = (
-            scale.budget("longest execution wait", POLL_CAP),
-            scale.budget("overrun grace", POLL_GRACE),
-        );
-        // No timeout declared: the seed fixes no default, so the wait is the default one,
-        // scaled, and its end is inconclusive (an undeclared timeout cannot be overrun).
-        let waited_for = declared.map_or(scale.apply(DEFAULT_WAIT), Duration::from_millis);
-        let span = waited_for.min(bounds.0.limit()) + bounds.1.limit();
+        let wait = ExecutionWait::new(self.client.time_scale(), declared.map(|d| d as f64));
+        let span = wait.span;
         let mut deadline = Instant::now() + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
         let hard_stop = Instant::now() + span * 3;
@@ -601,7 +631,7 @@ impl Env {
                     running_seen,
                     declared,
                     Instant::now() >= deadline,
-                    bounds,
+                    (wait.cap, wait.grace),
                 ));
             }
             tokio::time::sleep(POLL).await;

@@ -7,14 +7,11 @@ use serde_json::{Value, json};
 
 use crate::ssp::codes::Condition;
 use crate::ssp::model::state::{self, Exec, Read, Refusal, World, breach};
-use crate::ssp::provider::env::Resp;
+use crate::ssp::provider::env::{ExecutionWait, Resp, THROTTLED_POLL};
 use crate::ssp::types::ExecutionStatus;
 use crate::ssp::validator::DocType;
 
-use super::{
-    DEFAULT_WAIT, Driver, Step, THROTTLE, THROTTLED_POLL, WAIT_CAP, WAIT_GRACE, or_throttled,
-    poll_pause, throttled,
-};
+use super::{Driver, Step, THROTTLE, or_throttled, poll_pause, throttled};
 
 impl Driver<'_> {
     pub(super) fn url(&self, w: &World, exec: usize, result: bool) -> Option<(String, usize)> {
@@ -252,7 +249,8 @@ impl Driver<'_> {
     /// Polls an execution until it is terminal. SSP-INV-5 fails it only when certain: it
     /// was seen `running` and stayed non-terminal for its whole effective timeout plus a
     /// grace after that. A queue (`accepted` throughout), throttled polls (the deadline
-    /// moves by their time) and timeouts beyond [`WAIT_CAP`] (scaled) end the wait inconclusively.
+    /// moves by their time) and timeouts beyond the cap of [`ExecutionWait`] (the scripted
+    /// checks' wait, the same) end the wait inconclusively.
     pub(super) async fn await_terminal(&mut self, w: &World, exec: usize) -> Step<()> {
         let Some((url, s)) = self.url(w, exec, false) else {
             return Ok(());
@@ -260,17 +258,9 @@ impl Driver<'_> {
         let e = &w.execs[exec];
         let cred = self.secrets.cred(w.callers[e.owner], Some(&w.skills[s]));
         let bound = e.effective_ms.map(|t| t.max(0.0));
-        let scale = self.env.time_scale();
-        let (cap, grace) = (
-            scale.budget("longest execution wait", WAIT_CAP),
-            scale.budget("overrun grace", WAIT_GRACE),
-        );
-        let cap_ms = cap.limit().as_secs_f64() * 1000.0;
-        // Without an effective timeout the wait is the default one, scaled (it then ends
-        // inconclusively, never as a failure).
-        let span = bound.map_or(scale.apply(DEFAULT_WAIT), |b| {
-            Duration::from_millis(b.min(cap_ms) as u64)
-        }) + grace.limit();
+        // Without an effective timeout the wait ends inconclusively, never as a failure.
+        let wait = ExecutionWait::new(self.env.time_scale(), bound);
+        let (span, grace) = (wait.span, wait.grace);
         let started = Instant::now();
         let mut deadline = started + span;
         // Bounds the loop whatever the provider answers (throttling moves `deadline`).
@@ -303,7 +293,9 @@ impl Driver<'_> {
             if Instant::now() >= deadline.min(hard_stop) {
                 return match bound {
                     Some(b)
-                        if b <= cap_ms && running_since.is_some() && Instant::now() >= deadline =>
+                        if wait.covers(b)
+                            && running_since.is_some()
+                            && Instant::now() >= deadline =>
                     {
                         Err(breach(
                             &["SSP-INV-5"],
