@@ -453,6 +453,31 @@ pub struct Timestamps {
     pub completed_at: Option<String>,
 }
 
+/// Milliseconds since the epoch of an RFC 3339 timestamp.
+pub fn instant_ms(s: &str) -> Option<f64> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis() as f64)
+}
+
+/// Whether a `timeout` answer came once `timeout_ms` had passed since its `created_at`,
+/// within one second of slack for timestamps of second precision: SSP-INV-5 lets a server
+/// start the clock at acceptance, so such an execution may have timed out while queued,
+/// whatever its skill does (and one that timed out earlier is early).
+pub fn timed_out_in_time(answer: &serde_json::Value, timeout_ms: f64) -> Option<bool> {
+    let at = |p: &str| {
+        answer
+            .pointer(p)
+            .and_then(serde_json::Value::as_str)
+            .and_then(instant_ms)
+    };
+    let (c, d) = (
+        at("/timestamps/created_at")?,
+        at("/timestamps/completed_at")?,
+    );
+    Some(d - c >= timeout_ms - 1000.0)
+}
+
 /// Whether two timestamps name the same instant: `…00Z` and `…00.000Z` (or another
 /// offset) are one time, so a constant `created_at` may be spelt differently.
 pub fn same_instant(a: &str, b: &str) -> bool {
@@ -556,4 +581,37 @@ pub struct ErrorObject {
 pub struct ErrorResponse {
     /// The error.
     pub error: ErrorObject,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timed_out_in_time;
+    use serde_json::json;
+
+    fn ended(created: &str, completed: &str) -> serde_json::Value {
+        json!({"status": "timeout", "timestamps": {"created_at": created, "completed_at": completed}})
+    }
+
+    #[test]
+    fn a_timeout_counts_as_in_time_from_created_at_with_a_second_of_slack() {
+        let t0 = "2026-01-01T00:00:00Z";
+        // 5 s timeout: at 5 s in time; at 4 s (second-precision timestamps) still in time;
+        // at 3.5 s early.
+        assert_eq!(
+            timed_out_in_time(&ended(t0, "2026-01-01T00:00:05Z"), 5000.0),
+            Some(true)
+        );
+        assert_eq!(
+            timed_out_in_time(&ended(t0, "2026-01-01T00:00:04Z"), 5000.0),
+            Some(true)
+        );
+        assert_eq!(
+            timed_out_in_time(&ended(t0, "2026-01-01T00:00:03.500Z"), 5000.0),
+            Some(false)
+        );
+        assert_eq!(
+            timed_out_in_time(&json!({"status": "timeout"}), 5000.0),
+            None
+        );
+    }
 }

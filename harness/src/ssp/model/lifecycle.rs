@@ -13,12 +13,7 @@ use crate::ssp::types::ExecutionStatus;
 /// Tolerated readings, each with the rule it concerns.
 pub type Warnings = Vec<(&'static str, String)>;
 
-/// Milliseconds since the epoch of an ISO 8601 timestamp.
-pub fn instant(s: &str) -> Option<f64> {
-    chrono::DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.timestamp_millis() as f64)
-}
+use crate::ssp::types::instant_ms as instant;
 
 /// What the model has seen of one execution: the states still allowed and the facts that
 /// never change (SSP-INV-3).
@@ -154,7 +149,7 @@ impl Track {
         status: ExecutionStatus,
         body: &Value,
     ) -> Result<(), Box<Mismatch>> {
-        if self.allowed.has(status) {
+        if self.allowed.has(status) || self.timed_out_in_time(exec, status, body) {
             return Ok(());
         }
         let expected = json!({"allowed": self.allowed.names(), "last_seen": self.last.map(ExecutionStatus::as_str)});
@@ -189,6 +184,28 @@ impl Track {
             expected,
             body.clone(),
         ))
+    }
+
+    /// A `timeout` of a not yet terminal execution once its effective timeout has passed
+    /// since `created_at` (within [`Track::not_early`]'s slack): whatever its role, SSP-INV-5
+    /// lets the server start the clock at acceptance, so an execution that waited in a
+    /// queue (a busy provider, many sequences at once) may time out before it ever ran.
+    fn timed_out_in_time(&self, exec: &Exec, status: ExecutionStatus, body: &Value) -> bool {
+        status == ExecutionStatus::Timeout
+            && !self.last.is_some_and(ExecutionStatus::is_terminal)
+            && matches!(
+                (exec.effective_ms, self.run_time(body)),
+                (Some(eff), Some(ran)) if ran >= eff - EARLY_SLACK_MS
+            )
+    }
+
+    /// `completed_at` − `created_at` of a terminal answer, in ms (the `created_at` first
+    /// seen, else the answer's).
+    fn run_time(&self, body: &Value) -> Option<f64> {
+        let at = |p| body.pointer(p).and_then(Value::as_str).and_then(instant);
+        let created = (self.created_at.as_deref().and_then(instant))
+            .or_else(|| at("/timestamps/created_at"))?;
+        Some(at("/timestamps/completed_at")? - created)
     }
 
     /// `created_at` constant, `created_at ≤ updated_at`, `updated_at` never earlier,
@@ -365,19 +382,13 @@ impl Track {
     /// before its effective timeout had passed since creation is early. Timestamps may have
     /// second precision: one second of slack.
     fn not_early(&self, exec: &Exec, body: &Value) -> Result<(), Box<Mismatch>> {
-        let at = |p| body.pointer(p).and_then(Value::as_str).and_then(instant);
-        let created = self.created_at.as_deref().and_then(instant);
-        if let (Some(eff), Some(c), Some(d)) = (
-            exec.effective_ms,
-            created.or_else(|| at("/timestamps/created_at")),
-            at("/timestamps/completed_at"),
-        ) && d - c < eff - 1000.0
+        if let (Some(eff), Some(ran)) = (exec.effective_ms, self.run_time(body))
+            && ran < eff - EARLY_SLACK_MS
         {
             return Err(breach(
                 INV5,
                 format!(
-                    "timed out {} ms after created_at, before its effective timeout of {eff} ms",
-                    d - c
+                    "timed out {ran} ms after created_at, before its effective timeout of {eff} ms"
                 ),
                 json!({"completed_at - created_at": format!(">= {eff} ms")}),
                 body.clone(),
@@ -386,6 +397,9 @@ impl Track {
         Ok(())
     }
 }
+
+/// Slack of SSP-INV-5's lower bound from `created_at`: timestamps may have second precision.
+const EARLY_SLACK_MS: f64 = 1000.0;
 
 /// SSP-INV-5: the timed-out execution's error, judged by the one judge the scripted
 /// checks use (`ssp/timeout_error.rs`).

@@ -1150,6 +1150,35 @@ mod tests {
         );
     }
 
+    /// SSP-INV-5 lets the clock start at acceptance: an instant skill queued past its
+    /// effective timeout may time out, but not before that timeout passed since creation,
+    /// and a terminal state still never changes.
+    #[test]
+    fn a_timeout_after_the_effective_timeout_since_creation_is_legal_for_any_role() {
+        let (_, e, t) = instant_exec();
+        assert_eq!(e.effective_ms, Some(5000.0), "the echo skill declares 5 s");
+        let mut late = answer("x1", "timeout", T0, "2026-01-01T00:00:05.000Z", true);
+        late["error"]["details"]["timeout_ms"] = json!(5000);
+        let r = t.observe(&e, &late);
+        assert!(r.is_ok(), "queued past its timeout: {r:?}");
+        let mut early = answer("x1", "timeout", T0, "2026-01-01T00:00:02.000Z", true);
+        early["error"]["details"]["timeout_ms"] = json!(5000);
+        assert!(
+            t.observe(&e, &early)
+                .is_err_and(|m| m.rules == ["SSP-INV-5"]),
+            "an instant skill timed out 2 s after creation, its timeout 5 s"
+        );
+        let done = t
+            .observe(&e, &answer("x1", "completed", T0, T1, true))
+            .map(|o| o.track)
+            .unwrap();
+        assert!(
+            done.observe(&e, &late)
+                .is_err_and(|m| m.rules == ["SSP-INV-3"]),
+            "completed, then timeout"
+        );
+    }
+
     #[test]
     fn the_final_state_follows_the_role_and_the_effective_timeout() {
         let (_, e, t) = instant_exec();

@@ -147,7 +147,19 @@ pub(super) async fn lifecycle(env: &mut Env, role: FixtureRole) -> Step<()> {
     }
     check_sequence(&f, &seq)?;
     if role == FixtureRole::Instant || role == FixtureRole::Slow {
-        let last = seq.last().and_then(|v| v["status"].as_str()).unwrap_or("");
+        let end = seq.last().cloned().unwrap_or(Value::Null);
+        let last = end["status"].as_str().unwrap_or("");
+        let declared =
+            (f.descriptor.endpoint.timeout_ms.as_ref()).and_then(serde_json::Number::as_f64);
+        // SSP-INV-5 lets the clock start at acceptance: a timeout once the skill's timeout
+        // had passed since creation may be a queue's, so the completion went unobserved.
+        if last == "timeout"
+            && declared.and_then(|t| crate::ssp::types::timed_out_in_time(&end, t)) == Some(true)
+        {
+            return Err(Finding::unsupported(format!(
+                "the {role} fixture timed out once its timeout had passed since created_at (it may have waited in a queue): its completion was not observed"
+            )));
+        }
         if last != "completed" {
             return Err(Finding::fail(
                 "/status",
