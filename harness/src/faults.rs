@@ -530,18 +530,17 @@ pub fn catalogue_markdown() -> String {
 /// The matrix's columns: each run's report, taken out of `power` (they are not part of the
 /// document), named by its fault (or variant).
 fn matrix_columns(power: &mut SuitePower) -> Vec<crate::reference_runs::Column> {
-    let mut columns: Vec<crate::reference_runs::Column> = (power.faults.iter_mut())
-        .filter_map(|f| Some((f.name.clone(), *f.report.take()?, None)))
-        .collect();
+    let faults =
+        (power.faults.iter_mut()).filter_map(|f| Some((f.name.clone(), *f.report.take()?, None)));
     #[cfg(feature = "variants")]
-    columns.extend(
-        (power
-            .variants
-            .iter_mut()
-            .flat_map(|v| v.variants.iter_mut()))
-        .filter_map(|v| Some((format!("variant {}", v.name), *v.report.take()?, None))),
-    );
-    columns
+    let variants = (power
+        .variants
+        .iter_mut()
+        .flat_map(|v| v.variants.iter_mut()))
+    .filter_map(|v| Some((format!("variant {}", v.name), *v.report.take()?, None)));
+    #[cfg(not(feature = "variants"))]
+    let variants = std::iter::empty();
+    faults.chain(variants).collect()
 }
 
 /// A fault's run with fewer checks than the fault-free run's `all` was targeted (only the
@@ -584,8 +583,6 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
         .enable_all()
         .build()
         .map_err(PowerError::Runtime)?;
-    #[cfg_attr(not(feature = "variants"), expect(unused_mut))]
-    // mutated only when built with `variants`
     let (mut power, clean_report) = rt.block_on(measure_with_report(&opts))?;
     // Issue 14: the suite-power section shows both numbers, faults caught and variants
     // accepted, when this build has the variant catalogue switched on.
