@@ -133,6 +133,22 @@ fn a_signed_report_verifies_and_every_kind_of_mismatch_is_refused() {
 
     refused(&verify(&report, &stranger, None), "signed by another key");
 
+    // One byte that breaks the JSON, and one that breaks the format (a member renamed):
+    // refused as mismatches (exit 1), not as unreadable input.
+    let raw = std::fs::read_to_string(&report).unwrap();
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, raw.replacen('{', "[", 1)).unwrap();
+    refused(
+        &verify(&broken, &public, None),
+        "form: the file is not JSON",
+    );
+    let renamed = dir.path().join("renamed.json");
+    std::fs::write(&renamed, raw.replacen("\"pass\"", "\"Pass\"", 1)).unwrap();
+    refused(
+        &verify(&renamed, &public, None),
+        "form: the file is not a conform report of this format",
+    );
+
     // A member given twice: the last one parses as the signed value, the first is what a
     // reader (or another parser) may take.
     let raw = std::fs::read_to_string(&report).unwrap();

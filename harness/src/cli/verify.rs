@@ -2,7 +2,8 @@
 //! its Ed25519 signature against a key the user trusts, its suite digest against this
 //! `conform`'s suite, that it is the file `conform` wrote, and that the run it records was
 //! complete (the judgements are `engine::report::evidence`'s). Exit 0 when all hold, 1 with
-//! every reason when one does not, 2 when the report, the key or the suite cannot be read.
+//! every reason when one does not (a file that is not a report of this format included), 2 when
+//! the report file, the key or the suite cannot be read.
 
 use std::path::{Path, PathBuf};
 
@@ -25,12 +26,17 @@ pub(crate) struct VerifyArgs {
 pub(crate) fn execute(args: &VerifyArgs, vectors: &Path) -> anyhow::Result<u8> {
     let shown = args.report.display();
     let text = std::fs::read_to_string(&args.report).with_context(|| format!("reading {shown}"))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{shown} is not JSON"))?;
-    let report: Report = serde_json::from_value(value.clone())
-        .with_context(|| format!("{shown} is not a conform report of this format"))?;
     let key = evidence::verifying_key(&args.key)?;
     let local = evidence::digest_dir(vectors)?;
+    // A file that was read but is not a report (one byte edited can do that) is a mismatch
+    // like any other, not an input that could not be read.
+    let (value, report) = match parse(&text) {
+        Ok(parsed) => parsed,
+        Err(reason) => {
+            println!("FAIL  form: {reason}\nNOT VERIFIED: {shown}");
+            return Ok(1);
+        }
+    };
     let written = json::render(&report)?;
     let judged = [
         evidence::verify(&value, &key)
@@ -84,4 +90,13 @@ pub(crate) fn execute(args: &VerifyArgs, vectors: &Path) -> anyhow::Result<u8> {
         println!("verified: {shown}");
         Ok(0)
     }
+}
+
+/// The report as JSON and as conform's report type, or why the file is neither.
+fn parse(text: &str) -> Result<(serde_json::Value, Report), String> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("the file is not JSON: {e}"))?;
+    let report = serde_json::from_value(value.clone())
+        .map_err(|e| format!("the file is not a conform report of this format: {e}"))?;
+    Ok((value, report))
 }
