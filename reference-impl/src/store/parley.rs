@@ -12,8 +12,9 @@ use crate::domain::parley::dialectic::Evidence;
 use crate::domain::parley::{Awaiting, ClaimStatus, Origin, Party, Provenance, ThreadState};
 
 /// Ordered schema migrations for Parley.
-pub const MIGRATIONS: &[super::Migration] = &[(
-    "parley_0001_init",
+pub const MIGRATIONS: &[super::Migration] = &[
+    (
+        "parley_0001_init",
     "CREATE TABLE parley_threads (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         state TEXT NOT NULL,
@@ -89,7 +90,17 @@ pub const MIGRATIONS: &[super::Migration] = &[(
     CREATE INDEX parley_claim_acts_claim ON parley_claim_acts(claim_id, id);
     CREATE TABLE parley_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     INSERT INTO parley_counters(name, value) VALUES ('activity', 0);",
-)];
+    ),
+    // The inbox reads threads that await someone, in activity order (issue 29: the latency
+    // drift). Most threads await nobody (every `inform` ends a turn), and with only the
+    // activity index an inbox call stepped over all of them: its cost, under the database
+    // lock, grew with every thread the server ever held (3 ms per call at 4,300 threads).
+    (
+        "parley_0002_inbox",
+        "CREATE INDEX parley_threads_inbox ON parley_threads(activity_seq)
+            WHERE awaiting_mode <> 'none';",
+    ),
+];
 
 fn corrupt(what: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what}: {value:?}"))
@@ -311,6 +322,26 @@ pub fn set_thread_state(
     Ok(())
 }
 
+/// The inbox's candidate threads, in activity order (see [`inbox_candidates`]).
+fn inbox_sql() -> String {
+    // `IS` compares NULL with NULL as equal: the parties `(id, null)` match exactly
+    // (`Awaiting::awaits`: `any` awaits everyone but the `except` party itself).
+    // `awaiting_mode <> 'none'` repeats what the last condition implies: SQLite takes the
+    // partial index `parley_threads_inbox` only when the query states its condition, and
+    // without it the scan stepped over every thread awaiting nobody (issue 29).
+    format!(
+        "SELECT {THREAD_COLS} FROM parley_threads
+         WHERE activity_seq > ?1
+           AND awaiting_mode <> 'none'
+           AND (?3 OR state IN ('open', 'answered', 'decided', 'closed'))
+           AND NOT (state = 'closed' AND state_confirmed_at IS NOT NULL)
+           AND ((awaiting_mode = 'any'
+                 AND NOT (awaiting_identity = ?2 AND awaiting_extension IS ?4))
+                OR (awaiting_mode = 'party' AND awaiting_identity = ?2))
+         ORDER BY activity_seq"
+    )
+}
+
 /// Inbox candidates (PV-RD-3) with activity after `since_seq`, oldest activity first: not
 /// lateral, not confirmed-closed, awaiting `any` except a party other than `caller`, or
 /// naming `caller`'s identity. The precise rule is applied by the caller with
@@ -328,18 +359,7 @@ pub fn inbox_candidates(
     include_lateral: bool,
     mut visit: impl FnMut(ThreadRow) -> Result<bool, StoreError>,
 ) -> Result<(), StoreError> {
-    // `IS` compares NULL with NULL as equal: the parties `(id, null)` match exactly
-    // (`Awaiting::awaits`: `any` awaits everyone but the `except` party itself).
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {THREAD_COLS} FROM parley_threads
-         WHERE activity_seq > ?1
-           AND (?3 OR state IN ('open', 'answered', 'decided', 'closed'))
-           AND NOT (state = 'closed' AND state_confirmed_at IS NOT NULL)
-           AND ((awaiting_mode = 'any'
-                 AND NOT (awaiting_identity = ?2 AND awaiting_extension IS ?4))
-                OR (awaiting_mode = 'party' AND awaiting_identity = ?2))
-         ORDER BY activity_seq"
-    ))?;
+    let mut stmt = conn.prepare_cached(&inbox_sql())?;
     let mut rows = stmt.query(params![
         since_seq,
         caller.identity,
@@ -807,6 +827,26 @@ mod tests {
     use super::*;
     use crate::store::Db;
     use std::path::Path;
+
+    /// Issue 29: the inbox's scan must not step over the threads that await nobody (they
+    /// grow with every `inform`): its plan reads the partial index of awaiting threads.
+    #[test]
+    fn the_inbox_reads_only_threads_that_await_someone() {
+        let db = Db::open(Path::new(":memory:")).unwrap();
+        let plan: Vec<String> = db
+            .read(|c| {
+                let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {}", inbox_sql()))?;
+                let rows = stmt.query_map(params![0, "ainotes:a", false, None::<String>], |r| {
+                    r.get::<_, String>(3)
+                })?;
+                Ok::<_, StoreError>(rows.collect::<Result<_, _>>()?)
+            })
+            .unwrap();
+        assert!(
+            plan.iter().any(|d| d.contains("parley_threads_inbox")),
+            "{plan:?}"
+        );
+    }
 
     #[test]
     fn ids_never_reused_and_roundtrip() {
