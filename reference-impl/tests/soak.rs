@@ -3,9 +3,12 @@
 //! (acknowledged posts kept, ids unique, RSS, fds, shaped refusals, answers after the
 //! attack, no unexpected answer) with the SSP rate limit on (issue 29 item 3): the
 //! anonymous flood answered 429 and held to the limit, no 429 to a well-behaved client's
-//! SSP invocation. The p99 ratio is printed, not asserted, here: it is a
-//! timing target, and on a shared 2-core machine with a debug build it would make the test
-//! flaky; the 10-minute run (README "Soak", release build) asserts it.
+//! SSP invocation — and the latency bounds (issue 29): p99 under attack ≤ 3 × quiet, as in
+//! the 10-minute run, and the p50 of the last 1.2 s ≤ 1.5 × the first 1.2 s' (1.3 × in the
+//! 10-minute run). Both are ratios measured in one run; CI (`tools/ci/run_tests.py`) runs this
+//! binary alone because a neighbour's load arriving mid-run moves them by itself. Measured
+//! alone, debug build, 2026-12-06: drift 0.95–1.09 ×, p99 1.0–1.15 ×; hence 1.5 × for the
+//! drift's 1.2 s windows (a fraction of the 10-minute run's minute), the p99 bound unchanged.
 
 #![expect(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -26,7 +29,8 @@ fn short_soak_passes_every_bound() {
             "4",
             "--head-timeout-secs",
             "2",
-            "--latency-report-only",
+            "--drift-factor",
+            "1.5",
         ])
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
@@ -53,6 +57,9 @@ fn short_soak_passes_every_bound() {
     );
     assert!(table.contains("| lost after kill -9 | 0 |"), "{table}");
     assert!(!table.contains("FAIL"), "{table}");
+    // Both latency bounds judged, not only reported.
+    assert_eq!(row(&table, "under attack")[3], "ok", "{table}");
+    assert_eq!(row(&table, "p50 drift")[3], "ok", "{table}");
     // The rate limit on: the anonymous flood refused (in the SSP shape, with Retry-After)
     // and held to what the limit admits; the well-behaved clients, each with its own key,
     // never refused.

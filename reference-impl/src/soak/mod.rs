@@ -60,8 +60,12 @@ pub(crate) struct SoakArgs {
     /// Allowed ratio of p99 under attack to the quiet p99 (the quiet p99 counts as ≥ 1 ms).
     #[arg(long, default_value_t = 3.0)]
     p99_factor: f64,
-    /// Report the latencies without asserting the p99 bound (the short CI run: a timing
-    /// target on a shared machine and a debug build would only make the test flaky).
+    /// Allowed ratio of the well-behaved clients' p50 in the last window of the run (the
+    /// after phase, at most a minute) to their p50 in the first window of the same length
+    /// (the quiet phase, on a fresh database): latency must not drift as the run goes on.
+    #[arg(long, default_value_t = 1.3)]
+    drift_factor: f64,
+    /// Report the latencies without asserting the p99 and drift bounds.
     #[arg(long)]
     latency_report_only: bool,
     /// Directory for the database (default: a fresh one under the system temp dir).
@@ -132,6 +136,8 @@ async fn phases(
     let quiet = total / 4;
     let after = (total / 10).max(Duration::from_secs(1));
     let attack = total - quiet - after;
+    // The drift windows: the after phase's length, at most a minute, at each end of the run.
+    let window = after.min(Duration::from_secs(60));
     let kill_every = Duration::from_secs(args.kill_every_secs.max(1));
     let mut sup = Supervisor::start(
         exe,
@@ -151,6 +157,8 @@ async fn phases(
         restarted_ms: AtomicU64::new(u64::MAX),
         requests: AtomicU64::new(0),
         max_requests: args.max_requests,
+        first_until_ms: window.as_millis() as u64,
+        last_from_ms: (total - window).as_millis() as u64,
     });
     let clients: Vec<_> = (0..args.clients)
         .map(|k| tokio::spawn(traffic::client(k, sup.target(), control.clone())))
@@ -227,6 +235,8 @@ async fn probe(addr: std::net::SocketAddr) -> bool {
 /// Everything the table shows and the assertions judge.
 struct Report {
     latency: [Latency; 4],
+    /// The well-behaved clients' latency in the first and the last drift window.
+    drift: [Latency; 2],
     rate_limited: u64,
     /// Well-behaved SSP invocations refused 429 (must be 0).
     ssp_rate_limited: u64,
@@ -301,6 +311,10 @@ impl Report {
         };
         Self {
             latency: [phase(QUIET), phase(ATTACK), phase(AFTER), phase(RECOVERING)],
+            drift: [
+                Latency::of(stats.iter().flat_map(|s| s.first.iter().copied()).collect()),
+                Latency::of(stats.iter().flat_map(|s| s.last.iter().copied()).collect()),
+            ],
             rate_limited: stats.iter().map(|s| s.rate_limited).sum(),
             ssp_rate_limited: stats.iter().map(|s| s.ssp_rate_limited).sum(),
             flood_allowed: 0,
@@ -322,6 +336,17 @@ impl Report {
 
     fn p99_bound(&self, args: &SoakArgs) -> u32 {
         (f64::from(self.latency[0].p99.max(1000)) * args.p99_factor) as u32
+    }
+
+    /// The last window's p50 over the first's (the first counted as at least 100 µs).
+    fn drift_ratio(&self) -> f64 {
+        f64::from(self.drift[1].p50) / f64::from(self.drift[0].p50.max(100))
+    }
+
+    fn drift_held(&self, args: &SoakArgs) -> bool {
+        self.drift[0].count > 0
+            && self.drift[1].count > 0
+            && self.drift_ratio() <= args.drift_factor
     }
 
     fn fd_bound(args: &SoakArgs) -> u64 {
@@ -362,6 +387,16 @@ impl Report {
         check(
             args.latency_report_only || self.latency[1].p99 <= self.p99_bound(args),
             format!("p99 under attack {:.2} ms", ms(self.latency[1].p99)),
+        );
+        check(
+            args.latency_report_only || self.drift_held(args),
+            format!(
+                "p50 drifted {:.2} ms -> {:.2} ms ({:.2}x > {}x)",
+                ms(self.drift[0].p50),
+                ms(self.drift[1].p50),
+                self.drift_ratio(),
+                args.drift_factor
+            ),
         );
         check(
             self.unexpected_count == 0,
@@ -440,6 +475,23 @@ impl Report {
                 l[2].show(),
                 "answers".into(),
                 verdict(self.answers_after && l[2].count > 0),
+            ],
+            [
+                "p50 drift: first window → last window".into(),
+                format!(
+                    "{:.2} ms ({} req) → {:.2} ms ({} req): {:.2}×",
+                    ms(self.drift[0].p50),
+                    self.drift[0].count,
+                    ms(self.drift[1].p50),
+                    self.drift[1].count,
+                    self.drift_ratio()
+                ),
+                format!("≤ {}×", args.drift_factor),
+                if args.latency_report_only {
+                    "not asserted".into()
+                } else {
+                    verdict(self.drift_held(args))
+                },
             ],
             [
                 "restart recovery (1 s after each kill)".into(),

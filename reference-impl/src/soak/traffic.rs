@@ -49,6 +49,11 @@ pub(super) struct Control {
     pub restarted_ms: AtomicU64,
     pub requests: AtomicU64,
     pub max_requests: u64,
+    /// The drift windows (issue 29), milliseconds from [`Control::epoch`]: a request started
+    /// before `first_until_ms` counts in the first window, one started at or after
+    /// `last_from_ms` in the last.
+    pub first_until_ms: u64,
+    pub last_from_ms: u64,
 }
 
 impl Control {
@@ -83,6 +88,10 @@ pub(super) struct Stats {
     /// Latencies (µs) of answered requests, per phase (and [`RECOVERING`]), excluding
     /// those spanning a restart.
     pub latency: [Vec<u32>; 4],
+    /// Latencies (µs) of the requests started in the first and in the last drift window
+    /// (see [`Control::first_until_ms`]).
+    pub first: Vec<u32>,
+    pub last: Vec<u32>,
     /// Posts refused 429 by the Parley write quota (expected: the quota is per token).
     pub rate_limited: u64,
     /// SSP invocations refused 429: must stay 0 (each client has its own key and keeps under
@@ -166,6 +175,12 @@ pub(super) async fn client(k: usize, mut target: Target, control: Arc<Control>) 
                 if same_server {
                     let micros = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                     stats.latency[usize::from(phase)].push(micros);
+                    let at = started.duration_since(control.epoch).as_millis() as u64;
+                    if at < control.first_until_ms {
+                        stats.first.push(micros);
+                    } else if at >= control.last_from_ms {
+                        stats.last.push(micros);
+                    }
                 }
                 op.record(&reply, &mut stats, &mut thread, k, seq);
             }
