@@ -136,7 +136,8 @@ async fn phases(
     let quiet = total / 4;
     let after = (total / 10).max(Duration::from_secs(1));
     let attack = total - quiet - after;
-    // The drift windows: the after phase's length, at most a minute, at each end of the run.
+    // The drift windows: the after phase's length, at most a minute: the first of the quiet
+    // phase and the last of the after phase.
     let window = after.min(Duration::from_secs(60));
     let kill_every = Duration::from_secs(args.kill_every_secs.max(1));
     let mut sup = Supervisor::start(
@@ -158,7 +159,7 @@ async fn phases(
         requests: AtomicU64::new(0),
         max_requests: args.max_requests,
         first_until_ms: window.as_millis() as u64,
-        last_from_ms: (total - window).as_millis() as u64,
+        last_from_ms: AtomicU64::new(u64::MAX),
     });
     let clients: Vec<_> = (0..args.clients)
         .map(|k| tokio::spawn(traffic::client(k, sup.target(), control.clone())))
@@ -188,6 +189,8 @@ async fn phases(
     let tally = attackers.await.context("attackers")?;
     let flood_span = attack_start.elapsed();
 
+    let last_from = control.epoch.elapsed() + (after - window);
+    (control.last_from_ms).store(last_from.as_millis() as u64, Ordering::Relaxed);
     control.phase.store(AFTER, Ordering::Relaxed);
     observe(&sup, after, &mut peaks).await;
     control.stop.store(true, Ordering::Relaxed);

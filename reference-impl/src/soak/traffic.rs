@@ -49,11 +49,12 @@ pub(super) struct Control {
     pub restarted_ms: AtomicU64,
     pub requests: AtomicU64,
     pub max_requests: u64,
-    /// The drift windows (issue 29), milliseconds from [`Control::epoch`]: a request started
-    /// before `first_until_ms` counts in the first window, one started at or after
-    /// `last_from_ms` in the last.
+    /// The drift windows (issue 29), milliseconds from [`Control::epoch`]: a request of the
+    /// quiet phase started before `first_until_ms` counts in the first window, one of the
+    /// after phase started at or after `last_from_ms` in the last (set when that phase
+    /// starts, which a restart at the attack's end may delay: `u64::MAX` until then).
     pub first_until_ms: u64,
-    pub last_from_ms: u64,
+    pub last_from_ms: AtomicU64,
 }
 
 impl Control {
@@ -176,9 +177,9 @@ pub(super) async fn client(k: usize, mut target: Target, control: Arc<Control>) 
                     let micros = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
                     stats.latency[usize::from(phase)].push(micros);
                     let at = started.duration_since(control.epoch).as_millis() as u64;
-                    if at < control.first_until_ms {
+                    if phase == QUIET && at < control.first_until_ms {
                         stats.first.push(micros);
-                    } else if at >= control.last_from_ms {
+                    } else if phase == AFTER && at >= control.last_from_ms.load(Ordering::Relaxed) {
                         stats.last.push(micros);
                     }
                 }
