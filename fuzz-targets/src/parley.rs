@@ -3,9 +3,9 @@
 use arbitrary::{Arbitrary, Unstructured};
 use axum::body::Body;
 use axum::http::Request;
-use reference_impl::api::ssp::is_ssp_path;
 use reference_impl::domain::parley::envelope::parse_envelope;
 use reference_impl::domain::parley::limits::REFERENCE;
+use reference_impl::ssp::api::is_ssp_path;
 use serde_json::Value;
 
 use crate::app::{Reply, send};

@@ -40,12 +40,13 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let parley = reference_impl::service::ParleyService::new(db.clone(), config.tokens.clone());
-    let state = SspState::new(db, &config, parley).unwrap();
+    let parley =
+        reference_impl::parley::service::ParleyService::new(db.clone(), config.tokens.clone());
+    let state = SspState::new(db, &config, std::sync::Arc::new(parley)).unwrap();
     server_rt.spawn(async move {
         listener.set_nonblocking(true).unwrap();
         let l = tokio::net::TcpListener::from_std(listener).unwrap();
-        axum::serve(l, reference_impl::api::ssp::routes(state))
+        axum::serve(l, reference_impl::ssp::api::routes(state))
             .await
             .unwrap();
     });

@@ -174,12 +174,12 @@ async fn main() -> anyhow::Result<()> {
             let variants = reference_impl::variants::Variants::from_names(&config.variants)?;
             let tokens = variants.tokens(config.tokens);
             let mut service =
-                reference_impl::service::ParleyService::with_faults(db, tokens, faults)
+                reference_impl::parley::service::ParleyService::with_faults(db, tokens, faults)
                     .with_limits(variants.limits(reference_impl::domain::parley::REFERENCE));
             if !config.dialectic {
                 service = service.without_dialectic();
             }
-            reference_impl::api::mcp::serve_stdio(service, args.token).await?;
+            reference_impl::parley::api::mcp::serve_stdio(service, args.token).await?;
             Ok(())
         }
     }

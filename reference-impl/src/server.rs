@@ -25,7 +25,7 @@ use tokio::sync::{Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::config::{Config, demo_listen_allowed};
-use crate::service::ParleyService;
+use crate::parley::service::ParleyService;
 use crate::store::Db;
 use rebinding::Rebinding;
 use refusal::TransportRefusal;
@@ -137,13 +137,13 @@ fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, Start
         parley = parley.without_dialectic();
     }
     let router = Router::new()
-        .merge(crate::api::http::routes(parley.clone()))
+        .merge(crate::parley::api::http::routes(parley.clone()))
         .merge(crate::api::openapi::routes(&parley))
-        .merge(crate::api::mcp::routes(parley.for_mcp()));
+        .merge(crate::parley::api::mcp::routes(parley.for_mcp()));
     let router = merge_ssp(router, db, &config, parley)?;
     let router = crate::faults::layer(router, faults, &config)
-        .fallback(crate::api::http::not_found)
-        .method_not_allowed_fallback(crate::api::http::method_not_allowed);
+        .fallback(crate::parley::api::http::not_found)
+        .method_not_allowed_fallback(crate::parley::api::http::method_not_allowed);
     // The rebinding check is the outermost layer: a foreign page learns nothing, not even
     // whether a route exists.
     Ok(crate::variants::layer(router, variants)
@@ -180,10 +180,10 @@ async fn guard(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     // SSP-ERR-4 (SHOULD): on an SSP path the refusal takes the unified shape.
-    let ssp = crate::api::ssp::is_ssp_path(req.uri().path());
+    let ssp = crate::ssp::api::is_ssp_path(req.uri().path());
     let refuse = |r: TransportRefusal| match (g.plain, ssp) {
         (true, _) => r.plain(),
-        (false, true) => crate::api::ssp::transport_refusal(r.status(), r.reason(), r.message()),
+        (false, true) => crate::ssp::api::transport_refusal(r.status(), r.reason(), r.message()),
         (false, false) => r.response(),
     };
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
@@ -212,8 +212,18 @@ fn merge_ssp(
     config: &Config,
     parley: ParleyService,
 ) -> Result<Router, StartError> {
-    let state = crate::ssp::SspState::new(db, config, parley).map_err(StartError::Config)?;
-    Ok(router.merge(crate::api::ssp::routes(state)))
+    let state = crate::ssp::SspState::new(db, config, std::sync::Arc::new(parley))
+        .map_err(StartError::Config)?;
+    Ok(router.merge(crate::ssp::api::routes(state)))
+}
+
+/// The Parley service as the SSP provider's thread reader: implemented here, where the
+/// server joins the two wings, so neither wing imports the other.
+impl crate::ssp::ThreadReader for ParleyService {
+    fn read_thread(&self, thread: &str) -> (u16, serde_json::Value) {
+        let r = self.read_thread_as_system(thread);
+        (r.status, r.body)
+    }
 }
 
 /// A server running on a real socket; dropped or `shutdown()` stops it.

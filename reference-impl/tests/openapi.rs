@@ -7,9 +7,11 @@
 
 use std::collections::BTreeSet;
 
-use reference_impl::api::{http, openapi, ssp};
+use reference_impl::api::openapi;
 use reference_impl::config::Config;
-use reference_impl::service::refusal_statuses;
+use reference_impl::parley::api::http;
+use reference_impl::parley::service::refusal_statuses;
+use reference_impl::ssp::api as ssp;
 use serde_json::{Value, json};
 
 const OPENAPI_SCHEMA: &str = include_str!("../../vectors/schemas/openapi-3.1.schema.json");

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use reference_impl::service::{Args, BearerToken, ContentType, Operation, Request};
+use reference_impl::parley::service::{Args, BearerToken, ContentType, Operation, Request};
 use serde_json::{Value, json};
 use support::ssp::{Client, Lifecycle, request, settle, signature};
 
@@ -324,7 +324,11 @@ async fn spec_lookup_returns_catalogue_rows() {
     assert_eq!(c.status(&id, &[]).await.status, 404);
 }
 
-fn post_parley(svc: &reference_impl::service::ParleyService, token: &str, body: Value) -> Value {
+fn post_parley(
+    svc: &reference_impl::parley::service::ParleyService,
+    token: &str,
+    body: Value,
+) -> Value {
     let len = body.to_string().len();
     let r = svc.handle(Request {
         op: Operation::Post,
@@ -810,7 +814,7 @@ fn an_invalid_descriptor_refuses_startup() {
         matches!(err, reference_impl::ssp::SspInitError::Descriptor { .. }),
         "{err}"
     );
-    let parley = support::ssp::parley(&db);
+    let parley = std::sync::Arc::new(support::ssp::parley(&db));
     let err = reference_impl::ssp::SspState::new(db, &config, parley).unwrap_err();
     assert!(err.contains("invalid"), "{err}");
 }

@@ -1,18 +1,14 @@
-//! Wire bindings: Parley over HTTP and MCP, and the SSP provider routes.
-//!
-//! Both Parley bindings only translate the wire into a [`crate::service::Request`] and the
-//! [`crate::service::Response`] back into the wire; every decision (check order PV-AU-6,
-//! refusals, persistence) is the service's, so the bindings cannot disagree (PV-TR-1).
+//! What the wire adapters of both wings share: the bearer token and JSON media type of a
+//! request, the body cap, duplicate members ([`duplicates`]) and the OpenAPI document
+//! ([`openapi`]). The bindings themselves live in their wings: [`crate::parley::api`] (HTTP,
+//! MCP) and [`crate::ssp::api`] (the SSP routes).
 
 pub mod duplicates;
-pub mod http;
-pub mod mcp;
 pub mod openapi;
-pub mod ssp;
 
 use axum::http::HeaderMap;
 
-use crate::service::BearerToken;
+use crate::parley::service::BearerToken;
 
 /// Hard cap on any request body read by a Parley binding (1 MiB).
 ///

@@ -256,15 +256,15 @@ pub async fn guard(State(rules): State<Rebinding>, req: Request, next: Next) -> 
     );
     let message = refusal.message();
     if path == "/mcp" {
-        return crate::api::mcp::jsonrpc_error(
+        return crate::parley::api::mcp::jsonrpc_error(
             StatusCode::FORBIDDEN,
             Value::Null,
-            crate::api::mcp::JsonRpcCode::INVALID_REQUEST,
+            crate::parley::api::mcp::JsonRpcCode::INVALID_REQUEST,
             &format!("Forbidden: {message}"),
         );
     }
-    if crate::api::ssp::is_ssp_path(path) {
-        return crate::api::ssp::forbidden(message);
+    if crate::ssp::api::is_ssp_path(path) {
+        return crate::ssp::api::forbidden(message);
     }
     refusal.response()
 }

@@ -1,6 +1,6 @@
 //! SSP provider: the service layer of the Skill Sharing Protocol, and what it serves.
 //!
-//! Layered like Parley: the routes (`crate::api::ssp`) → the operations of [`SspState`]
+//! Layered like Parley: the routes (`crate::ssp::api`) → the operations of [`SspState`]
 //! (`service`: one function per operation) → the pure rules (`crate::domain::ssp`) → the
 //! executions' storage (`crate::store::ssp`). [`SspState`] owns the compiled protocol
 //! schema, the skill catalogue (every descriptor validated against the schema at startup —
@@ -10,6 +10,7 @@
 //! the provider's limits (issue 13): the executions' memory cache bound and retention
 //! (`crate::store::ssp`) and the per-client invocation rate limit (`limits`).
 
+pub mod api;
 pub mod auth;
 pub mod catalogue;
 pub mod limits;
@@ -45,18 +46,11 @@ use skills::SkillKind;
 pub const FALLBACK_BASE: &str = "http://127.0.0.1";
 
 /// Reads a Parley thread for `conform/forum-digest` (the `read_thread` body and its HTTP
-/// status). Implemented by [`crate::service::ParleyService`]; kept as a narrow trait so the
-/// provider does not depend on the rest of the Parley service.
+/// status). Implemented for the Parley service where the server joins both wings
+/// (`crate::server`): a narrow trait, so the SSP wing imports nothing of the Parley wing.
 pub trait ThreadReader: Send + Sync + 'static {
     /// `read_thread {thread}` without a token: `(status, body)`.
     fn read_thread(&self, thread: &str) -> (u16, Value);
-}
-
-impl ThreadReader for crate::service::ParleyService {
-    fn read_thread(&self, thread: &str) -> (u16, Value) {
-        let r = self.read_thread_as_system(thread);
-        (r.status, r.body)
-    }
 }
 
 /// One skill as the provider enforces it, derived from its validated descriptor.
@@ -278,15 +272,11 @@ impl SspState {
     /// one is an `Err`: the server refuses to start), and ends every execution a previous
     /// process left unfinished as `failed` (issue #3 §4). The error is a message (the
     /// server assembly's contract); [`SspState::with_threads`] gives the typed error.
-    pub fn new(
-        db: Db,
-        config: &Config,
-        parley: crate::service::ParleyService,
-    ) -> Result<Self, String> {
-        Self::with_threads(db, config, Arc::new(parley)).map_err(|e| e.to_string())
+    pub fn new(db: Db, config: &Config, threads: Arc<dyn ThreadReader>) -> Result<Self, String> {
+        Self::with_threads(db, config, threads).map_err(|e| e.to_string())
     }
 
-    /// [`SspState::new`] with an already shared thread reader.
+    /// [`SspState::new`] with the typed error.
     pub fn with_threads(
         db: Db,
         config: &Config,

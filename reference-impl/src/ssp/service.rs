@@ -2,7 +2,7 @@
 //! authenticate → validate → decide (domain) → persist → respond, and every refusal as an
 //! HTTP status with the unified error object of seed §8.2 (SSP-ERR-1).
 //!
-//! The routes (`crate::api::ssp`) only extract the request and write [`Answer`] /
+//! The routes (`crate::ssp::api`) only extract the request and write [`Answer`] /
 //! [`Refusal`] to the wire; they build no error themselves. Decisions are the pure
 //! `crate::domain::ssp`; executions are stored by `crate::store::ssp::Executions`.
 

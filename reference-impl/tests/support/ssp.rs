@@ -32,8 +32,8 @@ pub(crate) struct Client {
 }
 
 /// A thread reader over a real Parley service on the same database.
-pub(crate) fn parley(db: &Db) -> reference_impl::service::ParleyService {
-    reference_impl::service::ParleyService::new(db.clone(), Config::demo_in_memory().tokens)
+pub(crate) fn parley(db: &Db) -> reference_impl::parley::service::ParleyService {
+    reference_impl::parley::service::ParleyService::new(db.clone(), Config::demo_in_memory().tokens)
 }
 
 impl Client {
@@ -63,7 +63,7 @@ impl Client {
         let threads: Arc<dyn ThreadReader> = Arc::new(parley(&db));
         let state = SspState::with_threads(db, &config, threads).unwrap();
         Self {
-            router: reference_impl::api::ssp::routes(state.clone()),
+            router: reference_impl::ssp::api::routes(state.clone()),
             state,
         }
     }

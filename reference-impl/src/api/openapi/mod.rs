@@ -1,6 +1,6 @@
 //! `GET /openapi.json`: an OpenAPI 3.1 document of the Parley HTTP binding and the SSP
-//! provider routes, generated from the route tables ([`crate::api::http::ROUTES`],
-//! [`crate::api::ssp::ROUTES`]), the service's check order and limits, the Rust wire types
+//! provider routes, generated from the route tables ([`crate::parley::api::http::ROUTES`],
+//! [`crate::ssp::api::ROUTES`]), the service's check order and limits, the Rust wire types
 //! (schemars, JSON Schema 2020-12) and the SSP protocol schema — never written by hand, so a
 //! new route or member shows up in it (and `tests/openapi.rs` fails on one it misses).
 
@@ -15,7 +15,7 @@ use axum::routing::get;
 use serde_json::{Map, Value, json};
 
 use crate::domain::parley::Limits;
-use crate::service::ParleyService;
+use crate::parley::service::ParleyService;
 
 /// The path the document is served at.
 pub const PATH: &str = "/openapi.json";

@@ -7,11 +7,11 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value, json};
 
 use super::wire;
-use crate::api::http;
 use crate::domain::parley::dialectic::EVIDENCE_KINDS;
 use crate::domain::parley::ids::IdKind;
 use crate::domain::parley::{ClaimStatus, Kind, Limits, Reason, ThreadState};
-use crate::service::{CURSOR_PREFIX, Operation, refusal_statuses};
+use crate::parley::api::http;
+use crate::parley::service::{CURSOR_PREFIX, Operation, refusal_statuses};
 
 /// Where component schemas live in an OpenAPI document.
 pub(super) const COMPONENTS: &str = "#/components/schemas/";

@@ -1,12 +1,12 @@
-//! The SSP half of `/openapi.json`: one operation per row of [`crate::api::ssp::ROUTES`],
+//! The SSP half of `/openapi.json`: one operation per row of [`crate::ssp::api::ROUTES`],
 //! bodies from the protocol schema's `$defs` (the single source the provider validates
 //! with, SSP-SCH-1), copied into `components` as `ssp.<Name>`.
 
 use serde_json::{Map, Value, json};
 
 use super::parley::{COMPONENTS, json_response};
-use crate::api::ssp::{ROUTES, SspRoute};
 use crate::ssp::MAX_INVOCATION_BODY;
+use crate::ssp::api::{ROUTES, SspRoute};
 use crate::ssp::schema::SCHEMA_JSON;
 
 /// The prefix of SSP component names (keeps them apart from the Parley ones).

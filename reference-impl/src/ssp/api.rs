@@ -62,7 +62,7 @@ impl SspRoute {
 }
 
 /// The provider's routes: method, path pattern (`{name}` = path parameter), route. Drives
-/// the router below and the OpenAPI document (`super::openapi`).
+/// the router below and the OpenAPI document (`crate::api::openapi`).
 pub const ROUTES: [(Method, &str, SspRoute); 6] = [
     (Method::GET, "/.well-known/skill-sharing", SspRoute::Index),
     (Method::GET, "/ssp/skills/{file}", SspRoute::Descriptor),
@@ -270,7 +270,7 @@ async fn invoke(
     let Ok(Path(slug)) = slug else {
         return refusal(Refusal::bad_path(uri.path()));
     };
-    let json = super::is_json_media_type(&headers);
+    let json = crate::api::is_json_media_type(&headers);
     let peer = peer.map(|Extension(ConnectInfo(a))| a);
     reply(
         state

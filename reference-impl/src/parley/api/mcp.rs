@@ -41,8 +41,10 @@ use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use super::http::{BodyError, call_service, read_capped};
-use super::{HARD_BODY_CAP, bearer_from_headers};
-use crate::service::{Args, BearerToken, ContentType, Operation, ParleyService, Request, Response};
+use crate::api::{HARD_BODY_CAP, bearer_from_headers};
+use crate::parley::service::{
+    Args, BearerToken, ContentType, Operation, ParleyService, Request, Response,
+};
 
 /// The MCP revisions served on `/mcp` and over stdio, oldest first (and declared in the
 /// manifest's `bindings.mcp.revisions`).
@@ -442,7 +444,7 @@ fn parse_body(bytes: &[u8]) -> Result<Value, Refusal> {
 /// A repeated member name: inside a tool's arguments it is marked on `parts`, so the
 /// operation refuses it later; in the envelope it is an invalid request, refused now.
 fn check_duplicates(parts: &mut Parts, bytes: &[u8], value: &Value) -> Result<(), Refusal> {
-    let Some(path) = super::duplicates::first_duplicate(bytes) else {
+    let Some(path) = crate::api::duplicates::first_duplicate(bytes) else {
         return Ok(());
     };
     match duplicate_in_arguments(value, &path) {
@@ -520,7 +522,7 @@ fn check_version_header(headers: &HeaderMap, value: &Value) -> Option<HttpRespon
     Some(resp)
 }
 
-/// Stricter than [`super::is_json_media_type`] on purpose: the MCP Streamable HTTP transport
+/// Stricter than [`crate::api::is_json_media_type`] on purpose: the MCP Streamable HTTP transport
 /// speaks exactly `application/json`, and rmcp refuses anything else.
 fn is_json_content_type(headers: &HeaderMap) -> bool {
     headers

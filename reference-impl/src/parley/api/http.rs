@@ -16,8 +16,8 @@ use axum::routing::{get, post};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 
-use super::{HARD_BODY_CAP, bearer_from_headers};
-use crate::service::{Args, ContentType, Operation, ParleyService, Request, Response};
+use crate::api::{HARD_BODY_CAP, bearer_from_headers};
+use crate::parley::service::{Args, ContentType, Operation, ParleyService, Request, Response};
 
 /// The route table of parley-v1.md §1: method, path pattern, operation.
 ///
@@ -208,13 +208,13 @@ fn query_value(key: &str, value: String) -> Value {
 /// (128) become [`Args::Malformed`] (→ 400 `invalid_body` at the 400 step). A body that is
 /// valid JSON but not an object is passed as is (the service refuses it as a wrong JSON
 /// type). A body member that contradicts a path parameter is malformed too, and so is a
-/// repeated member name (see [`super::duplicates`]).
+/// repeated member name (see [`crate::api::duplicates`]).
 fn merge_body(path_args: Map<String, Value>, bytes: &[u8]) -> Args {
     let parsed: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => return Args::Malformed(format!("body is not valid JSON: {e}")),
     };
-    if let Some(path) = super::duplicates::first_duplicate(bytes) {
+    if let Some(path) = crate::api::duplicates::first_duplicate(bytes) {
         return Args::Malformed(format!("duplicate member name `{}`", path.join(".")));
     }
     let Value::Object(mut body) = parsed else {
@@ -235,7 +235,7 @@ fn merge_body(path_args: Map<String, Value>, bytes: &[u8]) -> Args {
 
 /// `NotJson` also for a missing header on a POST with a body (PV-RS-4).
 fn content_type(headers: &HeaderMap) -> ContentType {
-    if super::is_json_media_type(headers) {
+    if crate::api::is_json_media_type(headers) {
         ContentType::Json
     } else {
         ContentType::NotJson
