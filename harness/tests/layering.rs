@@ -69,7 +69,7 @@ const REFERENCE: &[Layer] = &[
     layer("parley/api/", 5, true),
     layer("parley/mod.rs", 5, true),
     layer("ssp/api.rs", 5, true),
-    layer("api/openapi/", 6, false),
+    layer("openapi/", 6, false),
     layer("variants.rs", 7, false),
     layer("variants/", 7, false),
     layer("server.rs", 8, false),

@@ -12,6 +12,7 @@ pub mod config;
 pub mod domain;
 pub mod faults;
 pub mod logging;
+pub mod openapi;
 pub mod parley;
 pub mod server;
 pub mod ssp;

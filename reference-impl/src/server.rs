@@ -138,7 +138,7 @@ fn build(config: Config, loopback: bool, limits: Limits) -> Result<Router, Start
     }
     let router = Router::new()
         .merge(crate::parley::api::http::routes(parley.clone()))
-        .merge(crate::api::openapi::routes(&parley))
+        .merge(crate::openapi::routes(&parley))
         .merge(crate::parley::api::mcp::routes(parley.for_mcp()));
     let router = merge_ssp(router, db, &config, parley)?;
     let router = crate::faults::layer(router, faults, &config)

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use reference_impl::api::openapi;
 use reference_impl::config::Config;
+use reference_impl::openapi;
 use reference_impl::parley::api::http;
 use reference_impl::parley::service::refusal_statuses;
 use reference_impl::ssp::api as ssp;

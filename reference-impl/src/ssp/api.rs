@@ -62,7 +62,7 @@ impl SspRoute {
 }
 
 /// The provider's routes: method, path pattern (`{name}` = path parameter), route. Drives
-/// the router below and the OpenAPI document (`crate::api::openapi`).
+/// the router below and the OpenAPI document (`crate::openapi`).
 pub const ROUTES: [(Method, &str, SspRoute); 6] = [
     (Method::GET, "/.well-known/skill-sharing", SspRoute::Index),
     (Method::GET, "/ssp/skills/{file}", SspRoute::Descriptor),

@@ -16,7 +16,7 @@ use axum::routing::{get, post};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 
-use crate::api::{HARD_BODY_CAP, bearer_from_headers};
+use super::{HARD_BODY_CAP, bearer_from_headers};
 use crate::parley::service::{Args, ContentType, Operation, ParleyService, Request, Response};
 
 /// The route table of parley-v1.md §1: method, path pattern, operation.

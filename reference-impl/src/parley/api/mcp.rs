@@ -41,7 +41,7 @@ use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use super::http::{BodyError, call_service, read_capped};
-use crate::api::{HARD_BODY_CAP, bearer_from_headers};
+use super::{HARD_BODY_CAP, bearer_from_headers};
 use crate::parley::service::{
     Args, BearerToken, ContentType, Operation, ParleyService, Request, Response,
 };
