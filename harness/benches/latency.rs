@@ -130,7 +130,7 @@ async fn suite_run(delay: Option<Duration>) -> (Report, Duration) {
     }
     let run_opts = RunOptions {
         filter: None,
-        transports: vec![TransportKind::Http, TransportKind::Mcp],
+        transports: vec![TransportKind::Http.into(), TransportKind::Mcp.into()],
         jobs: 8,
         baseline: None,
         command: "bench".into(),

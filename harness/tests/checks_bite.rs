@@ -19,7 +19,7 @@ use support::broken::{self, Fault};
 /// The Parley pre-flight over HTTP only (the broken servers speak no MCP).
 async fn connect(profile: Profile) -> Result<Target, conform::engine::target::TargetError> {
     let opts = ConnectOptions {
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         ..ConnectOptions::default()
     };
     conform::registry::connect(profile, &opts, &["parley"]).await
@@ -175,7 +175,7 @@ async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
             .expect("pre-flight"),
     );
     let base = RunOptions {
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         filter: Some("PV-AU-1".into()),
         ..RunOptions::default()
     };
@@ -203,7 +203,7 @@ async fn baseline_marks_expected_failures_and_rejects_stale_entries() {
     if let Some(p) = &passing {
         entries.push(Entry {
             check: p.clone(),
-            transport: Some(TransportKind::Http),
+            transport: Some(TransportKind::Http.into()),
             reason: "was flaky".into(),
         });
     }
@@ -295,14 +295,14 @@ async fn an_http_only_server_fails_pv_tr_1a_only() {
     let report = run(Arc::new(target), &suites, &opts).await.expect("run");
     assert_eq!(
         report.transports,
-        [TransportKind::Http],
+        [TransportKind::Http.into()],
         "MCP is not exercised"
     );
     assert!(
         report
             .checks
             .iter()
-            .all(|c| c.transport != Some(TransportKind::Mcp))
+            .all(|c| c.transport != Some(TransportKind::Mcp.into()))
     );
     let opts = RunOptions {
         filter: Some("PV-TR-1a".into()),

@@ -32,7 +32,7 @@ async fn campaign(faults: &[&str], duration: Duration) -> (Outcomes, i32) {
     let settings = Settings {
         duration,
         seed: SEED,
-        transports: vec![TransportKind::Http, TransportKind::Mcp],
+        transports: vec![TransportKind::Http.into(), TransportKind::Mcp.into()],
     };
     let campaign = Arc::new(ParleyCampaign::new(settings.clone()));
     let shared = Shared::new(campaign.clone());
@@ -63,7 +63,7 @@ async fn ssp_campaign(
     let settings = Settings {
         duration,
         seed: SEED,
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
     };
     let shared = Shared::new(Arc::new(conform::ssp::fuzz::SspCampaign::new(
         settings.clone(),
@@ -179,7 +179,7 @@ async fn survey_every_fault() {
         let settings = Settings {
             duration: Duration::from_secs(secs),
             seed: SEED,
-            transports: vec![TransportKind::Http, TransportKind::Mcp],
+            transports: vec![TransportKind::Http.into(), TransportKind::Mcp.into()],
         };
         let suites = conform::capability::fuzz::cli::campaign_suites(
             &[Arc::new(Parley) as Arc<dyn conform::capability::fuzz::Fuzzable>],
@@ -247,7 +247,7 @@ async fn promoted_verdicts(
     .expect("pre-flight");
     let opts = conform::engine::run::RunOptions {
         filter: Some("fuzz/*".into()),
-        transports: vec![TransportKind::Http, TransportKind::Mcp],
+        transports: vec![TransportKind::Http.into(), TransportKind::Mcp.into()],
         ..conform::engine::run::RunOptions::default()
     };
     let report = conform::engine::run::run(Arc::new(target), &[suite], &opts)
@@ -297,7 +297,7 @@ async fn ssp_without_a_profile_table_is_unsupported() {
     let settings = Settings {
         duration: Duration::from_secs(1),
         seed: SEED,
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
     };
     let o = conform::ssp::fuzz::execute(&target, &settings)
         .await

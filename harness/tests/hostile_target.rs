@@ -182,7 +182,7 @@ async fn verdict_in_process(base: &str) -> Verdict {
     let suites = registry::load(&protocols, &default_vectors_dir()).unwrap();
     let profile = parse_profile(&profile_text(base, ""), &protocols).unwrap();
     let opts = ConnectOptions {
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         ..ConnectOptions::default()
     };
     let target = connect(profile, &opts, &protocols)
@@ -190,7 +190,7 @@ async fn verdict_in_process(base: &str) -> Verdict {
         .expect("pre-flight");
     let run_opts = RunOptions {
         filter: Some("manifest/core-members".into()),
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         jobs: 1,
         baseline: None,
         command: "hostile".into(),

@@ -234,7 +234,7 @@ async fn handle(
 async fn verdicts(rewrite: Rewrite, checks: &[&str]) -> Vec<(String, Verdict)> {
     let variant = start(rewrite).await;
     let opts = ConnectOptions {
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         ..ConnectOptions::default()
     };
     let target = conform::registry::connect(demo_profile(&variant.base_url), &opts, &["parley"])
@@ -244,7 +244,7 @@ async fn verdicts(rewrite: Rewrite, checks: &[&str]) -> Vec<(String, Verdict)> {
     suite.checks.retain(|c| checks.contains(&c.id()));
     assert_eq!(suite.checks.len(), checks.len(), "every named check exists");
     let run_opts = RunOptions {
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         ..RunOptions::default()
     };
     let report = run(Arc::new(target), &[suite], &run_opts)
@@ -253,7 +253,7 @@ async fn verdicts(rewrite: Rewrite, checks: &[&str]) -> Vec<(String, Verdict)> {
     let out: Vec<(String, Verdict)> = report
         .checks
         .into_iter()
-        .filter(|c| c.transport == Some(TransportKind::Http))
+        .filter(|c| c.transport == Some(TransportKind::Http.into()))
         .map(|c| (c.check, c.verdict))
         .collect();
     assert_eq!(

@@ -7,10 +7,12 @@
 
 mod support;
 
+use conform::capability::transports::{HTTP, MCP};
+use conform::engine::binding::Binding;
 use conform::engine::check::{Bindings, Check};
 use conform::engine::target::ConnectOptions;
 use conform::engine::verdict::Verdict;
-use conform::transport::{McpRevision, TransportKind};
+use conform::transport::McpRevision;
 use libtest_mimic::{Failed, Trial};
 
 /// Index of the MCP 2025-11-25 (legacy) server in [`servers`].
@@ -29,11 +31,7 @@ fn servers() -> Result<&'static support::reference::Shared, Failed> {
     )
 }
 
-fn run_check(
-    check: &dyn Check,
-    transport: Option<TransportKind>,
-    stateless: bool,
-) -> Result<(), Failed> {
+fn run_check(check: &dyn Check, transport: Option<Binding>, stateless: bool) -> Result<(), Failed> {
     support::reference::locked(check, || {
         let s = servers()?;
         let target = s.target(if stateless { STATELESS } else { LEGACY })?;
@@ -47,8 +45,8 @@ fn run_check(
 fn run_comparison(check: &dyn Check) -> Result<(), Failed> {
     support::reference::locked(check, || {
         let s = servers()?;
-        let http = s.run(check, s.target(LEGACY)?, Some(TransportKind::Http), "c");
-        let mcp = s.run(check, s.target(LEGACY)?, Some(TransportKind::Mcp), "c");
+        let http = s.run(check, s.target(LEGACY)?, Some(HTTP), "c");
+        let mcp = s.run(check, s.target(LEGACY)?, Some(MCP), "c");
         match conform::parley::compare::compare(check.id(), &http.steps, &mcp.steps) {
             Verdict::Pass => Ok(()),
             Verdict::Fail(v) => Err(format!(
@@ -117,7 +115,7 @@ fn main() {
                             .with_kind(check.area())
                             .with_ignored_flag(ignored),
                     );
-                    if k == TransportKind::Mcp {
+                    if k == MCP {
                         let c = check.clone();
                         let name = format!("{}@mcp-2026", check.id());
                         trials.push(

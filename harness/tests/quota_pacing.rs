@@ -24,7 +24,6 @@ use conform::engine::report::Report;
 use conform::engine::run::{RunOptions, run};
 use conform::engine::target::{ConnectOptions, Target};
 use conform::parley::pacing::Pacer;
-use conform::transport::TransportKind;
 use reference_impl::Config;
 use reference_impl::config::{Right, TokenRow};
 
@@ -70,7 +69,7 @@ async fn target(base_url: &str, agent_a: &[&str]) -> Target {
 async fn certify(target: Arc<Target>) -> (Duration, Report, Duration) {
     let suite = support::vectors::suite("parley").expect("parley suite");
     let suites = [suite];
-    let both = [TransportKind::Http, TransportKind::Mcp];
+    let both = conform::capability::transports::BOTH;
     let paced = conform::registry::capabilities().estimate;
     let est = estimate(&target, &suites, Some(FILTER), &both, None, &paced);
     let at_least = est

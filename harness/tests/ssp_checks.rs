@@ -15,14 +15,14 @@ mod support;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use conform::engine::binding::Binding;
 use conform::engine::check::{Bindings, Check};
 use conform::engine::protocol::Suite;
 use conform::engine::target::ConnectOptions;
-use conform::transport::TransportKind;
 use libtest_mimic::{Failed, Trial};
 
 /// Runs one check against the shared reference (demo profile, default options).
-fn run_check(check: &dyn Check, transport: Option<TransportKind>) -> Result<(), Failed> {
+fn run_check(check: &dyn Check, transport: Option<Binding>) -> Result<(), Failed> {
     support::reference::locked(check, || {
         // Worker threads: checks wait on the network, two keep both cores busy.
         let shared = support::reference::shared(&[ConnectOptions::default()], 2)?;
@@ -105,7 +105,7 @@ fn main() {
     let mut listed = Vec::new();
     for check in &suite.checks {
         let kind = kind(check.as_ref());
-        let runs: Vec<(String, Option<TransportKind>)> = match check.bindings() {
+        let runs: Vec<(String, Option<Binding>)> = match check.bindings() {
             Bindings::Once => vec![(check.id().to_string(), None)],
             Bindings::Each(ks) => ks
                 .into_iter()

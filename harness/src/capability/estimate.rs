@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
+use crate::engine::binding::Binding;
 use crate::engine::plan::{Filter, offered, plan};
 use crate::engine::protocol::{Protocol, Suite};
 use crate::engine::shard::Shard;
 use crate::engine::target::Target;
-use crate::transport::TransportKind;
 
 /// A protocol's lower bound on a run's duration under the target's budgets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub fn estimate(
     target: &Target,
     suites: &[Suite],
     filter: Option<&str>,
-    transports: &[TransportKind],
+    transports: &[Binding],
     shard: Option<Shard>,
     paced: &[Arc<dyn Paced>],
 ) -> Vec<(String, Estimate)> {

@@ -9,7 +9,7 @@ use std::path::Path;
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
-use crate::transport::TransportKind;
+use super::binding::Binding;
 
 /// The baseline file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,9 +31,9 @@ pub struct BaselineFile {
 pub struct Entry {
     /// Check id or glob (`envelope/body-501-*`, `PV-TR-1/…`).
     pub check: String,
-    /// Restrict to one transport.
+    /// Restrict to one binding (`http`, `mcp`: one the suite's protocol declares).
     #[serde(default)]
-    pub transport: Option<TransportKind>,
+    pub transport: Option<Binding>,
     /// Why it is expected to fail (required: a baseline without reasons is a blind spot).
     pub reason: String,
 }
@@ -52,6 +52,15 @@ pub enum BaselineError {
     /// Entries that match no check of the selected suites.
     #[error("baseline entries match no check: {}", .0.join(", "))]
     Stale(Vec<String>),
+    /// Entries restricted to a binding no selected protocol declares (a typo would otherwise
+    /// never match, and its failure would go unexcused without a word).
+    #[error("baseline entries name a binding no selected suite has: {} (known: {known})", .entries.join(", "))]
+    UnknownBinding {
+        /// `<check> on <binding>` per entry.
+        entries: Vec<String>,
+        /// The bindings the selected suites declare.
+        known: String,
+    },
 }
 
 /// A loaded baseline with compiled globs.
@@ -109,12 +118,24 @@ impl Baseline {
     }
 
     /// The entry covering a check on a transport, if any.
-    pub fn lookup(&self, check: &str, transport: Option<TransportKind>) -> Option<&Entry> {
+    pub fn lookup(&self, check: &str, transport: Option<Binding>) -> Option<&Entry> {
         self.entries
             .iter()
             .zip(&self.matchers)
             .find(|(e, m)| m.is_match(check) && (e.transport.is_none() || e.transport == transport))
             .map(|(e, _)| e)
+    }
+
+    /// Entries restricted to a binding not in `declared`, as `<check> on <binding>`.
+    pub fn unknown_bindings(&self, declared: &[Binding]) -> Vec<String> {
+        (self.entries.iter())
+            .filter_map(|e| {
+                e.transport
+                    .filter(|b| !declared.contains(b))
+                    .map(|b| (e, b))
+            })
+            .map(|(e, b)| format!("{} on {b}", e.check))
+            .collect()
     }
 
     /// Entries that match none of `all_checks` (every check id of the selected suites, unfiltered).

@@ -11,9 +11,10 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::binding::Binding;
 use super::target::Target;
 use super::verdict::Verdict;
-use crate::transport::{Exchange, TransportKind};
+use crate::transport::Exchange;
 
 /// The binding-independent outcome of one step of a check, recorded so that a protocol can
 /// compare the same check across its bindings (Parley's PV-TR-1).
@@ -45,8 +46,8 @@ pub const NO_RESPONSE: &str = "no_response";
 /// Where a check runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Bindings {
-    /// Once per listed transport the target offers and the run selects.
-    Each(Vec<TransportKind>),
+    /// Once per listed binding the target offers and the run selects.
+    Each(Vec<Binding>),
     /// Once, independent of transports.
     Once,
 }
@@ -59,8 +60,8 @@ pub type Stop = tokio::sync::watch::Receiver<bool>;
 pub struct CheckCtx {
     /// The target.
     pub target: Arc<Target>,
-    /// The transport of this run of the check (`None` for `Bindings::Once`).
-    pub transport: Option<TransportKind>,
+    /// The binding of this run of the check (`None` for `Bindings::Once`).
+    pub transport: Option<Binding>,
     /// Unique nonce of this run (`$run`).
     pub run_nonce: String,
     /// Whether a model shrinks what it found ([`RunOptions::counterexamples`]).

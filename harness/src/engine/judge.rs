@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::baseline::Baseline;
+use super::binding::Binding;
 use super::execute::Done;
 use super::plan::Job;
 use super::protocol::{Secret, Suite};
@@ -12,7 +13,6 @@ use super::repro::{curl_command, shell_quote};
 use super::requirements::Method;
 use super::target::Target;
 use super::verdict::{Cause, Verdict, Violation};
-use crate::transport::TransportKind;
 
 /// How reproductions are written for this run.
 pub struct ReproContext<'a> {
@@ -35,7 +35,7 @@ pub fn result(suite: &Suite, job: &Job, d: &Done, repro: &ReproContext<'_>) -> C
         .outcome
         .verdict
         .violation()
-        .map(|v| reproduction(check.id(), job.transport, v, repro));
+        .map(|v| reproduction(suite, check.id(), job.transport, v, repro));
     CheckResult {
         id,
         check: check.id().to_string(),
@@ -55,20 +55,16 @@ pub fn result(suite: &Suite, job: &Job, d: &Done, repro: &ReproContext<'_>) -> C
 }
 
 fn reproduction(
+    suite: &Suite,
     check: &str,
-    transport: Option<TransportKind>,
+    transport: Option<Binding>,
     v: &Violation,
     repro: &ReproContext<'_>,
 ) -> Reproduction {
     let mut command = format!("{} --filter {}", repro.command, shell_quote(check));
     if let Some(t) = transport {
         command.push_str(&format!(" --transport {t}"));
-        if t == TransportKind::Mcp {
-            command.push_str(&format!(
-                " --mcp-revision {}",
-                repro.target.info.mcp_revision
-            ));
-        }
+        command.push_str(&suite.protocol.reproduce_on(repro.target, t));
     }
     let mut env: Vec<(String, String)> = Vec::new();
     for ex in &v.transcript {

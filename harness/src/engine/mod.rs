@@ -7,6 +7,7 @@
 //! and it imports nothing of [`crate::capability`] (`tests/layering.rs`).
 
 pub mod baseline;
+pub mod binding;
 pub mod check;
 pub mod counterexample;
 pub mod diff;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use globset::{Glob, GlobMatcher};
 
+use super::binding::Binding;
 use super::check::{Bindings, Check};
 use super::protocol::Suite;
 use super::target::Target;
-use crate::transport::TransportKind;
 
 /// One planned run of a check.
 #[derive(Clone)]
@@ -20,8 +20,8 @@ pub struct Job {
     pub suite: usize,
     /// The check.
     pub check: Arc<dyn Check>,
-    /// The transport (`None` for checks run once).
-    pub transport: Option<TransportKind>,
+    /// The binding (`None` for checks run once).
+    pub transport: Option<Binding>,
     /// Position in the plan (= in the report).
     pub order: usize,
 }
@@ -50,21 +50,27 @@ impl Filter {
     }
 }
 
-/// The transports of `wanted` that some selected protocol offers at `target`.
-pub fn offered(target: &Target, suites: &[Suite], wanted: &[TransportKind]) -> Vec<TransportKind> {
+/// The bindings of `selected` (empty: every binding the suites' protocols declare, each
+/// once, in suite order) that some selected protocol offers at `target`.
+pub fn offered(target: &Target, suites: &[Suite], selected: &[Binding]) -> Vec<Binding> {
+    let mut wanted: Vec<Binding> = selected.to_vec();
+    if wanted.is_empty() {
+        for b in suites.iter().flat_map(|s| s.protocol.bindings()) {
+            if !wanted.contains(b) {
+                wanted.push(*b);
+            }
+        }
+    }
+    wanted.retain(|k| suites.iter().any(|s| s.protocol.offers(target, *k)));
     wanted
-        .iter()
-        .copied()
-        .filter(|k| suites.iter().any(|s| s.protocol.offers(target, *k)))
-        .collect()
 }
 
 /// Expands the selected checks into jobs, in suite and check order.
-pub fn plan(suites: &[Suite], filter: &Filter, offered: &[TransportKind]) -> Vec<Job> {
+pub fn plan(suites: &[Suite], filter: &Filter, offered: &[Binding]) -> Vec<Job> {
     let mut jobs = Vec::new();
     for (si, s) in suites.iter().enumerate() {
         for c in s.checks.iter().filter(|c| filter.selects(c.as_ref())) {
-            let transports: Vec<Option<TransportKind>> = match c.bindings() {
+            let transports: Vec<Option<Binding>> = match c.bindings() {
                 Bindings::Once => vec![None],
                 Bindings::Each(ks) => ks
                     .into_iter()

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use super::binding::Binding;
 use super::check::{Check, CheckOutcome};
 use super::report::CheckResult;
 use super::requirements::{Catalogue, CatalogueError};
 use super::target::{ConnectOptions, Profile, Target, TargetError};
-use crate::transport::TransportKind;
 
 /// A suite: one protocol's catalogue and checks, as loaded for a run.
 #[derive(Clone)]
@@ -91,8 +91,8 @@ pub enum SuiteError {
 pub struct CheckRun<'a> {
     /// The check.
     pub check: &'a Arc<dyn Check>,
-    /// Transport it ran on (`None` for checks run once).
-    pub transport: Option<TransportKind>,
+    /// Binding it ran on (`None` for checks run once).
+    pub transport: Option<Binding>,
     /// What it produced.
     pub outcome: &'a CheckOutcome,
 }
@@ -143,10 +143,25 @@ pub trait Protocol: ProfileSection {
         target: &'a mut Target,
         opts: &'a ConnectOptions,
     ) -> BoxFuture<'a, Result<(), TargetError>>;
-    /// Whether the target offers this protocol on a transport (checks bound to a transport
-    /// run only where some selected protocol offers it).
-    fn offers(&self, _target: &Target, _kind: TransportKind) -> bool {
+    /// The bindings the protocol is reached by (Parley: `http`, `mcp`), in the order a run
+    /// takes them: the values of `--transport`, and what its checks are bound to.
+    fn bindings(&self) -> &'static [Binding] {
+        &[]
+    }
+    /// Whether the target offers this protocol on one of its bindings (checks bound to a
+    /// binding run only where some selected protocol offers it).
+    fn offers(&self, _target: &Target, _binding: Binding) -> bool {
         false
+    }
+    /// Exchanges the protocol makes once per run outside any check, on the bindings `offered`
+    /// (Parley: the MCP handshake): counted in the report's exchanges.
+    fn setup_exchanges(&self, _target: &Target, _offered: &[Binding]) -> u64 {
+        0
+    }
+    /// What a reproduction adds to `conform run … --transport <binding>` to reach the target
+    /// the same way (Parley: ` --mcp-revision <rev>` on `mcp`).
+    fn reproduce_on(&self, _target: &Target, _binding: Binding) -> String {
+        String::new()
     }
     /// Ids of the derived checks [`Protocol::judge_across`] may produce for `suite` (so a
     /// baseline entry naming one is not stale).

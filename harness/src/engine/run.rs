@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::baseline::{Baseline, BaselineError};
+use super::binding::Binding;
 use super::check::CheckOutcome;
 use super::check::Stop;
 use super::counterexample::Counterexamples;
@@ -16,7 +17,6 @@ use super::report::{BaselineInfo, CheckResult, REPORT_FORMAT_VERSION, Report, To
 use super::shard::{self, Shard};
 use super::target::{Target, TargetError};
 use super::verdict::Verdict;
-use crate::transport::TransportKind;
 
 /// Progress callback: (finished result, done, total). `total` is the number of results the
 /// report will hold: one per job and the derived ones ([`Protocol::judge_across`], e.g.
@@ -30,8 +30,9 @@ pub type ProgressFn = Arc<dyn Fn(&CheckResult, usize, usize) + Send + Sync>;
 pub struct RunOptions {
     /// Glob over check ids and requirement IDs (`envelope/*`, `PV-ST-4`).
     pub filter: Option<String>,
-    /// Transports to run (those the target offers).
-    pub transports: Vec<TransportKind>,
+    /// Bindings to run (those the target offers; empty = every binding the selected
+    /// protocols declare).
+    pub transports: Vec<Binding>,
     /// Concurrent checks.
     pub jobs: usize,
     /// Expected failures.
@@ -71,7 +72,7 @@ impl Default for RunOptions {
     fn default() -> Self {
         Self {
             filter: None,
-            transports: vec![TransportKind::Http, TransportKind::Mcp],
+            transports: Vec::new(),
             jobs: 8,
             baseline: None,
             command: "conform run --spawn-reference".into(),
@@ -125,6 +126,18 @@ fn check_baseline(b: &Baseline, suites: &[Suite]) -> Result<(), RunError> {
         all.extend(s.checks.iter().map(|c| c.id().to_string()));
         all.extend(s.protocol.derived_ids(s));
     }
+    let declared: Vec<Binding> = (suites.iter())
+        .flat_map(|s| s.protocol.bindings().iter().copied())
+        .collect();
+    let unknown = b.unknown_bindings(&declared);
+    if !unknown.is_empty() {
+        let known: Vec<&str> = declared.iter().map(|b| b.as_str()).collect();
+        return Err(BaselineError::UnknownBinding {
+            entries: unknown,
+            known: known.join(", "),
+        }
+        .into());
+    }
     let stale = b.stale(all.iter().map(String::as_str));
     if stale.is_empty() {
         Ok(())
@@ -160,7 +173,7 @@ fn planned(
     target: &Target,
     suites: &[Suite],
     opts: &RunOptions,
-) -> Result<(Vec<Job>, Vec<TransportKind>), RunError> {
+) -> Result<(Vec<Job>, Vec<Binding>), RunError> {
     let filter = Filter::new(opts.filter.as_deref()).map_err(RunError::Filter)?;
     let offered = offered(target, suites, &opts.transports);
     if let Some(b) = &opts.baseline {
@@ -212,13 +225,11 @@ pub async fn run(
     if let Some(b) = &opts.baseline {
         judge::apply_baseline(b, &mut checks);
     }
-    // The MCP handshake (initialize + initialized) is made once per run, outside any check.
-    let handshake = if offered.contains(&TransportKind::Mcp) {
-        2
-    } else {
-        0
-    };
-    let exchanges: u64 = done.iter().map(|d| d.outcome.exchange_count()).sum::<u64>() + handshake;
+    // What protocols exchange once per run outside any check (Parley's MCP handshake).
+    let setup: u64 = (suites.iter())
+        .map(|s| s.protocol.setup_exchanges(&target, &offered))
+        .sum();
+    let exchanges: u64 = done.iter().map(|d| d.outcome.exchange_count()).sum::<u64>() + setup;
     let secs = wall.as_secs_f64().max(1e-9);
     let shard_info = (opts.shard).map(|s| shard::info(s, planned, &positions, &checks, suites));
     let mut report = Report {

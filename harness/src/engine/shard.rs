@@ -143,8 +143,8 @@ mod tests {
     use futures::future::BoxFuture;
 
     use super::*;
+    use crate::engine::binding::Binding;
     use crate::engine::check::{Bindings, CheckCtx, CheckOutcome};
-    use crate::transport::TransportKind;
 
     struct Fake {
         id: String,
@@ -165,7 +165,7 @@ mod tests {
             self.exclusive
         }
         fn bindings(&self) -> Bindings {
-            Bindings::Each(vec![TransportKind::Http, TransportKind::Mcp])
+            Bindings::Each(vec![Binding::new("http"), Binding::new("mcp")])
         }
         fn run<'a>(&'a self, _ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
             panic!("not run in these tests")
@@ -180,7 +180,7 @@ mod tests {
                 id: format!("area/check-{i}"),
                 exclusive: i % 7 == 3,
             });
-            for t in [TransportKind::Http, TransportKind::Mcp] {
+            for t in [Binding::new("http"), Binding::new("mcp")] {
                 jobs.push(Job {
                     suite: 0,
                     check: check.clone(),

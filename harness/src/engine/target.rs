@@ -16,10 +16,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::binding::{self, Binding};
 use crate::transport::budget::TimeScale;
 use crate::transport::limits::Limits;
 use crate::transport::tls::TlsOptions;
-use crate::transport::{Client, McpRevision, TransportKind};
+use crate::transport::{Client, McpRevision};
 
 /// The TOML target profile (`--target FILE`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -154,8 +155,9 @@ pub struct ConnectOptions {
     pub revision_override: Option<McpRevision>,
     /// Profile file (for reproduction commands).
     pub profile_path: Option<String>,
-    /// Transports the run selects (a protocol pre-flights only those).
-    pub transports: Vec<TransportKind>,
+    /// Bindings the run selects (a protocol pre-flights only those; empty = every one, see
+    /// [`ConnectOptions::selects`]).
+    pub transports: Vec<Binding>,
     /// `--ca-cert`/`--insecure` (override the profile's `[tls]`).
     pub tls: TlsOptions,
     /// `--time-scale` (overrides the profile's `time_scale`).
@@ -163,12 +165,12 @@ pub struct ConnectOptions {
 }
 
 impl Default for ConnectOptions {
-    /// No overrides; both transports selected.
+    /// No overrides; every binding selected.
     fn default() -> Self {
         Self {
             revision_override: None,
             profile_path: None,
-            transports: vec![TransportKind::Http, TransportKind::Mcp],
+            transports: Vec::new(),
             tls: TlsOptions::default(),
             time_scale: None,
         }
@@ -176,6 +178,11 @@ impl Default for ConnectOptions {
 }
 
 impl ConnectOptions {
+    /// Whether the run selects `binding` (no `--transport` choice selects every one).
+    pub fn selects(&self, binding: Binding) -> bool {
+        binding::selects(&self.transports, binding)
+    }
+
     /// Default options speaking MCP `revision`.
     pub fn revision(revision: McpRevision) -> Self {
         Self {

@@ -6,11 +6,12 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::json;
 
+use crate::capability::transports::{HTTP, MCP};
+use crate::engine::binding::Binding;
 use crate::engine::check::{CheckOutcome, NO_RESPONSE, StepSignature, UNJUDGED};
 use crate::engine::protocol::{CheckRun, Suite};
 use crate::engine::report::CheckResult;
 use crate::engine::verdict::{Cause, Verdict, Violation};
-use crate::transport::TransportKind;
 
 /// The requirement the comparison checks.
 pub const PV_TR_1: &str = "PV-TR-1";
@@ -27,7 +28,7 @@ pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
     if suite.catalogue.get(PV_TR_1).is_none() {
         return Vec::new();
     }
-    let mut outcomes: HashMap<(&str, TransportKind), &CheckOutcome> = HashMap::new();
+    let mut outcomes: HashMap<(&str, Binding), &CheckOutcome> = HashMap::new();
     for r in runs.iter().filter(|r| r.check.compare_transports()) {
         if let Some(t) = r.transport {
             outcomes.insert((r.check.id(), t), r.outcome);
@@ -40,10 +41,7 @@ pub fn judge_across(suite: &Suite, runs: &[CheckRun<'_>]) -> Vec<CheckResult> {
         if !r.check.compare_transports() || !seen.insert(id) {
             continue;
         }
-        let (Some(h), Some(m)) = (
-            outcomes.get(&(id, TransportKind::Http)),
-            outcomes.get(&(id, TransportKind::Mcp)),
-        ) else {
+        let (Some(h), Some(m)) = (outcomes.get(&(id, HTTP)), outcomes.get(&(id, MCP))) else {
             continue;
         };
         let verdict = not_compared(h, m).unwrap_or_else(|| {

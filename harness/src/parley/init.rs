@@ -290,7 +290,10 @@ fn write_unsupported(o: &mut String, part: &ParleyTarget, vectors_dir: &Path) {
         let Bindings::Each(kinds) = check.bindings() else {
             continue;
         };
-        for kind in kinds.into_iter().filter(|k| part.manifest.offers(*k)) {
+        let kinds = kinds
+            .into_iter()
+            .filter_map(crate::capability::transports::kind);
+        for kind in kinds.filter(|k| part.manifest.offers(*k)) {
             total += 1;
             if let Ok(Some((_, reason))) = unsupported_reason(&check.loaded().vector, part, kind) {
                 by_reason

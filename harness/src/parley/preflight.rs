@@ -127,7 +127,7 @@ pub async fn preflight(target: &mut Target, opts: &ConnectOptions) -> Result<(),
         mcp,
         time_scale: target.time_scale(),
     };
-    let mcp_selected = opts.transports.contains(&TransportKind::Mcp);
+    let mcp_selected = opts.selects(crate::capability::transports::MCP);
     if mcp_selected && part.manifest.offers(TransportKind::Mcp) {
         preflight_mcp(&part, target).await?;
     }

@@ -17,11 +17,13 @@ use super::role::Role;
 use super::vectors::loader::{SchemaValidator, load_dir};
 use super::vectors::runner::VectorCheck;
 use crate::capability::estimate::{Estimate, Paced};
+use crate::capability::transports::{self, BOTH, MCP};
+use crate::engine::binding::Binding;
 use crate::engine::check::Check;
 use crate::engine::protocol::{CheckRun, ProfileSection, Protocol, Secret, Suite, SuiteError};
 use crate::engine::report::CheckResult;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
-use crate::transport::TransportKind;
+use crate::transport::McpRevision;
 
 /// The Parley v1 wing.
 #[derive(Debug, Default)]
@@ -96,10 +98,34 @@ impl Protocol for Parley {
         super::preflight::preflight(target, opts).boxed()
     }
 
-    fn offers(&self, target: &Target, kind: TransportKind) -> bool {
-        target
-            .part::<ParleyTarget>()
-            .is_some_and(|p| p.manifest.offers(kind))
+    /// PV-TR-1: the same operations as HTTP routes and as MCP tools.
+    fn bindings(&self) -> &'static [Binding] {
+        &BOTH
+    }
+
+    fn offers(&self, target: &Target, binding: Binding) -> bool {
+        let part = target.part::<ParleyTarget>();
+        transports::kind(binding).is_some_and(|k| part.is_some_and(|p| p.manifest.offers(k)))
+    }
+
+    /// The 2025-11-25 era's handshake (`initialize`, `notifications/initialized`), made once
+    /// by the shared MCP client; the 2026-07-28 era has none.
+    fn setup_exchanges(&self, target: &Target, offered: &[Binding]) -> u64 {
+        let handshake = target.info.mcp_revision == McpRevision::V2025_11_25;
+        if handshake && offered.contains(&MCP) {
+            2
+        } else {
+            0
+        }
+    }
+
+    /// The MCP revision spoken, so that a reproduction speaks it too.
+    fn reproduce_on(&self, target: &Target, binding: Binding) -> String {
+        if binding == MCP {
+            format!(" --mcp-revision {}", target.info.mcp_revision)
+        } else {
+            String::new()
+        }
     }
 
     fn derived_ids(&self, suite: &Suite) -> Vec<String> {

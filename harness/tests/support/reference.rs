@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
+use conform::engine::binding::Binding;
 use conform::engine::check::{Check, CheckCtx, CheckOutcome};
 use conform::engine::report::Report;
 use conform::engine::run::{RunOptions, run};
@@ -113,7 +114,7 @@ impl Shared {
         &self,
         check: &dyn Check,
         target: Arc<Target>,
-        transport: Option<TransportKind>,
+        transport: Option<Binding>,
         nonce_prefix: &str,
     ) -> CheckOutcome {
         let ctx = CheckCtx {
@@ -148,7 +149,7 @@ pub(crate) async fn parley_over_http(target: Target) -> Report {
         .checks
         .retain(|c| !c.requirements().iter().any(|r| r == "PV-TR-5"));
     let opts = RunOptions {
-        transports: vec![TransportKind::Http],
+        transports: vec![TransportKind::Http.into()],
         jobs: 8,
         ..RunOptions::default()
     };

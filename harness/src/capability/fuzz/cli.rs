@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use super::{Fuzzable, Settings, Shared};
 use crate::capability::command::{CommandError, Launcher};
+use crate::engine::binding::Binding;
 use crate::engine::protocol::{Protocol, Suite, connect};
 use crate::engine::report::{self, Report};
 use crate::engine::run::{RunOptions, run};
 use crate::engine::target::{ConnectOptions, Target};
-use crate::transport::TransportKind;
 
 /// Arguments of `conform fuzz`.
 #[derive(Debug, Clone, clap::Args)]
@@ -38,8 +38,8 @@ pub struct FuzzArgs {
     /// RNG seed (default: from the clock; always printed, so a run can be replayed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Binding(s) to fuzz (protocols with two, like Parley).
-    #[arg(long, value_parser = ["http", "mcp", "both"], default_value = "both")]
+    /// Binding(s) to fuzz (protocols with two, like Parley: `http`, `mcp`), or `both`.
+    #[arg(long, value_name = "BINDING", default_value = "both")]
     pub transport: String,
     /// Output directory of the reports.
     #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
@@ -85,9 +85,8 @@ pub fn settings(args: &FuzzArgs) -> Settings {
             .map_or(0, |d| d.as_secs())
     });
     let transports = match args.transport.as_str() {
-        "http" => vec![TransportKind::Http],
-        "mcp" => vec![TransportKind::Mcp],
-        _ => vec![TransportKind::Http, TransportKind::Mcp],
+        "both" => Vec::new(),
+        one => vec![Binding::named(one)],
     };
     Settings {
         duration: args.duration,
@@ -179,6 +178,17 @@ pub fn execute(
     let settings = settings(args);
     let suites = campaign_suites(protocols, vectors_dir, &settings)?;
     let fuzzed: Vec<Arc<dyn Protocol>> = suites.iter().map(|(s, _)| s.protocol.clone()).collect();
+    // A binding no fuzzed protocol declares would fuzz nothing: refused, not run empty.
+    let declared: Vec<Binding> = (fuzzed.iter())
+        .flat_map(|p| p.bindings().iter().copied())
+        .collect();
+    if let Some(b) = settings.transports.iter().find(|b| !declared.contains(b)) {
+        let known: Vec<&str> = declared.iter().map(|b| b.as_str()).collect();
+        return Err(CommandError(format!(
+            "--transport {b}: not a binding of the fuzzed protocols (known: {}, both)",
+            known.join(", ")
+        )));
+    }
     let opts = ConnectOptions {
         transports: settings.transports.clone(),
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),

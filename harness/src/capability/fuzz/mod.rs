@@ -16,11 +16,12 @@ use regex::Regex;
 use serde_json::json;
 use tokio::sync::OnceCell;
 
+use crate::engine::binding::Binding;
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
 use crate::engine::protocol::Protocol;
 use crate::engine::target::Target;
 use crate::engine::verdict::{Verdict, Violation};
-use crate::transport::{Exchange, TransportKind};
+use crate::transport::Exchange;
 
 /// How long and with what seed.
 #[derive(Debug, Clone)]
@@ -29,8 +30,8 @@ pub struct Settings {
     pub duration: Duration,
     /// RNG seed (printed; the same seed replays the same cases).
     pub seed: u64,
-    /// Bindings to fuzz (a protocol with one binding ignores it).
-    pub transports: Vec<TransportKind>,
+    /// Bindings to fuzz (empty: every one; a protocol with one binding ignores it).
+    pub transports: Vec<Binding>,
 }
 
 /// One oracle: a property every answer to a hostile request must have.
@@ -55,7 +56,7 @@ pub struct Finding {
     /// Operation of the case.
     pub op: String,
     /// Binding it was seen on (`None`: a comparison, or the check after the campaign).
-    pub transport: Option<TransportKind>,
+    pub transport: Option<Binding>,
     /// The (minimized) mutation.
     pub mutation: String,
     /// One sentence.

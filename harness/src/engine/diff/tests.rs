@@ -4,9 +4,9 @@
 use serde_json::json;
 
 use super::*;
+use crate::engine::binding::Binding;
 use crate::engine::judge::judge_matrix;
 use crate::engine::verdict::Violation;
-use crate::transport::TransportKind;
 
 /// The catalogue of the synthetic reports: (ID, level).
 const CATALOGUE: [(&str, Level); 4] = [
@@ -34,8 +34,7 @@ pub(crate) fn violation(message: &str) -> Violation {
 /// One result `id` (`<check>@<transport>` or a check run once) citing `reqs`.
 pub(crate) fn result(id: &str, verdict: Verdict, reqs: &[&str], ms: u64) -> CheckResult {
     let (check, transport) = match id.split_once('@') {
-        Some((c, "http")) => (c, Some(TransportKind::Http)),
-        Some((c, _)) => (c, Some(TransportKind::Mcp)),
+        Some((c, b)) => (c, Some(Binding::named(b))),
         None => (id, None),
     };
     CheckResult {
@@ -82,7 +81,7 @@ pub(crate) fn report(checks: Vec<CheckResult>) -> Report {
     r.exchanges = checks.len() as u64;
     r.exchanges_per_second = 1.0;
     r.suites = vec!["alpha".into()];
-    r.transports = vec![TransportKind::Http, TransportKind::Mcp];
+    r.transports = vec![Binding::new("http"), Binding::new("mcp")];
     r.jobs = 8;
     r.checks = checks;
     r.requirements = requirements;

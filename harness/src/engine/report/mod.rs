@@ -22,10 +22,10 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::binding::Binding;
 use crate::engine::requirements::Level;
 use crate::engine::target::TargetInfo;
 use crate::engine::verdict::Verdict;
-use crate::transport::TransportKind;
 
 /// Version of the report format (bumped on incompatible changes).
 pub const REPORT_FORMAT_VERSION: u32 = 1;
@@ -51,7 +51,7 @@ pub struct Report {
     /// Suites run.
     pub suites: Vec<String>,
     /// Transports run.
-    pub transports: Vec<TransportKind>,
+    pub transports: Vec<Binding>,
     /// `--filter`, when given.
     #[serde(default)]
     pub filter: Option<String>,
@@ -180,7 +180,7 @@ pub struct CheckResult {
     pub title: String,
     /// Transport, when transport-specific.
     #[serde(default)]
-    pub transport: Option<TransportKind>,
+    pub transport: Option<Binding>,
     /// Cited requirement IDs.
     pub requirements: Vec<String>,
     /// Whether a failure fails the run (a MUST is cited).
@@ -625,7 +625,7 @@ pub(crate) mod tests {
             exchanges: 0,
             exchanges_per_second: 0.0,
             suites: vec!["parley".into()],
-            transports: vec![TransportKind::Http],
+            transports: vec![Binding::new("http")],
             filter: None,
             jobs: 1,
             summary: Summary::default(),

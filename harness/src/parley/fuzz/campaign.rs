@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 use super::cases::{self, Case, Knowledge};
 use super::oracles::{self, Breach, Oracle, Outcome};
 use crate::capability::fuzz::worth_retrying;
+use crate::capability::transports::{self, BOTH};
+use crate::engine::binding;
 use crate::engine::target::Target;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
@@ -276,7 +278,9 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
         accepted: Vec::new(),
         requests: 0,
     };
-    let transports: Vec<TransportKind> = (settings.transports.iter().copied())
+    let transports: Vec<TransportKind> = (BOTH.iter())
+        .filter(|b| binding::selects(&settings.transports, **b))
+        .filter_map(|b| transports::kind(*b))
         .filter(|t| part.manifest.offers(*t))
         .collect();
     let mut rng = fastrand::Rng::with_seed(settings.seed);

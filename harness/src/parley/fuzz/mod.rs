@@ -107,7 +107,7 @@ fn general(f: &campaign::Finding) -> fuzz::Finding {
     fuzz::Finding {
         oracle: f.breach.oracle.name(),
         op: f.op.clone(),
-        transport: f.transport,
+        transport: f.transport.map(Into::into),
         mutation: f.mutation.clone(),
         message: f.breach.message.clone(),
         exchanges: f.exchanges.clone(),

@@ -139,10 +139,7 @@ impl Check for HistoryCheck {
         true
     }
     fn bindings(&self) -> Bindings {
-        Bindings::Each(vec![
-            crate::transport::TransportKind::Http,
-            crate::transport::TransportKind::Mcp,
-        ])
+        Bindings::Each(crate::capability::transports::BOTH.to_vec())
     }
     fn describe(&self) -> Option<String> {
         Some(format!(
@@ -155,7 +152,7 @@ impl Check for HistoryCheck {
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
-            let Some(kind) = ctx.transport else {
+            let Some(kind) = ctx.transport.and_then(crate::capability::transports::kind) else {
                 return CheckOutcome::verdict(Verdict::HarnessError {
                     message: "the history check runs on a binding".into(),
                 });

@@ -62,7 +62,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
     let opts = ConnectOptions {
         revision_override: revision,
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),
-        transports: kinds.clone(),
+        transports: kinds.iter().map(|k| (*k).into()).collect(),
         tls: args.tls.clone(),
         time_scale: args.time_scale,
     };

@@ -41,7 +41,6 @@ use crate::engine::requirements::Catalogue;
 use crate::engine::verdict::{Verdict, Violation};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
-use crate::transport::TransportKind;
 use generate::Focus;
 use runner::{Budget, ModelResult, run_model};
 
@@ -129,7 +128,7 @@ impl Check for ModelCheck {
         true
     }
     fn bindings(&self) -> Bindings {
-        Bindings::Each(vec![TransportKind::Http, TransportKind::Mcp])
+        Bindings::Each(crate::capability::transports::BOTH.to_vec())
     }
     fn compare_transports(&self) -> bool {
         true
@@ -151,7 +150,7 @@ impl Check for ModelCheck {
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
-            let Some(kind) = ctx.transport else {
+            let Some(kind) = ctx.transport.and_then(crate::capability::transports::kind) else {
                 return CheckOutcome::verdict(Verdict::HarnessError {
                     message: "the model runs on a binding".into(),
                 });

@@ -98,7 +98,7 @@ impl Check for VectorCheck {
         self.lv.vector.advisory.as_deref()
     }
     fn bindings(&self) -> Bindings {
-        Bindings::Each(self.bindings.clone())
+        Bindings::Each(self.bindings.iter().map(|k| (*k).into()).collect())
     }
     fn compare_transports(&self) -> bool {
         self.bindings.len() == 2
@@ -141,7 +141,7 @@ impl Check for VectorCheck {
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
-            let Some(kind) = ctx.transport else {
+            let Some(kind) = ctx.transport.and_then(crate::capability::transports::kind) else {
                 return CheckOutcome::verdict(Verdict::HarnessError {
                     message: "vector run without a transport".into(),
                 });

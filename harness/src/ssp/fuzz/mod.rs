@@ -25,7 +25,7 @@ use crate::ssp::protocol::Ssp;
 use crate::ssp::provider::env::{Env, Fixture};
 use crate::ssp::provider::profile::FixtureRole;
 use crate::ssp::types::AuthType;
-use crate::transport::{Exchange, TransportKind};
+use crate::transport::Exchange;
 use cases::{Case, Invocable, Knowledge};
 use oracles::Breach;
 
@@ -125,7 +125,7 @@ impl Run {
         self.found.entry(key).or_insert_with(|| Finding {
             oracle: b.oracle,
             op: op.to_string(),
-            transport: Some(TransportKind::Http),
+            transport: Some(crate::capability::transports::HTTP),
             mutation: mutation.to_string(),
             message: b.message,
             exchanges,
