@@ -33,6 +33,7 @@ use std::time::Instant;
 use futures::StreamExt as _;
 use reference_impl::faults::Fault;
 
+use crate::capability::command::Launcher;
 use crate::engine::counterexample::Counterexamples;
 use crate::engine::protocol::Suite;
 use crate::engine::report::power::cell;
@@ -557,18 +558,22 @@ fn mark_targeted(columns: &mut [crate::reference_runs::Column], all: usize) {
 /// Runs `conform faults`: measures, writes `suite-power.json` and `.md` under `--out`,
 /// prints the Markdown. Exit code 0 when every fault is caught on its own IDs and the
 /// fault-free reference fails nothing, else 1.
-pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> {
+pub fn execute(
+    args: &FaultsArgs,
+    vectors_dir: &Path,
+    launcher: &'static dyn Launcher,
+) -> Result<u8, PowerError> {
     if args.list {
-        crate::reference_runs::print(&catalogue_markdown())?;
+        crate::reference_runs::print(&catalogue_markdown(), launcher)?;
         return Ok(0);
     }
     let progress: FaultProgressFn = Arc::new(|r: &FaultResult, done, total| {
-        eprintln!(
+        launcher.note(&format!(
             "[{done}/{total}] {} {} ({} ms)",
             r.detection.name(),
             r.name,
             r.wall_time_ms
-        );
+        ));
     });
     let opts = PowerOptions {
         vectors_dir: vectors_dir.to_path_buf(),
@@ -590,8 +595,9 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
     if !args.no_variants {
         let suites = load_suites(vectors_dir)?;
         let variants = crate::variants::select(&[])?;
-        let progress: crate::variants::VariantProgressFn =
-            Arc::new(crate::variants::print_progress);
+        let progress: crate::variants::VariantProgressFn = Arc::new(move |r, done, total| {
+            crate::variants::print_progress(r, done, total, launcher);
+        });
         power.variants = Some(rt.block_on(crate::variants::measure(
             &variants,
             &suites,
@@ -624,11 +630,11 @@ pub fn execute(args: &FaultsArgs, vectors_dir: &Path) -> Result<u8, PowerError> 
             let page = args.out.join("report.html");
             columns.insert(0, ("reference (fault-free)".into(), report, Some(page)));
         }
-        Err(e) => eprintln!("warning: the clean run for report.* failed: {e}"),
+        Err(e) => launcher.note(&format!("warning: the clean run for report.* failed: {e}")),
     }
     write_files(&args.out, &files)?;
-    crate::reference_runs::write_matrix_or_warn(&args.out, columns, "faults");
-    crate::reference_runs::print(&md)?;
+    crate::reference_runs::write_matrix_or_warn(&args.out, columns, "faults", launcher);
+    crate::reference_runs::print(&md, launcher)?;
     Ok(if power.is_complete() { 0 } else { 1 })
 }
 

@@ -1,38 +1,24 @@
-//! The [`Launcher`] the CLI hands to protocols' own subcommands: profiles validated by
-//! every registered protocol, and the bundled reference server (feature `reference`), so
-//! that no wing imports the registry or the reference itself.
+//! What the CLI's [`Launcher`] reaches targets with: profiles validated by every registered
+//! protocol, and the bundled reference server (feature `reference`), so that no wing imports
+//! the registry or the reference itself.
+//!
+//! [`Launcher`]: crate::capability::command::Launcher
 
 use std::path::Path;
 use std::sync::Arc;
 
-use futures::FutureExt as _;
-use futures::future::BoxFuture;
-
-use crate::capability::command::Launcher;
-use crate::engine::protocol::{Protocol, load_profile};
+use crate::engine::protocol::Protocol;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 
-/// Every registered protocol, and the reference this build bundles.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Registered;
-
-impl Launcher for Registered {
-    fn load_profile(&self, path: &Path) -> Result<Profile, TargetError> {
-        load_profile(path, &crate::registry::protocols())
-    }
-
-    fn spawn_reference<'a>(
-        &'a self,
-        opts: &'a ConnectOptions,
-        protocols: &'a [Arc<dyn Protocol>],
-        faults: &'a [String],
-    ) -> BoxFuture<'a, Result<Target, TargetError>> {
-        spawn(opts, protocols, faults).boxed()
-    }
+/// Reads a profile file, its sections validated by every registered protocol.
+pub fn load_profile(path: &Path) -> Result<Profile, TargetError> {
+    crate::engine::protocol::load_profile(path, &crate::registry::protocols())
 }
 
+/// Spawns the bundled reference with the seeded `faults` named (empty: none) and
+/// pre-flights it for `protocols`.
 #[cfg(feature = "reference")]
-async fn spawn(
+pub async fn spawn_reference(
     opts: &ConnectOptions,
     protocols: &[Arc<dyn Protocol>],
     faults: &[String],
@@ -49,8 +35,9 @@ async fn spawn(
     crate::reference::spawn_with(config, opts, protocols).await
 }
 
+/// Without the bundled reference: an error saying how to get it.
 #[cfg(not(feature = "reference"))]
-async fn spawn(
+pub async fn spawn_reference(
     _: &ConnectOptions,
     _: &[Arc<dyn Protocol>],
     _: &[String],

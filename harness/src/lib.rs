@@ -12,6 +12,8 @@
 //! `reference_impl::domain`: it uses the reference crate only to spawn the server in process
 //! (`--spawn-reference`, default feature `reference`) and to read its fault catalogue.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)] // the library prints nothing: see term.rs
+
 pub mod capability;
 pub mod engine;
 /// Suite power: seeded faults of the reference server (cargo feature `faults`).

@@ -151,7 +151,7 @@ fn protocol_command(
         .iter()
         .find(|p| p.commands().iter().any(|c| c.get_name() == name))?;
     Some(
-        p.run_command(name, sub, &conform::launcher::Registered)
+        p.run_command(name, sub, &term::Terminal)
             .map_err(anyhow::Error::from),
     )
 }
@@ -167,6 +167,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             &args,
             &registry::capabilities().init,
             &dir()?,
+            &term::Terminal,
         )?),
         Command::Explain { id } => cli::catalogue::cmd_explain(&id, &dir()?).map(|()| 0),
         Command::Fuzz(args) => {
@@ -178,22 +179,22 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
                 &args,
                 &protocols,
                 &dir()?,
-                &conform::launcher::Registered,
+                &term::Terminal,
             )?)
         }
         Command::Model(args) => Ok(conform::capability::model::execute(
             &args,
             &registry::capabilities().model,
             &registry::names(),
-            &conform::launcher::Registered,
+            &term::Terminal,
         )?),
         #[cfg(feature = "faults")]
         Command::Faults(args) => {
-            conform::faults::execute(&args, &dir()?).map_err(anyhow::Error::from)
+            conform::faults::execute(&args, &dir()?, &term::Terminal).map_err(anyhow::Error::from)
         }
         #[cfg(feature = "variants")]
         Command::Variants(args) => {
-            conform::variants::execute(&args, &dir()?).map_err(anyhow::Error::from)
+            conform::variants::execute(&args, &dir()?, &term::Terminal).map_err(anyhow::Error::from)
         }
         Command::Diff(args) => cli::diff::cmd_diff(&args),
         Command::Merge(args) => cli::merge::execute(&args),

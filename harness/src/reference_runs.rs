@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::capability::command::Launcher;
 use crate::engine::protocol::{Suite, SuiteError};
 use crate::engine::report::Report;
 use crate::engine::report::power::FailedCheck;
@@ -173,15 +174,17 @@ pub fn write_matrix(out: &Path, columns: Vec<Column>) -> Result<PathBuf, PowerEr
     Ok(out.join("matrix.html"))
 }
 
-/// [`write_matrix`], its outcome printed on standard error: the measurement's own files
-/// are written and its verdict stands whether or not the matrix could be.
-pub fn write_matrix_or_warn(out: &Path, columns: Vec<Column>, of: &str) {
+/// [`write_matrix`], its outcome a note to the user: the measurement's own files are
+/// written and its verdict stands whether or not the matrix could be.
+pub fn write_matrix_or_warn(out: &Path, columns: Vec<Column>, of: &str, launcher: &dyn Launcher) {
     if columns.is_empty() {
         return;
     }
     match write_matrix(out, columns) {
-        Ok(page) => eprintln!("matrix of the {of}: {}", page.display()),
-        Err(e) => eprintln!("warning: the matrix of the {of} was not written: {e}"),
+        Ok(page) => launcher.note(&format!("matrix of the {of}: {}", page.display())),
+        Err(e) => launcher.note(&format!(
+            "warning: the matrix of the {of} was not written: {e}"
+        )),
     }
 }
 
@@ -205,10 +208,10 @@ fn folder(name: &str) -> String {
     }
 }
 
-/// Prints a command's Markdown on standard output: a reader that went away ends it quietly
-/// (`engine::stdout`), another write error is the command's error.
-pub fn print(text: &str) -> Result<(), PowerError> {
-    crate::engine::stdout::out(text).map_err(|source| PowerError::Io {
+/// Writes a command's Markdown as its output: a reader that went away ends it quietly,
+/// another write error is the command's error.
+pub fn print(text: &str, launcher: &dyn Launcher) -> Result<(), PowerError> {
+    launcher.out(text).map_err(|source| PowerError::Io {
         path: "standard output".into(),
         source,
     })

@@ -1,6 +1,13 @@
 //! The terminal side of the `conform` binary (declared by `main.rs`, not part of the library):
 //! standard output that ends quietly when its reader goes away, colour, what `conform run`
 //! shows while its checks run, and the log file of a reference server spawned in process.
+//! The one module that touches standard output and error: the library writes through the
+//! [`Launcher`] this module implements ([`Terminal`]), and `harness/clippy.toml` refuses
+//! `std::io::stdout`/`stderr` everywhere else (`lib.rs` refuses `print!` and `eprint!`).
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the command layer owns the terminal"
+)]
 
 use std::fs::File;
 use std::io::{self, IsTerminal as _, Write as _};
@@ -8,16 +15,70 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use conform::capability::command::Launcher;
+use conform::engine::protocol::Protocol;
 use conform::engine::run::ProgressFn;
+use conform::engine::target::{ConnectOptions, Profile, Target, TargetError};
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::filter::{EnvFilter, filter_fn};
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
-/// Standard output that ends quietly when its reader goes away (the library's, so the
-/// commands the library runs print the same way).
-pub(crate) use conform::engine::stdout::out;
+/// Set once standard output's reader has gone away.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes `text` to standard output. A reader that went away (`conform … | head -1`) ends
+/// the output quietly instead of the panic `print!` gives (issue 26, exit 101 then): this and
+/// every later write succeed writing nothing, so the command finishes its work (reports are
+/// written before anything is printed) and exits with its own code. Other write errors are
+/// returned to the command, which reports them.
+pub(crate) fn out(text: &str) -> io::Result<()> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// The [`Launcher`] every command the library runs gets: targets through
+/// [`conform::launcher`], output on this terminal.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Terminal;
+
+impl Launcher for Terminal {
+    fn out(&self, text: &str) -> io::Result<()> {
+        out(text)
+    }
+
+    fn note(&self, line: &str) {
+        note(line);
+    }
+
+    fn load_profile(&self, path: &Path) -> Result<Profile, TargetError> {
+        conform::launcher::load_profile(path)
+    }
+
+    fn spawn_reference<'a>(
+        &'a self,
+        opts: &'a ConnectOptions,
+        protocols: &'a [Arc<dyn Protocol>],
+        faults: &'a [String],
+    ) -> BoxFuture<'a, Result<Target, TargetError>> {
+        conform::launcher::spawn_reference(opts, protocols, faults).boxed()
+    }
+}
 
 /// Writes one line to standard error. A closed or failing stderr loses it: there is nowhere
 /// left to say so, and it must not end the command (nor panic as `eprintln!` does).
@@ -52,6 +113,11 @@ impl ColorChoice {
     pub(crate) fn for_stdout(self) -> bool {
         self.enabled(io::stdout().is_terminal(), no_color_env())
     }
+}
+
+/// Whether standard error is a terminal (a progress bar, colour).
+pub(crate) fn stderr_is_terminal() -> bool {
+    io::stderr().is_terminal()
 }
 
 /// Whether `NO_COLOR` is set to something other than the empty string.

@@ -18,6 +18,7 @@ use std::time::Instant;
 use futures::StreamExt as _;
 use reference_impl::variants::Variant;
 
+use crate::capability::command::Launcher;
 use crate::engine::protocol::Suite;
 use crate::engine::report::power::{
     VariantResult, VariantsAccepted, cell, render_variants_markdown,
@@ -176,7 +177,7 @@ pub fn catalogue_markdown() -> String {
 }
 
 /// Prints one finished variant on stderr.
-pub fn print_progress(r: &VariantResult, done: usize, total: usize) {
+pub fn print_progress(r: &VariantResult, done: usize, total: usize, launcher: &dyn Launcher) {
     let verdict = if r.is_accepted() {
         "accepted".to_string()
     } else {
@@ -190,17 +191,21 @@ pub fn print_progress(r: &VariantResult, done: usize, total: usize) {
                 .unwrap_or_default()
         )
     };
-    eprintln!(
+    launcher.note(&format!(
         "[{done}/{total}] {verdict} {} ({} ms)",
         r.name, r.wall_time_ms
-    );
+    ));
 }
 
 /// Runs `conform variants`: measures, writes `variants.json` and `.md` under `--out`,
 /// prints the Markdown. Exit code 0 when every variant is accepted, else 1.
-pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError> {
+pub fn execute(
+    args: &VariantsArgs,
+    vectors_dir: &Path,
+    launcher: &'static dyn Launcher,
+) -> Result<u8, PowerError> {
     if args.list {
-        crate::reference_runs::print(&catalogue_markdown())?;
+        crate::reference_runs::print(&catalogue_markdown(), launcher)?;
         return Ok(0);
     }
     let selected = select(&args.variants)?;
@@ -209,7 +214,8 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         .enable_all()
         .build()
         .map_err(PowerError::Runtime)?;
-    let progress: VariantProgressFn = Arc::new(print_progress);
+    let progress: VariantProgressFn =
+        Arc::new(move |r: &VariantResult, done, total| print_progress(r, done, total, launcher));
     let mut accepted = rt.block_on(measure(
         &selected,
         &suites,
@@ -229,8 +235,8 @@ pub fn execute(args: &VariantsArgs, vectors_dir: &Path) -> Result<u8, PowerError
         &args.out,
         &[("variants.json", json), ("variants.md", md.clone())],
     )?;
-    crate::reference_runs::write_matrix_or_warn(&args.out, columns, "variants");
-    crate::reference_runs::print(&md)?;
+    crate::reference_runs::write_matrix_or_warn(&args.out, columns, "variants", launcher);
+    crate::reference_runs::print(&md, launcher)?;
     Ok(if accepted.is_complete() { 0 } else { 1 })
 }
 

@@ -1,6 +1,7 @@
 //! A protocol's own subcommands (SSP's `conform validate`) and how every command a wing runs
 //! — its model, its fuzz campaign — reaches its target without knowing the registry or the
-//! bundled reference, which sit above the wings.
+//! bundled reference, which sit above the wings, and writes without touching the terminal,
+//! which belongs to the command layer (the library prints nothing).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,9 +12,15 @@ use crate::engine::protocol::Protocol;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 
 /// How a protocol's own subcommand (`conform fuzz`, `conform model`) reaches its target
-/// without knowing the registry or the bundled reference, which sit above the wings: the
-/// CLI hands one down ([`crate::launcher::Registered`]).
+/// without knowing the registry or the bundled reference, which sit above the wings, and
+/// where it writes: the CLI hands one down (its `Terminal`, over [`crate::launcher`]).
 pub trait Launcher: Send + Sync {
+    /// Writes `text` as the command's output (the CLI: standard output, quietly nothing once
+    /// its reader went away); another write error is the command's to report.
+    fn out(&self, text: &str) -> std::io::Result<()>;
+    /// One line for the user beside the output (the CLI: standard error): progress,
+    /// warnings, where a file went. Never fails: there is nowhere left to say so.
+    fn note(&self, line: &str);
     /// Reads a profile file, its sections validated by every registered protocol.
     fn load_profile(&self, path: &Path) -> Result<Profile, TargetError>;
     /// Spawns the bundled reference with the seeded `faults` named (empty: none) and
@@ -24,6 +31,21 @@ pub trait Launcher: Send + Sync {
         protocols: &'a [Arc<dyn Protocol>],
         faults: &'a [String],
     ) -> BoxFuture<'a, Result<Target, TargetError>>;
+}
+
+/// A launcher's output as an [`std::io::Write`], for code that formats with `writeln!`.
+pub struct Output<'a>(pub &'a dyn Launcher);
+
+impl std::io::Write for Output<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // `write_fmt` hands over whole `str` pieces, so no character is split between calls.
+        self.0.out(&String::from_utf8_lossy(buf))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Why a protocol's subcommand could not run (exit code 2).

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
+use crate::capability::command::Launcher;
 use crate::engine::protocol::Protocol;
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError};
 use crate::transport::tls::TlsOptions;
@@ -282,6 +283,7 @@ pub fn execute(
     args: &InitArgs,
     protocols: &[Arc<dyn Initialisable>],
     vectors_dir: &Path,
+    launcher: &dyn Launcher,
 ) -> Result<u8, InitError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -289,7 +291,7 @@ pub fn execute(
         .map_err(|e| InitError::Target(TargetError::Transport(e.to_string())))?;
     let text = rt.block_on(generate(args, protocols, vectors_dir))?;
     match &args.out {
-        None => crate::engine::stdout::out(&text).map_err(|e| InitError::Write {
+        None => launcher.out(&text).map_err(|e| InitError::Write {
             path: "standard output".into(),
             message: e.to_string(),
         })?,
@@ -298,7 +300,7 @@ pub fn execute(
                 path: path.display().to_string(),
                 message: e.to_string(),
             })?;
-            eprintln!("profile written to {}", path.display());
+            launcher.note(&format!("profile written to {}", path.display()));
         }
     }
     Ok(0)

@@ -2,7 +2,6 @@
 //! spawned in process), every report written, the summary printed; Ctrl-C stops early with
 //! a partial report (exit 130).
 
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -139,11 +138,8 @@ pub(crate) fn execute(args: RunArgs, dir: &Path) -> anyhow::Result<u8> {
     if args.spawn_reference {
         term::log_reference_to(args.out.join(REFERENCE_LOG));
     }
-    let feedback = term::Feedback::choose(
-        args.reports.quiet,
-        args.verbose,
-        std::io::stderr().is_terminal(),
-    );
+    let feedback =
+        term::Feedback::choose(args.reports.quiet, args.verbose, term::stderr_is_terminal());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

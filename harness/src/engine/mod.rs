@@ -22,7 +22,6 @@ pub mod repro;
 pub mod requirements;
 pub mod run;
 pub mod shard;
-pub mod stdout;
 pub mod target;
 pub mod vectors_dir;
 pub mod verdict;

@@ -12,7 +12,7 @@ use clap::{Args as _, FromArgMatches as _};
 
 use super::cli::ValidateArgs;
 use super::provider::env::{Cred, Env};
-use crate::capability::command::{CommandError, Commands, Launcher};
+use crate::capability::command::{CommandError, Commands, Launcher, Output};
 use crate::engine::protocol::{ProfileSection, Protocol, Suite, SuiteError};
 use crate::engine::target::{ConnectOptions, Profile, Target, TargetError, truncate};
 
@@ -84,7 +84,7 @@ impl Commands for Ssp {
         &self,
         name: &str,
         args: &clap::ArgMatches,
-        _launcher: &dyn Launcher,
+        launcher: &dyn Launcher,
     ) -> Result<u8, CommandError> {
         if name != "validate" {
             return Err(CommandError(format!("ssp has no command {name:?}")));
@@ -95,7 +95,7 @@ impl Commands for Ssp {
             .build()
             .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
         let code = rt
-            .block_on(super::cli::run(&args, &mut std::io::stdout()))
+            .block_on(super::cli::run(&args, &mut Output(launcher)))
             .map_err(|e| CommandError(e.to_string()))?;
         // `run` returns EXIT_VALID (0) or EXIT_INVALID (1).
         Ok(u8::try_from(code).unwrap_or(2))

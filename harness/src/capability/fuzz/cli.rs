@@ -198,6 +198,7 @@ pub fn execute(
     };
     let command = command_line(args, settings.seed);
     say(
+        launcher,
         &format!(
             "conform fuzz: seed {} for {:?} per protocol ({}) on {}",
             settings.seed,
@@ -232,11 +233,15 @@ pub fn execute(
     })?;
     write_reports(&report, &args.out)?;
     for s in &shared {
-        summarize(s, args.promote.as_deref())?;
+        summarize(s, args.promote.as_deref(), launcher)?;
     }
-    say(&report.failure_details(), false)?;
-    say(&report.summary_table(), false)?;
-    say(&format!("reports written to {}", args.out.display()), true)?;
+    say(launcher, &report.failure_details(), false)?;
+    say(launcher, &report.summary_table(), false)?;
+    say(
+        launcher,
+        &format!("reports written to {}", args.out.display()),
+        true,
+    )?;
     Ok(u8::try_from(report.exit_code()).unwrap_or(2))
 }
 
@@ -262,11 +267,16 @@ fn write_reports(report: &Report, out: &Path) -> Result<(), CommandError> {
 }
 
 /// Prints one campaign's numbers and promotes its findings when asked.
-fn summarize(s: &Shared, promote: Option<&Path>) -> Result<(), CommandError> {
+fn summarize(
+    s: &Shared,
+    promote: Option<&Path>,
+    launcher: &dyn Launcher,
+) -> Result<(), CommandError> {
     let Some(Ok(o)) = s.finished() else {
         return Ok(());
     };
     say(
+        launcher,
         &format!(
             "{}: {} cases, {} requests in {:.1} s ({:.0} requests/s), {} distinct finding(s)",
             s.campaign().prefix(),
@@ -284,9 +294,10 @@ fn summarize(s: &Shared, promote: Option<&Path>) -> Result<(), CommandError> {
             .promote(dir)
             .map_err(|e| CommandError(format!("--promote {}: {e}", dir.display())))?;
         match written {
-            Some(what) => say(&what, true)?,
+            Some(what) => say(launcher, &what, true)?,
             None if o.findings.is_empty() => {}
             None => say(
+                launcher,
                 &format!(
                     "{}: its findings have no vector format; the report holds their reproductions",
                     s.campaign().prefix()
@@ -298,15 +309,16 @@ fn summarize(s: &Shared, promote: Option<&Path>) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Prints `text` (and a newline) on standard output; a reader that went away ends the output
-/// quietly (`engine::stdout`), another write error ends the command.
-fn say(text: &str, newline: bool) -> Result<(), CommandError> {
+/// Writes `text` (and a newline) as the command's output; a reader that went away ends the
+/// output quietly, another write error ends the command.
+fn say(launcher: &dyn Launcher, text: &str, newline: bool) -> Result<(), CommandError> {
     let line = if newline {
         format!("{text}\n")
     } else {
         text.to_string()
     };
-    crate::engine::stdout::out(&line)
+    launcher
+        .out(&line)
         .map_err(|e| CommandError(format!("writing to standard output: {e}")))
 }
 

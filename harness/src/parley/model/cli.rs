@@ -73,7 +73,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
     let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(Parley)];
     let target = rt.block_on(target(args, &opts, &protocols, launcher))?;
-    let out = &mut std::io::stdout();
+    let out = &mut crate::capability::command::Output(launcher);
     let _ = writeln!(
         out,
         "conform model: seed {}, {} cases × ≤{} steps, target {}",
@@ -109,7 +109,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
 /// Prints one binding's verdict (and its counterexample, promoted when asked): the exit
 /// code it calls for.
 fn verdict(
-    out: &mut std::io::Stdout,
+    out: &mut dyn std::io::Write,
     kind: TransportKind,
     run: ModelRun,
     target: &Target,

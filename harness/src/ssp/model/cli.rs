@@ -58,7 +58,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
                 .map_err(|e| err(&e)),
         }
     })?;
-    let out = &mut std::io::stdout();
+    let out = &mut crate::capability::command::Output(launcher);
     let _ = writeln!(
         out,
         "conform model --suite ssp: seed {}, {} cases × ≤{} steps, target {}",
