@@ -78,7 +78,15 @@ async fn ssp_campaign(
 
 fn ssp_shown(o: &conform::capability::fuzz::Outcomes) -> String {
     (o.findings.iter())
-        .map(|f| format!("{} {} {}: {}", f.oracle, f.op, f.mutation, f.message))
+        .map(|f| {
+            format!(
+                "{} {} {}: {}",
+                f.oracle(),
+                f.op,
+                f.mutation,
+                f.finding.message
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -101,7 +109,7 @@ async fn seeded_ssp_hostile_input_faults_are_found() {
     ] {
         let (o, code) = ssp_campaign(&[fault], Duration::from_secs(4)).await;
         assert!(
-            o.findings.iter().any(|f| f.oracle == oracle),
+            o.findings.iter().any(|f| f.oracle() == oracle),
             "{fault} (seed {SEED}) not found by {oracle}:\n{}",
             ssp_shown(&o)
         );
@@ -115,7 +123,7 @@ fn shown(o: &Outcomes) -> String {
         .map(|f| {
             format!(
                 "{:?} {} {}: {}",
-                f.breach.oracle, f.op, f.mutation, f.breach.message
+                f.finding.source, f.op, f.mutation, f.finding.message
             )
         })
         .collect::<Vec<_>>()
@@ -150,7 +158,9 @@ async fn seeded_hostile_input_faults_are_found() {
     for (fault, oracle) in FOUND {
         let (o, code) = campaign(&[fault], Duration::from_secs(4)).await;
         assert!(
-            o.findings.iter().any(|f| f.breach.oracle == *oracle),
+            o.findings
+                .iter()
+                .any(|f| conform::parley::fuzz::oracles::oracle_of(&f.finding) == Some(*oracle)),
             "{fault} (seed {SEED}) not found by {oracle:?}:\n{}",
             shown(&o)
         );
@@ -201,7 +211,11 @@ async fn survey_every_fault() {
             if let Some(Ok(o)) = s.finished() {
                 requests += o.requests;
                 let prefix = s.campaign().prefix();
-                found.extend(o.findings.iter().map(|f| format!("{prefix}/{}", f.oracle)));
+                found.extend(
+                    o.findings
+                        .iter()
+                        .map(|f| format!("{prefix}/{}", f.oracle())),
+                );
             }
         }
         println!("{:40} {:>8} requests  {:?}", fault.name(), requests, found);

@@ -46,7 +46,7 @@ fn assert_clean(run: &HistoryRun, what: &str) {
     if let Some(f) = &run.failure {
         panic!(
             "{what}: false failure on the reference {:?}\n{}",
-            f.rules, f.message
+            f.finding.rules, f.finding.message
         );
     }
     assert!(run.unsupported.is_none(), "{what}: {:?}", run.unsupported);
@@ -159,10 +159,10 @@ mod races {
             .failure
             .unwrap_or_else(|| panic!("{fault} missed on {}: {:?}", kind.as_str(), run.log));
         assert!(
-            f.rules.iter().any(|r| ids.contains(r)),
+            f.finding.rules.iter().any(|r| ids.contains(&r.as_str())),
             "{fault}: caught on {:?}, not on its IDs {ids:?}\n{}",
-            f.rules,
-            f.message
+            f.finding.rules,
+            f.finding.message
         );
         println!(
             "{fault} on {}: caught after {} of {} groups, {} nodes, {:?}\n{}",
@@ -171,7 +171,7 @@ mod races {
             Settings::DEFAULT.groups,
             run.nodes,
             started.elapsed(),
-            f.message
+            f.finding.message
         );
     }
 
@@ -205,16 +205,16 @@ mod races {
             let (seed, f) = caught
                 .unwrap_or_else(|| panic!("{fault} missed on {} over 5 seeds", kind.as_str()));
             assert!(
-                f.rules.iter().any(|r| ids.contains(r)),
+                f.finding.rules.iter().any(|r| ids.contains(&r.as_str())),
                 "{fault}: caught on {:?}, not on its IDs {ids:?}\n{}",
-                f.rules,
-                f.message
+                f.finding.rules,
+                f.finding.message
             );
-            assert_eq!(f.run.group.name, "claim-acts-race", "{}", f.message);
+            assert_eq!(f.run.group.name, "claim-acts-race", "{}", f.finding.message);
             println!(
                 "{fault} on {}: caught at seed {seed}\n{}",
                 kind.as_str(),
-                f.message
+                f.finding.message
             );
         }
     }

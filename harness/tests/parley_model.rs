@@ -112,7 +112,7 @@ fn counterexample_promotes_to_a_loadable_vector() {
         );
     };
     assert!(
-        cx.mismatch.rules.contains(&"PV-ST-4"),
+        cx.mismatch.rules.iter().any(|r| r == "PV-ST-4"),
         "{:?}",
         cx.mismatch.rules
     );

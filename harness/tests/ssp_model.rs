@@ -146,7 +146,7 @@ fn sequence_faults_are_caught_on_their_own_ids() {
             let shown =
                 transcript::render(&cx, &transcript::replay_command(&target, budget), false);
             assert!(
-                cx.mismatch.rules.iter().any(|r| own.contains(r)),
+                cx.mismatch.rules.iter().any(|r| own.contains(&r.as_str())),
                 "{name} ({own:?}), {lanes} lane(s): caught on {:?}:\n{shown}",
                 cx.mismatch.rules,
             );

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::binding::Binding;
+use super::finding::{self, Finding, Step};
 use super::target::Target;
 use super::verdict::Verdict;
 use crate::transport::Exchange;
@@ -120,6 +121,26 @@ impl CheckOutcome {
         Self {
             verdict,
             exchanges: Vec::new(),
+            steps: Vec::new(),
+            unkept: 0,
+        }
+    }
+
+    /// The outcome of a scripted check `check` (citing `requirements`; `must` = a required
+    /// rule is at stake) that ended with `result` after collecting `warnings`: its
+    /// [`finding::verdict`] and the `exchanges` it made.
+    pub fn scripted(
+        check: &str,
+        requirements: &[String],
+        must: bool,
+        result: Step<()>,
+        warnings: &[Box<Finding>],
+        exchanges: Vec<Exchange>,
+    ) -> Self {
+        let verdict = finding::verdict(check, requirements, must, result, warnings, &exchanges);
+        Self {
+            verdict,
+            exchanges,
             steps: Vec::new(),
             unkept: 0,
         }

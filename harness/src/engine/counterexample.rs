@@ -1,5 +1,5 @@
 //! What every protocol's state-machine model reports when a target disagrees with it: the
-//! broken postcondition ([`Mismatch`], with its requirement IDs), the steps of the failing
+//! broken postcondition (a [`Finding`] from [`mismatch`], with its requirement IDs), the steps of the failing
 //! sequence ([`StepLog`]; shrunk unless the run takes it as found, [`Counterexamples`]) and
 //! the numbered transcript people read ([`render`]).
 
@@ -7,35 +7,20 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::engine::finding::{Finding, Source};
 use crate::engine::repro::{compact, curl_command};
 use crate::transport::Exchange;
 
-/// Why a step disagreed with the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mismatch {
-    /// The requirement IDs of the broken postcondition (none: an error of the run).
-    pub rules: Vec<&'static str>,
-    /// One sentence.
-    pub message: String,
-    /// What the model allowed.
-    pub expected: Value,
-    /// What the target did.
-    pub observed: Value,
-}
-
-/// A [`Mismatch`] on `rules`.
+/// Why a step disagreed with the model: a [`Finding`] of the model on `rules` (the
+/// requirement IDs of the broken postcondition; none: an error of the run), `expected`
+/// being what the model allowed and `observed` what the target did.
 pub fn mismatch(
-    rules: &[&'static str],
+    rules: &[&str],
     message: impl Into<String>,
     expected: Value,
     observed: Value,
-) -> Box<Mismatch> {
-    Box::new(Mismatch {
-        rules: rules.to_vec(),
-        message: message.into(),
-        expected,
-        observed,
-    })
+) -> Box<Finding> {
+    Finding::broke(Source::Model, rules, message, expected, observed)
 }
 
 /// One step as the transcript shows it.
@@ -56,7 +41,7 @@ pub fn render(
     model: &str,
     (ops, how): (usize, Counterexamples),
     steps: &[StepLog],
-    m: &Mismatch,
+    m: &Finding,
     replay: &str,
     curl: bool,
 ) -> String {

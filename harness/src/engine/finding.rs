@@ -1,5 +1,8 @@
-//! Findings of scripted checks (any protocol): what one observation concluded, and how a
-//! check's findings become its [`Verdict`].
+//! The one failure vocabulary (issue 27 item 4): a [`Finding`] is what any kind of check
+//! concluded against the target — a scripted check's step, a vector's expectation, a
+//! model's postcondition, a history, a fuzz oracle, a comparison of bindings ([`Source`]) —
+//! with the rule IDs it broke, and [`Finding::violation`] is the one way it becomes the
+//! report's [`Violation`].
 //!
 //! A scripted check runs steps that each either go on or stop with a [`Finding`]; warnings
 //! may be collected on the way without stopping. The verdict rule is the same for every
@@ -7,7 +10,6 @@
 
 use serde_json::Value;
 
-use super::check::CheckOutcome;
 use super::verdict::{Verdict, Violation};
 use crate::transport::Exchange;
 
@@ -26,11 +28,43 @@ pub enum Severity {
     HarnessError,
 }
 
+/// What kind of check found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Source {
+    /// A step of a scripted check (SSP provider, MCP layer, Parley pre-routing).
+    #[default]
+    Scripted,
+    /// An expectation of a golden vector.
+    Vector,
+    /// A postcondition of a state-machine model.
+    Model,
+    /// A concurrent history no sequential order explains.
+    History,
+    /// A fuzz oracle (its name).
+    Fuzz(&'static str),
+    /// Two bindings' outcomes of one check compared.
+    Comparison,
+}
+
+impl Source {
+    /// The fuzz oracle's name, for a finding of one.
+    pub fn oracle(self) -> Option<&'static str> {
+        match self {
+            Self::Fuzz(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
 /// One observation that stops (or, for warnings, annotates) a check.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     /// Severity.
     pub severity: Severity,
+    /// What found it.
+    pub source: Source,
+    /// 1-based step of the check where it was seen (a vector's step, a model's sequence).
+    pub step: Option<usize>,
     /// JSON Pointer into the observed body (`""` = status/whole response).
     pub pointer: String,
     /// What the rule demands.
@@ -54,6 +88,8 @@ impl Finding {
     ) -> Box<Self> {
         Box::new(Self {
             severity,
+            source: Source::Scripted,
+            step: None,
             pointer: pointer.into(),
             expected,
             observed,
@@ -62,9 +98,61 @@ impl Finding {
         })
     }
     /// The same finding, naming the requirement IDs it violates.
-    pub fn on(mut self: Box<Self>, rules: &[&str]) -> Box<Self> {
-        self.rules = rules.iter().map(|r| (*r).to_string()).collect();
+    pub fn on<S: AsRef<str>>(mut self: Box<Self>, rules: &[S]) -> Box<Self> {
+        self.rules = rules.iter().map(|r| r.as_ref().to_string()).collect();
         self
+    }
+    /// The same finding, found by `source`.
+    pub fn by(mut self: Box<Self>, source: Source) -> Box<Self> {
+        self.source = source;
+        self
+    }
+    /// The same finding, seen at `step` (1-based).
+    pub fn at(mut self: Box<Self>, step: usize) -> Box<Self> {
+        self.step = Some(step);
+        self
+    }
+    /// A broken rule of `rules` found by `source` (a model's postcondition, an oracle).
+    pub fn broke(
+        source: Source,
+        rules: &[&str],
+        message: impl Into<String>,
+        expected: Value,
+        observed: Value,
+    ) -> Box<Self> {
+        Self::fail("", expected, observed, message)
+            .on(rules)
+            .by(source)
+    }
+    /// What tells this finding apart from another of its source: its source and what was
+    /// observed (a fuzz campaign keeps one finding per operation and this key).
+    pub fn key(&self) -> (Source, String) {
+        (self.source, self.observed.to_string())
+    }
+    /// The report's form of this finding, made by `check` citing `requirements` with the
+    /// exchanges `transcript`: it names the rules the finding broke, or, when it cannot tell,
+    /// the check's primary requirement — never every cited one (issue 26).
+    pub fn violation(
+        &self,
+        check: &str,
+        requirements: &[String],
+        transcript: &[Exchange],
+    ) -> Violation {
+        Violation {
+            check: check.to_owned(),
+            requirements: if self.rules.is_empty() {
+                requirements.iter().take(1).cloned().collect()
+            } else {
+                self.rules.clone()
+            },
+            step: self.step,
+            pointer: self.pointer.clone(),
+            expected: self.expected.clone(),
+            observed: self.observed.clone(),
+            message: self.message.clone(),
+            transcript: transcript.to_vec(),
+            completed: false,
+        }
     }
     /// A violation.
     pub fn fail(
@@ -120,22 +208,18 @@ impl Finding {
 /// Result of a check step.
 pub type Step<T> = Result<T, Box<Finding>>;
 
-/// The outcome of a scripted check: its [`verdict`] and the exchanges it made.
-pub fn outcome(
+/// The verdict of `check` (citing `requirements`; `must` = a required rule is at stake) that
+/// stopped on `finding`, having made `exchanges`: [`verdict`] with no warnings, for the
+/// checks that judge one finding at the end (a model's counterexample, a history, a
+/// comparison, a fuzz oracle).
+pub fn found(
     check: &str,
     requirements: &[String],
     must: bool,
-    result: Step<()>,
-    warnings: &[Box<Finding>],
-    exchanges: Vec<Exchange>,
-) -> CheckOutcome {
-    let verdict = verdict(check, requirements, must, result, warnings, &exchanges);
-    CheckOutcome {
-        verdict,
-        exchanges,
-        steps: Vec::new(),
-        unkept: 0,
-    }
+    finding: Box<Finding>,
+    exchanges: &[Exchange],
+) -> Verdict {
+    verdict(check, requirements, must, Err(finding), &[], exchanges)
 }
 
 /// The verdict of a scripted check `check` citing `requirements` (`must` = one of them is
@@ -148,23 +232,7 @@ pub fn verdict(
     warnings: &[Box<Finding>],
     exchanges: &[Exchange],
 ) -> Verdict {
-    // A finding names what it violated; one that cannot tell blames the check's primary
-    // requirement, never every cited one (issue 26).
-    let violation = |f: &Finding| Violation {
-        check: check.to_owned(),
-        requirements: if f.rules.is_empty() {
-            requirements.iter().take(1).cloned().collect()
-        } else {
-            f.rules.clone()
-        },
-        step: None,
-        pointer: f.pointer.clone(),
-        expected: f.expected.clone(),
-        observed: f.observed.clone(),
-        message: f.message.clone(),
-        transcript: exchanges.to_vec(),
-        completed: false,
-    };
+    let violation = |f: &Finding| f.violation(check, requirements, exchanges);
     match result {
         // Warnings collected on the way: the check still judged everything else it cites,
         // and the violation names the rules of every warning (each one is `warn`).

@@ -7,7 +7,8 @@ use serde_json::json;
 
 use super::preflight::ParleyTarget;
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::finding::{self, Finding};
+use crate::engine::verdict::Verdict;
 
 /// PV-TR-1a: a Parley v1 server offers every operation on both bindings (manifest `operations`).
 pub struct BindingsOffered {
@@ -42,20 +43,17 @@ impl Check for BindingsOffered {
             let verdict = if missing.is_empty() {
                 Verdict::Pass
             } else {
-                Verdict::Fail(Violation {
-                    check: self.id().into(),
-                    requirements: self.requirements.clone(),
-                    step: None,
-                    pointer: "/operations".into(),
-                    expected: json!("every operation with a non-null http and mcp binding"),
-                    observed: json!(missing),
-                    message: format!(
+                let f = Finding::fail(
+                    "/operations",
+                    json!("every operation with a non-null http and mcp binding"),
+                    json!(missing),
+                    format!(
                         "the manifest declares bindings as null: {}",
                         missing.join(", ")
                     ),
-                    transcript: Vec::new(),
-                    completed: false,
-                })
+                );
+                let reqs = &self.requirements;
+                finding::found(self.id(), reqs, true, f.on(reqs), &[])
             };
             CheckOutcome::verdict(verdict)
         }

@@ -9,9 +9,10 @@ use serde_json::json;
 use crate::capability::transports::{HTTP, MCP};
 use crate::engine::binding::Binding;
 use crate::engine::check::{CheckOutcome, NO_RESPONSE, StepSignature, UNJUDGED};
+use crate::engine::finding::{self, Finding, Source};
 use crate::engine::protocol::{CheckRun, Suite};
 use crate::engine::report::CheckResult;
-use crate::engine::verdict::{Cause, Verdict, Violation};
+use crate::engine::verdict::{Cause, Verdict};
 
 /// The requirement the comparison checks.
 pub const PV_TR_1: &str = "PV-TR-1";
@@ -142,36 +143,30 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
             } else {
                 ""
             };
-            return Verdict::Fail(Violation {
-                check: format!("PV-TR-1/{id}"),
-                requirements: vec!["PV-TR-1".into()],
-                step: Some(h.step),
-                pointer: pointer.into(),
-                expected: json!({"http": hv}),
-                observed: json!({"mcp": mv}),
-                message: format!(
-                    "step {}: the MCP outcome differs from the HTTP outcome",
-                    h.step
-                ),
-                transcript: Vec::new(),
-                completed: false,
-            });
+            let message = format!(
+                "step {}: the MCP outcome differs from the HTTP outcome",
+                h.step
+            );
+            let f = Finding::fail(pointer, json!({"http": hv}), json!({"mcp": mv}), message);
+            return disagreement(id, f.at(h.step));
         }
     }
     if http.len() != mcp.len() {
-        return Verdict::Fail(Violation {
-            check: format!("PV-TR-1/{id}"),
-            requirements: vec!["PV-TR-1".into()],
-            step: Some(n + 1),
-            pointer: String::new(),
-            expected: json!({"http_steps": http.len()}),
-            observed: json!({"mcp_steps": mcp.len()}),
-            message: "the vector stopped at a different step on each binding".into(),
-            transcript: Vec::new(),
-            completed: false,
-        });
+        let f = Finding::fail(
+            "",
+            json!({"http_steps": http.len()}),
+            json!({"mcp_steps": mcp.len()}),
+            "the vector stopped at a different step on each binding",
+        );
+        return disagreement(id, f.at(n + 1));
     }
     Verdict::Pass
+}
+
+/// The verdict of PV-TR-1 on vector `id` when its bindings disagree (`f`): a failure.
+fn disagreement(id: &str, f: Box<Finding>) -> Verdict {
+    let f = f.on(&[PV_TR_1]).by(Source::Comparison);
+    finding::found(&derived_id(id), &[PV_TR_1.into()], true, f, &[])
 }
 
 /// Why a step's outcome says nothing about the binding's decision, if it does not.

@@ -12,8 +12,9 @@ use serde_json::{Value, json};
 
 use super::preflight::ParleyTarget;
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding::{self, Finding};
 use crate::engine::target::truncate;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::Verdict;
 use crate::transport::pre_routing::{
     Condition, Status, describe, judge_status, oversized, routed, shortened, sizes,
 };
@@ -132,27 +133,20 @@ impl PreRouting {
                 }
             }
         }
-        let violation = |requirements: Vec<String>, found: &[String]| Violation {
-            check: self.id().into(),
-            requirements,
-            step: None,
-            pointer: String::new(),
-            expected: json!(
-                probes
-                    .iter()
-                    .map(|p| format!("{} {}", p.cond.status(), p.cond.reason()))
-                    .collect::<Vec<_>>()
-            ),
-            observed: json!(found),
-            message: found.join("; "),
-            transcript: exchanges.to_vec(),
-            completed: false,
-        };
+        let expected = json!(
+            (probes.iter())
+                .map(|p| format!("{} {}", p.cond.status(), p.cond.reason()))
+                .collect::<Vec<_>>()
+        );
+        let verdict =
+            |f: Box<Finding>| finding::found(self.id(), &self.requirements, true, f, exchanges);
         if !fails.is_empty() {
-            return Verdict::Fail(violation(self.requirements.clone(), &fails));
+            let f = Finding::fail("", expected, json!(fails), fails.join("; "));
+            return verdict(f.on(&self.requirements));
         }
         if !warns.is_empty() {
-            return Verdict::Warn(violation(vec!["PV-TR-6".into()], &warns));
+            let f = Finding::warn("", expected, json!(warns), warns.join("; "));
+            return verdict(f.on(&["PV-TR-6"]));
         }
         if judged == 0 {
             let tried: Vec<String> = (probes.iter())

@@ -7,8 +7,9 @@
 //! `checks.extend(conform::ssp::suite::checks(vectors_dir, &catalogue)?)`.
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding::{self, Finding};
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::Verdict;
 use crate::ssp::validator::SspValidator;
 use crate::ssp::vectors::{LoadedVector, VectorError, check, load_dir};
 use futures::FutureExt as _;
@@ -108,22 +109,31 @@ impl Check for ValidatorVectors {
         async move {
             let validator = match SspValidator::global() {
                 Ok(v) => v,
-                Err(e) => return CheckOutcome::verdict(Verdict::HarnessError { message: e.to_string() }),
+                Err(e) => {
+                    return CheckOutcome::verdict(Verdict::HarnessError {
+                        message: e.to_string(),
+                    });
+                }
             };
             for lv in &self.vectors {
                 if let Err(message) = check(validator, lv) {
-                    let v = Violation {
-                        check: self.id.clone(),
-                        requirements: self.requirements.clone(),
-                        step: None,
-                        pointer: String::new(),
-                        expected: json!({"vector": lv.vector.id, "expect_valid": lv.vector.expect.valid}),
-                        observed: Value::String(message.clone()),
-                        message: format!("validator vector {}::{} failed: {message}", lv.group, lv.vector.id),
-                        transcript: Vec::new(),
-                        completed: false,
-                    };
-                    return CheckOutcome::verdict(if self.must { Verdict::Fail(v) } else { Verdict::Warn(v) });
+                    let f = Finding::fail(
+                        "",
+                        json!({"vector": lv.vector.id, "expect_valid": lv.vector.expect.valid}),
+                        Value::String(message.clone()),
+                        format!(
+                            "validator vector {}::{} failed: {message}",
+                            lv.group, lv.vector.id
+                        ),
+                    );
+                    let reqs = &self.requirements;
+                    return CheckOutcome::verdict(finding::found(
+                        &self.id,
+                        reqs,
+                        self.must,
+                        f.on(reqs),
+                        &[],
+                    ));
                 }
             }
             CheckOutcome::verdict(Verdict::Pass)

@@ -18,9 +18,10 @@ use tokio::sync::OnceCell;
 
 use crate::engine::binding::Binding;
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding::{self as engine_finding, Finding, Source};
 use crate::engine::protocol::Protocol;
 use crate::engine::target::Target;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::Verdict;
 use crate::transport::Exchange;
 
 /// How long and with what seed.
@@ -48,27 +49,49 @@ pub struct Oracle {
     pub warns: bool,
 }
 
-/// One distinct finding, as the report shows it.
+/// One distinct finding of a campaign and the case that showed it: the oracle's
+/// [`Finding`] (its source names the oracle; its rules, message, and the key observed), and
+/// where it was seen. `C` is the hostile request itself, for a protocol that keeps it
+/// (Parley, for `--promote`); the report's checks need none.
 #[derive(Debug, Clone)]
-pub struct Finding {
-    /// [`Oracle::name`] of the broken oracle.
-    pub oracle: &'static str,
+pub struct Found<C = ()> {
+    /// What the oracle found.
+    pub finding: Finding,
     /// Operation of the case.
     pub op: String,
     /// Binding it was seen on (`None`: a comparison, or the check after the campaign).
     pub transport: Option<Binding>,
     /// The (minimized) mutation.
     pub mutation: String,
-    /// One sentence.
-    pub message: String,
     /// The exchanges that show it.
     pub exchanges: Vec<Exchange>,
+    /// The hostile request.
+    pub case: C,
 }
 
-/// What a campaign did and found (`F`: its findings; a protocol may keep richer ones, e.g.
-/// with the hostile request for `--promote`).
+impl<C> Found<C> {
+    /// The name of the oracle it broke.
+    pub fn oracle(&self) -> &'static str {
+        self.finding.source.oracle().unwrap_or_default()
+    }
+
+    /// The same finding without its hostile request.
+    pub fn without_case(&self) -> Found {
+        Found {
+            finding: self.finding.clone(),
+            op: self.op.clone(),
+            transport: self.transport,
+            mutation: self.mutation.clone(),
+            exchanges: self.exchanges.clone(),
+            case: (),
+        }
+    }
+}
+
+/// What a campaign did and found (`F`: its findings; a protocol may keep its hostile
+/// requests with them, e.g. for `--promote`).
 #[derive(Debug, Clone)]
-pub struct Outcomes<F = Finding> {
+pub struct Outcomes<F = Found> {
     /// Distinct findings, in discovery order.
     pub findings: Vec<F>,
     /// Cases drawn.
@@ -233,8 +256,8 @@ impl Check for OracleCheck {
             {
                 return CheckOutcome::verdict(Verdict::not_offered(reason.clone()));
             }
-            let mine: Vec<&Finding> = (outcomes.findings.iter())
-                .filter(|f| f.oracle == self.oracle.name)
+            let mine: Vec<&Found> = (outcomes.findings.iter())
+                .filter(|f| f.oracle() == self.oracle.name)
                 .collect();
             let Some(first) = mine.first() else {
                 // Every request of the campaign was judged by this oracle: its evidence.
@@ -249,37 +272,32 @@ impl Check for OracleCheck {
 }
 
 impl OracleCheck {
-    fn failure(&self, mine: &[&Finding], first: &Finding, seed: u64) -> CheckOutcome {
+    fn failure(&self, mine: &[&Found], first: &Found, seed: u64) -> CheckOutcome {
         let observed: Vec<String> = mine
             .iter()
             .map(|f| {
                 let on = f.transport.map_or("both", |t| t.as_str());
-                format!("{} [{on}] {}: {}", f.op, f.mutation, f.message)
+                format!("{} [{on}] {}: {}", f.op, f.mutation, f.finding.message)
             })
             .collect();
-        let violation = Violation {
-            check: self.id.clone(),
-            requirements: self.requirements.clone(),
-            step: None,
-            pointer: String::new(),
-            expected: json!(self.oracle.title),
-            observed: json!(observed),
-            message: format!(
-                "{} distinct finding(s) (seed {seed}); first: {} {}: {}",
-                mine.len(),
-                first.op,
-                first.mutation,
-                first.message
-            ),
-            transcript: first.exchanges.clone(),
-            completed: false,
+        let message = format!(
+            "{} distinct finding(s) (seed {seed}); first: {} {}: {}",
+            mine.len(),
+            first.op,
+            first.mutation,
+            first.finding.message
+        );
+        let (expected, observed) = (json!(self.oracle.title), json!(observed));
+        // A SHOULD oracle (a refusal's shape before routing) warns.
+        let f = if self.oracle.warns {
+            Finding::warn("", expected, observed, message)
+        } else {
+            Finding::fail("", expected, observed, message)
         };
+        let f = f.on(&self.requirements).by(Source::Fuzz(self.oracle.name));
+        let reqs = &self.requirements;
         CheckOutcome {
-            verdict: if self.oracle.warns {
-                Verdict::Warn(violation)
-            } else {
-                Verdict::Fail(violation)
-            },
+            verdict: engine_finding::found(&self.id, reqs, true, f, &first.exchanges),
             exchanges: mine.iter().flat_map(|f| f.exchanges.clone()).collect(),
             steps: Vec::new(),
             unkept: 0,

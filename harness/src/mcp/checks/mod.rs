@@ -371,7 +371,7 @@ impl Check for McpCheck {
             };
             let mut wire = Wire::new(client, &part.url, part.profile.token.clone());
             let result = (self.decl.run)(&mut wire, part, ctx.target.timeout).await;
-            crate::engine::finding::outcome(
+            crate::engine::check::CheckOutcome::scripted(
                 self.decl.id,
                 &self.requirements,
                 self.must,

@@ -9,10 +9,12 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::cases::{self, Case, Knowledge};
-use super::oracles::{self, Breach, Oracle, Outcome};
+use super::oracles::{self, Oracle, Outcome, breach};
+use crate::capability::fuzz::Found;
 use crate::capability::fuzz::worth_retrying;
 use crate::capability::transports::{self, BOTH};
 use crate::engine::binding;
+use crate::engine::finding::{Finding, Source};
 use crate::engine::target::Target;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::role::Role;
@@ -20,25 +22,8 @@ use crate::transport::{Auth, Exchange, McpRevision, Reply, TransportError, Trans
 
 pub use crate::capability::fuzz::Settings;
 
-/// One distinct finding.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    /// Operation of the case.
-    pub op: String,
-    /// Binding it was seen on (`None` for comparisons and the final state check).
-    pub transport: Option<TransportKind>,
-    /// The breach.
-    pub breach: Breach,
-    /// The (minimized) mutation.
-    pub mutation: String,
-    /// The exchanges that show it.
-    pub exchanges: Vec<Exchange>,
-    /// The (minimized) hostile request (`--promote` writes it as a vector).
-    pub case: Case,
-}
-
 /// What a Parley campaign did and found (each finding with its hostile request).
-pub type Outcomes = crate::capability::fuzz::Outcomes<Finding>;
+pub type Outcomes = crate::capability::fuzz::Outcomes<Found<Case>>;
 
 /// parley-v1.md PV-MF-2 / PV-EN-2: the body limit every server enforces (seed § enveloppe).
 const BODY_MAX_CHARS: usize = 500;
@@ -98,14 +83,14 @@ struct Run<'a> {
     auth: Auth,
     declared: BTreeSet<String>,
     revision: McpRevision,
-    found: BTreeMap<(String, Oracle, String), Finding>,
+    found: BTreeMap<(String, (Source, String)), Found<Case>>,
     accepted: Vec<(String, String)>,
     requests: u64,
 }
 
 type Sent = (
-    Option<(Outcome, Vec<Breach>, Vec<Exchange>)>,
-    Option<(Outcome, Vec<Breach>, Vec<Exchange>)>,
+    Option<(Outcome, Vec<Finding>, Vec<Exchange>)>,
+    Option<(Outcome, Vec<Finding>, Vec<Exchange>)>,
 );
 
 impl Run<'_> {
@@ -135,7 +120,7 @@ impl Run<'_> {
         kind: TransportKind,
         case: &Case,
         r: Result<Reply, TransportError>,
-    ) -> (Outcome, Vec<Breach>, Vec<Exchange>) {
+    ) -> (Outcome, Vec<Finding>, Vec<Exchange>) {
         let (outcome, breaches) =
             oracles::judge(kind, &r, &self.declared, cases::pre_routing(case));
         let exchanges = match &r {
@@ -168,14 +153,14 @@ impl Run<'_> {
         &mut self,
         case: &Case,
         transport: Option<TransportKind>,
-        breach: Breach,
+        breach: Finding,
         exchanges: Vec<Exchange>,
     ) {
-        let key = (case.op.to_string(), breach.oracle, breach.key.clone());
-        self.found.entry(key).or_insert_with(|| Finding {
+        let key = (case.op.to_string(), breach.key());
+        self.found.entry(key).or_insert_with(|| Found {
+            finding: breach,
             op: case.op.to_string(),
-            transport,
-            breach,
+            transport: transport.map(Into::into),
             mutation: case.mutation.clone(),
             exchanges,
             case: case.clone(),
@@ -188,7 +173,7 @@ impl Run<'_> {
         case: &Case,
         k: &Knowledge,
         transports: &[TransportKind],
-    ) -> Vec<(Option<TransportKind>, Breach, Vec<Exchange>)> {
+    ) -> Vec<(Option<TransportKind>, Finding, Vec<Exchange>)> {
         let (http, mcp) = self.send(case, transports).await;
         let mut all = Vec::new();
         // A post carried as JSON on MCP is the logical post itself (not a raw-text marker).
@@ -202,11 +187,11 @@ impl Run<'_> {
             if let Some((Outcome::Success, _, ex)) = sent
                 && invalid
             {
-                let b = Breach {
-                    oracle: Oracle::InvalidRefused,
-                    key: format!("{kind} accepted"),
-                    message: format!("{kind}: a post the envelope rules refuse was accepted"),
-                };
+                let b = breach(
+                    Oracle::InvalidRefused,
+                    format!("{kind} accepted"),
+                    format!("{kind}: a post the envelope rules refuse was accepted"),
+                );
                 all.push((Some(kind), b, ex.clone()));
             }
         }
@@ -230,7 +215,7 @@ impl Run<'_> {
         &mut self,
         case: Case,
         k: &Knowledge,
-        target: &Breach,
+        target: &Finding,
         transports: &[TransportKind],
     ) -> Case {
         let Some(Value::Object(args)) = case.logical.clone() else {
@@ -251,10 +236,7 @@ impl Run<'_> {
                 format!("{} (without `{key}`)", best.0.mutation),
             );
             let again = self.breaches(&candidate, k, transports).await;
-            if again
-                .iter()
-                .any(|(_, b, _)| b.oracle == target.oracle && b.key == target.key)
-            {
+            if again.iter().any(|(_, b, _)| b.key() == target.key()) {
                 best = (candidate, smaller);
             }
         }
@@ -290,7 +272,7 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
         let case = cases::next(&mut rng, &k);
         cases += 1;
         for (transport, breach, exchanges) in run.breaches(&case, &k, &transports).await {
-            let key = (case.op.to_string(), breach.oracle, breach.key.clone());
+            let key = (case.op.to_string(), breach.key());
             if run.found.contains_key(&key) {
                 continue;
             }
@@ -364,12 +346,8 @@ async fn state_intact(run: &mut Run<'_>) {
             } else {
                 op.clone()
             };
-            let breach = Breach {
-                oracle: Oracle::StateIntact,
-                key,
-                message,
-            };
-            run.record(&case, Some(TransportKind::Http), breach, exchanges);
+            let b = breach(Oracle::StateIntact, key, message);
+            run.record(&case, Some(TransportKind::Http), b, exchanges);
         }
     }
 }

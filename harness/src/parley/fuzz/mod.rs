@@ -74,7 +74,7 @@ impl fuzz::Campaign for ParleyCampaign {
     fn execute<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<fuzz::Outcomes, String>> {
         async move {
             let o = campaign::execute(target, &self.settings).await?;
-            let general = o.map(general);
+            let general = o.map(fuzz::Found::without_case);
             // Set once: the engine runs a campaign once.
             let _ = self.outcomes.set(o);
             Ok(general)
@@ -100,17 +100,6 @@ impl fuzz::Campaign for ParleyCampaign {
             "promoted {n} finding(s) to {}",
             path.display()
         )))
-    }
-}
-
-fn general(f: &campaign::Finding) -> fuzz::Finding {
-    fuzz::Finding {
-        oracle: f.breach.oracle.name(),
-        op: f.op.clone(),
-        transport: f.transport.map(Into::into),
-        mutation: f.mutation.clone(),
-        message: f.breach.message.clone(),
-        exchanges: f.exchanges.clone(),
     }
 }
 

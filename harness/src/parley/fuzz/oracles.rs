@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::engine::finding::{Finding, Source};
 use crate::transport::pre_routing::{Condition, Status, judge_status, routed};
 use crate::transport::{Reply, TransportError, TransportKind};
 
@@ -106,23 +107,20 @@ impl Oracle {
     }
 }
 
-/// One violated oracle on one answer: the dedup key is (operation, oracle, `key`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Breach {
-    /// The oracle.
-    pub oracle: Oracle,
-    /// What distinguishes this breach (status, reason, code…).
-    pub key: String,
-    /// One sentence.
-    pub message: String,
+/// One violated oracle on one answer: a [`Finding`] of the oracle on its rules, what was
+/// `observed` being the key that tells it apart (status, reason, code…); a campaign keeps
+/// one per (operation, [`Finding::key`]).
+pub fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Finding {
+    let source = Source::Fuzz(oracle.name());
+    let (expected, observed) = (json!(oracle.title()), json!(key.into()));
+    *Finding::broke(source, oracle.requirements(), message, expected, observed)
 }
 
-fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Breach {
-    Breach {
-        oracle,
-        key: key.into(),
-        message: message.into(),
-    }
+/// The oracle a finding of a Parley campaign comes from.
+pub fn oracle_of(f: &Finding) -> Option<Oracle> {
+    Oracle::ALL
+        .into_iter()
+        .find(|o| f.source == Source::Fuzz(o.name()))
 }
 
 /// The outcome class of an answer, compared across bindings.
@@ -155,30 +153,30 @@ fn refusal_reason(
     body: Option<&Value>,
     status: Option<u16>,
     declared: &BTreeSet<String>,
-) -> Result<String, Breach> {
+) -> Result<String, Box<Finding>> {
     let read = crate::parley::refusal::read(body, status, declared);
     let Some(reason) = read.reason else {
-        return Err(breach(
+        return Err(Box::new(breach(
             Oracle::RefusalShape,
             format!("status {} without refusal body", status.unwrap_or(0)),
             "a refusal without {\"error\": {\"reason\", \"status\", \"message\"}}",
-        ));
+        )));
     };
     if !read.declared {
-        return Err(breach(
+        return Err(Box::new(breach(
             Oracle::RefusalShape,
             format!("undeclared reason {reason}"),
             format!("refusal reason {reason:?} is not in the manifest's reasons"),
-        ));
+        )));
     }
     if !read.shaped {
-        return Err(breach(
+        return Err(Box::new(breach(
             Oracle::RefusalShape,
             format!("malformed refusal {reason}"),
             format!(
                 "refusal {reason}: error.status must equal the HTTP status and error.message be a string"
             ),
-        ));
+        )));
     }
     Ok(reason)
 }
@@ -190,7 +188,7 @@ pub fn judge(
     reply: &Result<Reply, TransportError>,
     declared: &BTreeSet<String>,
     pre_routing: Option<Condition>,
-) -> (Outcome, Vec<Breach>) {
+) -> (Outcome, Vec<Finding>) {
     let reply = match reply {
         Ok(r) => r,
         Err(e) => {
@@ -246,7 +244,7 @@ pub fn judge(
     (outcome, found)
 }
 
-fn no_leak(reply: &Reply, found: &mut Vec<Breach>) {
+fn no_leak(reply: &Reply, found: &mut Vec<Finding>) {
     if let Some(m) = crate::capability::fuzz::leaked(&reply.text) {
         found.push(breach(
             Oracle::NoLeak,
@@ -263,7 +261,7 @@ fn transport_outcome(
     cond: Condition,
     reply: &Reply,
     declared: &BTreeSet<String>,
-    found: &mut Vec<Breach>,
+    found: &mut Vec<Finding>,
 ) -> Outcome {
     let status = reply.http_status;
     let warn = |key: String, message: String| breach(Oracle::TransportRefusal, key, message);
@@ -295,10 +293,9 @@ fn transport_outcome(
                     Outcome::Refusal(r)
                 }
                 Err(b) => {
-                    found.push(Breach {
-                        oracle: Oracle::TransportRefusal,
-                        ..b
-                    });
+                    // The shape's finding, told as this oracle's.
+                    let key = b.observed.as_str().unwrap_or_default().to_string();
+                    found.push(breach(Oracle::TransportRefusal, key, b.message));
                     Outcome::Other(format!("HTTP {status}"))
                 }
             }
@@ -306,7 +303,7 @@ fn transport_outcome(
     }
 }
 
-fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Breach>) -> Outcome {
+fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Finding>) -> Outcome {
     if reply.http_status < 400 {
         return Outcome::Success;
     }
@@ -325,13 +322,13 @@ fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Brea
     match refusal_reason(reply.json.as_ref(), Some(reply.http_status), declared) {
         Ok(r) => Outcome::Refusal(r),
         Err(b) => {
-            found.push(b);
+            found.push(*b);
             Outcome::Other(format!("HTTP {}", reply.http_status))
         }
     }
 }
 
-fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Breach>) -> Outcome {
+fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Finding>) -> Outcome {
     let Some(msg) = reply.json.as_ref() else {
         if reply.http_status == 202 || (reply.http_status < 300 && reply.text.trim().is_empty()) {
             return Outcome::Other("no body".into());
@@ -376,14 +373,14 @@ fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Breac
     match refusal_reason(result.get("structuredContent"), None, declared) {
         Ok(r) => Outcome::Refusal(r),
         Err(b) => {
-            found.push(b);
+            found.push(*b);
             Outcome::Other("tool error".into())
         }
     }
 }
 
 /// PV-TR-1 on one logical request: `None` when the outcomes agree.
-pub fn compare(http: &Outcome, mcp: &Outcome) -> Option<Breach> {
+pub fn compare(http: &Outcome, mcp: &Outcome) -> Option<Finding> {
     let quota = |o: &Outcome| matches!(o, Outcome::Refusal(r) if r == "rate_limited");
     let same = match (http, mcp) {
         // A write quota may run out between the two sends of the same request.
@@ -432,16 +429,19 @@ mod tests {
             json!({"error": {"reason": "nope", "status": 400, "message": "m"}}),
         );
         let (_, b) = judge(TransportKind::Http, &odd, &declared, None);
-        assert_eq!(b[0].oracle, Oracle::RefusalShape);
+        assert_eq!(oracle_of(&b[0]), Some(Oracle::RefusalShape));
         let (_, b) = judge(TransportKind::Http, &reply(500, json!({})), &declared, None);
-        assert!(b.iter().any(|b| b.oracle == Oracle::NoServerError));
+        assert!(
+            b.iter()
+                .any(|b| oracle_of(b) == Some(Oracle::NoServerError))
+        );
         let leak = reply(
             400,
             json!({"error": {"reason": "invalid_body", "status": 400,
             "message": "thread 'x' panicked at src/service/post.rs:12:5"}}),
         );
         let (_, b) = judge(TransportKind::Http, &leak, &declared, None);
-        assert!(b.iter().any(|b| b.oracle == Oracle::NoLeak));
+        assert!(b.iter().any(|b| oracle_of(b) == Some(Oracle::NoLeak)));
         let tool = reply(
             200,
             json!({"jsonrpc": "2.0", "id": 1, "result": {"isError": true,
@@ -463,7 +463,7 @@ mod tests {
         let head = Some(Condition::HeadTooLarge);
         let oracles = |r: &Result<Reply, TransportError>| {
             let (_, b) = judge(TransportKind::Http, r, &declared, head);
-            b.into_iter().map(|b| b.oracle).collect::<Vec<_>>()
+            b.iter().filter_map(oracle_of).collect::<Vec<_>>()
         };
         let right =
             json!({"error": {"reason": "headers_too_large", "status": 431, "message": "m"}});

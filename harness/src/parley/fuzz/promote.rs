@@ -7,17 +7,19 @@
 
 use serde_json::{Map, Value, json};
 
-use super::campaign::Finding;
+use super::cases::Case;
+use crate::capability::fuzz::Found;
+use crate::capability::transports;
 use crate::transport::TransportKind;
 
 /// The step that replays `f`, `None` for findings with no request of their own (the state
 /// read back after the campaign).
-fn step(f: &Finding) -> Option<Value> {
+fn step(f: &Found<Case>) -> Option<Value> {
     let expect = json!({"well_formed": true});
     let c = &f.case;
     let mut s = Map::new();
     s.insert("as".into(), json!("agent_a"));
-    match f.transport {
+    match f.transport.and_then(transports::kind) {
         None => {
             s.insert("op".into(), json!(c.op));
             s.insert("args".into(), c.logical.clone()?);
@@ -32,7 +34,7 @@ fn step(f: &Finding) -> Option<Value> {
     s.insert("expect".into(), expect);
     s.insert(
         "note".into(),
-        json!(format!("fuzz finding: {}", f.breach.message)),
+        json!(format!("fuzz finding: {}", f.finding.message)),
     );
     Some(Value::Object(s))
 }
@@ -40,34 +42,29 @@ fn step(f: &Finding) -> Option<Value> {
 /// The vector file of a campaign's findings on `seed`: one vector per finding that has a
 /// request of its own, citing its oracle's requirement IDs (and PV-TR-1 for a comparison);
 /// `None` when no finding has one.
-pub fn vector_file(findings: &[Finding], seed: u64) -> Option<Value> {
+pub fn vector_file(findings: &[Found<Case>], seed: u64) -> Option<Value> {
     let mut vectors = Vec::new();
     for (i, f) in findings.iter().enumerate() {
         // Its vector would need "refused" as the expectation, which `well_formed` is not;
         // the campaign's report keeps such a finding with its reproduction. A transport
         // refusal's finding is a warning (PV-TR-6): `well_formed` would make it a failure.
+        let oracle = super::oracles::oracle_of(&f.finding);
         if matches!(
-            f.breach.oracle,
-            super::oracles::Oracle::InvalidRefused | super::oracles::Oracle::TransportRefusal
+            oracle,
+            Some(super::oracles::Oracle::InvalidRefused | super::oracles::Oracle::TransportRefusal)
         ) {
             continue;
         }
         let Some(step) = step(f) else { continue };
-        let mut requirements: Vec<String> = f
-            .breach
-            .oracle
-            .requirements()
-            .iter()
-            .map(|r| (*r).to_string())
-            .collect();
+        let mut requirements: Vec<String> = f.finding.rules.clone();
         if f.transport.is_none() && !requirements.iter().any(|r| r == "PV-TR-1") {
             requirements.insert(0, "PV-TR-1".into());
         }
-        let binding = f.transport.map_or("both", TransportKind::as_str);
+        let binding = f.transport.map_or("both", |b| b.as_str());
         vectors.push(json!({
-            "id": format!("fuzz/seed-{seed}-{}-{}-{binding}-{}", f.op, f.breach.oracle.name(), i + 1),
+            "id": format!("fuzz/seed-{seed}-{}-{}-{binding}-{}", f.op, f.oracle(), i + 1),
             "requirements": requirements,
-            "title": format!("promoted fuzz finding (seed {seed}): {} — {}", f.mutation, f.breach.message),
+            "title": format!("promoted fuzz finding (seed {seed}): {} — {}", f.mutation, f.finding.message),
             "roles": ["agent_a"],
             "steps": [step],
         }));

@@ -22,11 +22,11 @@ use std::sync::Arc;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use serde_json::json;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding;
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::Verdict;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use groups::Settings;
@@ -82,28 +82,10 @@ impl HistoryCheck {
             return CheckOutcome::verdict(Verdict::untested(reason));
         }
         if let Some(f) = run.failure {
-            let observed = f
-                .run
-                .history
-                .ops
-                .iter()
-                .map(|o| json!(format!("{:?}", o.response.as_ref().map(|r| &r.output))))
-                .collect::<Vec<_>>();
-            let violation = Violation {
-                check: self.id.clone(),
-                requirements: f.rules.iter().map(|r| (*r).to_string()).collect(),
-                step: None,
-                pointer: String::new(),
-                expected: json!(
-                    "a sequential order consistent with real time in which the Parley model allows every answer"
-                ),
-                observed: json!(observed),
-                message: f.message,
-                transcript: f.run.exchanges.clone(),
-                completed: false,
-            };
+            let exchanges = &f.run.exchanges;
             return CheckOutcome {
-                verdict: Verdict::Fail(violation),
+                // A history's finding fails the check, as the models' do.
+                verdict: finding::found(&self.id, &self.requirements, true, f.finding, exchanges),
                 exchanges: f.run.exchanges,
                 steps: Vec::new(),
                 unkept: 0,

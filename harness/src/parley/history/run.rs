@@ -12,6 +12,7 @@ use super::client::{self, Ids, Sent};
 use super::groups::{Cast as Parties, Group, GroupRun, Settings, draw};
 use super::spec::{ClaimView, Model, Observed, ParleySpec, Step};
 use crate::capability::history::{Clock, History, Linearizability, Response, check};
+use crate::engine::finding::{Finding, Source};
 use crate::parley::model::observe::Answer;
 use crate::parley::model::runner::cast;
 use crate::parley::model::state::Op;
@@ -24,10 +25,23 @@ use crate::transport::{Exchange, TransportKind};
 pub struct Failure {
     /// The group as it ran.
     pub run: GroupRun,
-    /// The requirement IDs of the operations that could not be placed.
-    pub rules: Vec<&'static str>,
-    /// The explanation, rendered.
-    pub message: String,
+    /// What was found: the requirement IDs of the operations that could not be placed, the
+    /// explanation rendered as its message, every answer as observed.
+    pub finding: Box<Finding>,
+}
+
+impl Failure {
+    /// The failure of `run`, whose operations on `rules` could not be placed (`message`).
+    fn of(run: GroupRun, rules: &[&str], message: String) -> Self {
+        let observed: Vec<Value> = (run.history.ops.iter())
+            .map(|o| json!(format!("{:?}", o.response.as_ref().map(|r| &r.output))))
+            .collect();
+        let expected = json!(
+            "a sequential order consistent with real time in which the Parley model allows every answer"
+        );
+        let finding = Finding::broke(Source::History, rules, message, expected, json!(observed));
+        Self { run, finding }
+    }
 }
 
 /// What a history run did.
@@ -292,11 +306,7 @@ pub async fn run_histories(
                 out.nodes += e.stats.nodes;
                 let (rules, message) =
                     super::explain::render(&cast, &run, &e, settings, kind, out.groups_run);
-                out.failure = Some(Box::new(Failure {
-                    run,
-                    rules,
-                    message,
-                }));
+                out.failure = Some(Box::new(Failure::of(run, &rules, message)));
                 return out;
             }
         }

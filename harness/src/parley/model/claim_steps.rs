@@ -13,7 +13,7 @@ use chrono::{SecondsFormat, Utc};
 use serde_json::{Value, json};
 
 use super::dialectic::{Act, Claim, ClaimSt, Evidence, Until};
-use super::driver::{Driver, Mismatch, agree, mismatch};
+use super::driver::{Driver, Finding, agree, mismatch};
 use super::observe::Answer;
 use super::observe::{extension_of, str_at};
 use super::party::EXTENSIONS;
@@ -138,7 +138,7 @@ impl Driver<'_> {
     }
 
     /// After an accepted assert: the new claim's id, fresh (PV-DI-2, PV-RS-2).
-    pub(super) fn record_claim(&mut self, body: &Value, until: Until) -> Result<(), Box<Mismatch>> {
+    pub(super) fn record_claim(&mut self, body: &Value, until: Until) -> Result<(), Box<Finding>> {
         let id = str_at(body, "/message/claim")
             .unwrap_or_default()
             .to_string();
@@ -159,7 +159,7 @@ impl Driver<'_> {
     }
 
     /// After an accepted claim act: its message names the claim (PV-RS-2).
-    pub(super) fn check_act_claim(&self, c: usize, body: &Value) -> Result<(), Box<Mismatch>> {
+    pub(super) fn check_act_claim(&self, c: usize, body: &Value) -> Result<(), Box<Finding>> {
         agree(
             &["PV-RS-2", "PV-DI-7"],
             "the claim act's message does not name its claim",
@@ -177,7 +177,7 @@ impl Driver<'_> {
 
     /// `read_claim`'s answer against the model's claim `c` (PV-DI-2..7), member by member,
     /// each citing the rule that decides it.
-    pub(super) fn check_claim(&self, w: &World, c: usize, v: &Value) -> Result<(), Box<Mismatch>> {
+    pub(super) fn check_claim(&self, w: &World, c: usize, v: &Value) -> Result<(), Box<Finding>> {
         let claim = &w.claims[c];
         // Collected first, compared after: the clock learns from the echoed `valid_until`
         // even when an earlier member differs.

@@ -91,8 +91,9 @@ fn mask_expiry(mut v: Value) -> Value {
 /// A thread id no sequence creates (PV-EN-5).
 pub const UNKNOWN_THREAD: &str = "th_987654321";
 
+pub use crate::engine::counterexample::StepLog;
 pub(super) use crate::engine::counterexample::mismatch;
-pub use crate::engine::counterexample::{Mismatch, StepLog};
+pub use crate::engine::finding::Finding;
 
 /// `Ok` when the target's `observed` equals the model's `expected`, else the mismatch.
 pub(super) fn agree(
@@ -100,7 +101,7 @@ pub(super) fn agree(
     message: &str,
     expected: Value,
     observed: Value,
-) -> Result<(), Box<Mismatch>> {
+) -> Result<(), Box<Finding>> {
     if expected == observed {
         Ok(())
     } else {
@@ -460,7 +461,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Runs `op` on the model `world`: the model after it, or the disagreement.
-    pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Mismatch>> {
+    pub async fn step(&mut self, world: &World, op: &Op) -> Result<World, Box<Finding>> {
         let pred = predict(world, op);
         let actor = op.actor();
         // Admitted first: a paced write may wait long enough for a deadline taken before
@@ -503,7 +504,7 @@ impl<'a> Driver<'a> {
         pred: Prediction,
         answer: Answer,
         summary: Value,
-    ) -> Result<World, Box<Mismatch>> {
+    ) -> Result<World, Box<Finding>> {
         let actor = op.actor();
         let expected = json!(pred.allowed.iter().map(outcome_json).collect::<Vec<_>>());
         match answer {

@@ -37,8 +37,9 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding;
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::Verdict;
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use generate::Focus;
@@ -220,19 +221,13 @@ impl ModelCheck {
             ModelResult::Error(message) => CheckOutcome::verdict(Verdict::HarnessError { message }),
             ModelResult::Failed(cx) => {
                 let exchanges: Vec<_> = cx.steps.iter().flat_map(|s| s.exchanges.clone()).collect();
-                let violation = Violation {
-                    check: self.id.clone(),
-                    requirements: cx.mismatch.rules.iter().map(|r| (*r).to_string()).collect(),
-                    step: Some(cx.steps.len()),
-                    pointer: String::new(),
-                    expected: cx.mismatch.expected.clone(),
-                    observed: cx.mismatch.observed.clone(),
-                    message: transcript::render(&cx, replay, false),
-                    completed: false,
-                    transcript: exchanges.clone(),
-                };
+                // The numbered steps are the message: they show the sequence that broke.
+                let mut f = Box::new(cx.mismatch.clone()).at(cx.steps.len());
+                f.message = transcript::render(&cx, replay, false);
                 CheckOutcome {
-                    verdict: Verdict::Fail(violation),
+                    // The Parley models' findings fail the check whatever the rule's level,
+                    // as they always have (the SSP model's warn below a required rule).
+                    verdict: finding::found(&self.id, &self.requirements, true, f, &exchanges),
                     exchanges,
                     steps,
                     unkept: 0,

@@ -531,7 +531,7 @@ pub fn vector_file(
     let mut requirements: Vec<String> = Vec::new();
     for r in &cx.mismatch.rules {
         if catalogue.get(r).is_some() && !requirements.iter().any(|x| x == r) {
-            requirements.push((*r).to_string());
+            requirements.push(r.clone());
         }
     }
     let mut roles: Vec<&str> = cx.roles.iter().map(|r| r.as_str()).collect();

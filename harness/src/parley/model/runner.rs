@@ -20,7 +20,7 @@ use crate::engine::verdict::Cause;
 
 use super::clock::SharedClock;
 pub use super::driver::InboxBase;
-use super::driver::{Driver, Mismatch, StepLog, inbox_end};
+use super::driver::{Driver, Finding, StepLog, inbox_end};
 use super::generate::{Focus, sequences};
 use super::party::{Actor, EXTENSIONS};
 use super::quota::Quota;
@@ -70,7 +70,7 @@ pub struct Counterexample {
     /// The steps of its replay, in order (the last one broke the model).
     pub steps: Vec<StepLog>,
     /// What broke.
-    pub mismatch: Mismatch,
+    pub mismatch: Finding,
     /// The actors (index = role).
     pub roles: Vec<Role>,
     /// The model before the first step.
@@ -178,7 +178,7 @@ fn play(
     counter: &Counts,
     seen: Option<&AtomicUsize>,
     sink: &Signatures,
-) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
+) -> Result<Vec<StepLog>, Box<(Finding, Vec<StepLog>)>> {
     let mut drv = driver(drv_parts);
     let mut world = world;
     for op in ops {
@@ -279,7 +279,7 @@ pub fn play_once(
     cast: &Cast,
     base: &mut InboxBase,
     ops: &[Op],
-) -> Result<Vec<StepLog>, Box<(Mismatch, Vec<StepLog>)>> {
+) -> Result<Vec<StepLog>, Box<(Finding, Vec<StepLog>)>> {
     // The inbox base moves before every sequence: the target keeps every earlier sequence's
     // threads, and an inbox read pages only through what is newer than the base.
     advance_inbox_base(handle, target, kind, &cast.roles, base);
@@ -477,7 +477,7 @@ struct Failures {
 
 impl Failures {
     /// Records a failing case; the error that tells the search so.
-    fn record(&self, init: World, ops: Vec<Op>, m: &Mismatch) -> TestCaseError {
+    fn record(&self, init: World, ops: Vec<Op>, m: &Finding) -> TestCaseError {
         if let Ok(mut f) = self.first.lock() {
             f.get_or_insert_with(Instant::now);
         }

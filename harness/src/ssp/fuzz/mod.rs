@@ -19,7 +19,8 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::capability::fuzz::{self, Campaign, Finding, Fuzzable, Outcomes, Settings};
+use crate::capability::fuzz::{self, Campaign, Found, Fuzzable, Outcomes, Settings};
+use crate::engine::finding::{Finding, Source};
 use crate::engine::target::Target;
 use crate::ssp::protocol::Ssp;
 use crate::ssp::provider::env::{Env, Fixture};
@@ -27,7 +28,6 @@ use crate::ssp::provider::profile::FixtureRole;
 use crate::ssp::types::AuthType;
 use crate::transport::Exchange;
 use cases::{Case, Invocable, Knowledge};
-use oracles::Breach;
 
 /// Fixture roles whose skills the campaign invokes (the first that resolves is required;
 /// the protected ones feed the credential cases).
@@ -115,20 +115,20 @@ async fn knowledge(env: &mut Env) -> Knowledge {
 }
 
 struct Run {
-    found: BTreeMap<(String, &'static str, String), Finding>,
+    found: BTreeMap<(String, (Source, String)), Found>,
     requests: u64,
 }
 
 impl Run {
-    fn record(&mut self, op: &str, mutation: &str, b: Breach, exchanges: Vec<Exchange>) {
-        let key = (op.to_string(), b.oracle, b.key);
-        self.found.entry(key).or_insert_with(|| Finding {
-            oracle: b.oracle,
+    fn record(&mut self, op: &str, mutation: &str, b: Finding, exchanges: Vec<Exchange>) {
+        let key = (op.to_string(), b.key());
+        self.found.entry(key).or_insert_with(|| Found {
+            finding: b,
             op: op.to_string(),
             transport: Some(crate::capability::transports::HTTP),
             mutation: mutation.to_string(),
-            message: b.message,
             exchanges,
+            case: (),
         });
     }
 
@@ -246,11 +246,7 @@ async fn intact(env: &mut Env, run: &mut Run) {
     };
     if let Some(message) = problem {
         let exchanges = env.exchanges[first..].to_vec();
-        let b = Breach {
-            oracle: oracles::STATE_INTACT.name,
-            key: "after".into(),
-            message,
-        };
+        let b = oracles::breach(oracles::STATE_INTACT, "after", message);
         run.record("after", "read back after the campaign", b, exchanges);
     }
 }

@@ -3,10 +3,11 @@
 //! and its status (SSP-ERR-1/2/3, one judge: `ssp::codes`), certainly-invalid requests refused (SSP-INV-2, SSP-AUTH-2), no leaked
 //! internals. Like Parley's, they never ask *which* refusal: the notes leave that open.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::cases::Case;
 use crate::capability::fuzz::Oracle;
+use crate::engine::finding::{Finding, Source};
 use crate::ssp::codes;
 use crate::ssp::provider::env::Resp;
 use crate::transport::Exchange;
@@ -74,29 +75,19 @@ pub static ALL: [Oracle; 7] = [
     TRANSPORT_REFUSAL,
 ];
 
-/// One violated oracle: deduplicated by (operation, oracle, `key`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Breach {
-    /// The oracle.
-    pub oracle: &'static str,
-    /// What distinguishes it (status, code…).
-    pub key: String,
-    /// One sentence.
-    pub message: String,
-}
-
-fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Breach {
-    Breach {
-        oracle: oracle.name,
-        key: key.into(),
-        message: message.into(),
-    }
+/// One violated oracle: a [`Finding`] of the oracle on its rules, what was `observed` being
+/// the key that tells it apart (status, code…); a campaign keeps one per (operation,
+/// [`Finding::key`]).
+pub fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Finding {
+    let (expected, observed) = (json!(oracle.title), json!(key.into()));
+    let source = Source::Fuzz(oracle.name);
+    *Finding::broke(source, oracle.requirements, message, expected, observed)
 }
 
 /// A hostile request without a usable answer: an answer over the harness's limits is judged
 /// on its status only; no answer at all is a breach unless the case may be dropped (or it
 /// never left the harness).
-fn unanswered(case: &Case, ex: &Exchange) -> Vec<Breach> {
+fn unanswered(case: &Case, ex: &Exchange) -> Vec<Finding> {
     let why = ex.error.as_deref().unwrap_or("no response");
     // An answer came, over the harness's limits (depth, size): only its status is judged.
     if let Some(status) = ex.status {
@@ -129,7 +120,7 @@ fn unanswered(case: &Case, ex: &Exchange) -> Vec<Breach> {
 }
 
 /// Judges one answer (`resp` `None`: no usable response; `ex` says what came, if anything).
-pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
+pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Finding> {
     let Some(r) = resp else {
         return unanswered(case, ex);
     };
@@ -187,7 +178,7 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Breach> {
 
 /// The unified error shape of seed §8.2 (SSP-ERR-1) and the status of a protocol code
 /// (SSP-ERR-2).
-fn shape(r: &Resp) -> Option<Breach> {
+fn shape(r: &Resp) -> Option<Finding> {
     let error = r.json.as_ref().and_then(|j| j.get("error"));
     let code = error.and_then(|e| e.get("code")).and_then(Value::as_str);
     let message = error.and_then(|e| e.get("message")).map(Value::is_string);
@@ -273,7 +264,10 @@ mod tests {
     }
 
     fn oracles(c: &Case, r: Option<&Resp>, ex: &Exchange) -> Vec<&'static str> {
-        judge(c, r, ex).into_iter().map(|b| b.oracle).collect()
+        judge(c, r, ex)
+            .into_iter()
+            .filter_map(|b| b.source.oracle())
+            .collect()
     }
 
     const OK_ERROR: &str = r#"{"error":{"code":"VALIDATION_ERROR","message":"bad"}}"#;

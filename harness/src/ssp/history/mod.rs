@@ -221,7 +221,7 @@ impl Check for SspHistoryCheck {
                 Err(verdict) => return CheckOutcome::verdict(*verdict),
             };
             let result = run(&mut env).await;
-            crate::engine::finding::outcome(
+            crate::engine::check::CheckOutcome::scripted(
                 CHECK_ID,
                 &self.requirements,
                 self.must,

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use super::idle::Idle;
 use super::lifecycle::Track;
 use super::ops::Op;
-use super::state::{self, Caller, Mismatch, Refusal, Skill, World, breach};
+use super::state::{self, Caller, Finding, Refusal, Skill, World, breach};
 use crate::ssp::codes::Condition;
 use crate::ssp::provider::env::{Cred, Env, Resp};
 use crate::ssp::types::AuthType;
@@ -113,9 +113,9 @@ pub struct Driver<'a> {
     pub sent: u64,
 }
 
-type Step<T> = Result<T, Box<Mismatch>>;
+type Step<T> = Result<T, Box<Finding>>;
 
-fn no_response(message: &str) -> Box<Mismatch> {
+fn no_response(message: &str) -> Box<Finding> {
     // No rule: the runner reports it as an error of the run, not a verdict on a rule.
     breach(
         &[],

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use super::state::{Exec, Mismatch, ORDER, States, breach};
+use super::state::{Exec, Finding, ORDER, States, breach};
 use crate::ssp::codes::{self, Condition};
 use crate::ssp::types::ExecutionStatus;
 
@@ -84,7 +84,7 @@ impl Track {
     }
 
     /// SSP-INV-3/4/5: one InvocationResponse `body` (schema-valid) of this execution.
-    pub fn observe(&self, exec: &Exec, body: &Value) -> Result<Observed, Box<Mismatch>> {
+    pub fn observe(&self, exec: &Exec, body: &Value) -> Result<Observed, Box<Finding>> {
         let status: ExecutionStatus =
             serde_json::from_value(body["status"].clone()).map_err(|_| {
                 breach(
@@ -122,7 +122,7 @@ impl Track {
         Ok(Observed { track, warnings })
     }
 
-    fn identity(&self, body: &Value) -> Result<(), Box<Mismatch>> {
+    fn identity(&self, body: &Value) -> Result<(), Box<Finding>> {
         if body["execution_id"] != json!(self.id) {
             return Err(breach(
                 &["SSP-INV-3", "SSP-INV-7"],
@@ -148,7 +148,7 @@ impl Track {
         exec: &Exec,
         status: ExecutionStatus,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         if self.allowed.has(status) || self.timed_out_in_time(exec, status, body) {
             return Ok(());
         }
@@ -214,7 +214,7 @@ impl Track {
         &self,
         status: ExecutionStatus,
         body: &Value,
-    ) -> Result<Option<f64>, Box<Mismatch>> {
+    ) -> Result<Option<f64>, Box<Finding>> {
         let ts = &body["timestamps"];
         let created = ts["created_at"].as_str().unwrap_or_default();
         if let Some(first) = &self.created_at
@@ -273,7 +273,7 @@ impl Track {
         exec: &Exec,
         status: ExecutionStatus,
         body: &Value,
-    ) -> Result<Warnings, Box<Mismatch>> {
+    ) -> Result<Warnings, Box<Finding>> {
         let mut warnings = Vec::new();
         if !status.is_terminal() {
             return Ok(warnings);
@@ -310,7 +310,7 @@ impl Track {
 
 /// A completed execution: it carries output (SSP-INV-3), and it did not run past its
 /// effective timeout (SSP-INV-5; `elapsed` from the first `running` answer seen).
-fn completed(exec: &Exec, elapsed: Option<f64>, body: &Value) -> Result<(), Box<Mismatch>> {
+fn completed(exec: &Exec, elapsed: Option<f64>, body: &Value) -> Result<(), Box<Finding>> {
     if body.get("output").is_none() {
         return Err(breach(
             INV3,
@@ -345,7 +345,7 @@ impl Track {
         status: ExecutionStatus,
         body: &Value,
         warnings: &mut Warnings,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let code = body.pointer("/error/code").and_then(Value::as_str);
         let message = body.pointer("/error/message").and_then(Value::as_str);
         if code.is_none() || message.is_none() {
@@ -381,7 +381,7 @@ impl Track {
     /// the clock at acceptance or at the start of running): a `timeout` that completed
     /// before its effective timeout had passed since creation is early. Timestamps may have
     /// second precision: one second of slack.
-    fn not_early(&self, exec: &Exec, body: &Value) -> Result<(), Box<Mismatch>> {
+    fn not_early(&self, exec: &Exec, body: &Value) -> Result<(), Box<Finding>> {
         if let (Some(eff), Some(ran)) = (exec.effective_ms, self.run_time(body))
             && ran < eff - EARLY_SLACK_MS
         {
@@ -403,7 +403,7 @@ const EARLY_SLACK_MS: f64 = 1000.0;
 
 /// SSP-INV-5: the timed-out execution's error, judged by the one judge the scripted
 /// checks use (`ssp/timeout_error.rs`).
-fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Warnings, Box<Mismatch>> {
+fn timeout_error(exec: &Exec, id: &str, body: &Value) -> Result<Warnings, Box<Finding>> {
     match crate::ssp::timeout_error::judge(body, id, exec.effective_ms) {
         Ok(notes) => Ok(notes
             .into_iter()

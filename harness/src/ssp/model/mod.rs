@@ -38,9 +38,11 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding::{self, Finding, Source};
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::verdict::Verdict;
 use runner::{Budget, ModelResult, run_model};
+use serde_json::json;
 
 /// Check id of the model in `conform run`.
 pub const CHECK_ID: &str = "model/ssp-lifecycle";
@@ -107,69 +109,39 @@ impl ModelCheck {
 
     fn verdict_of(&self, run: runner::ModelRun, replay: &str) -> CheckOutcome {
         match run.result {
-            // The search ran to its end; the warnings were collected on the way.
-            ModelResult::Passed => match run.warnings.first() {
-                Some((rule, w)) => CheckOutcome::verdict(Verdict::Warn(Violation {
-                    completed: true,
-                    ..self.violation(
-                        // Every warning's rule is named (each one is `warn`, none passed).
-                        warned_rules(&run.warnings, rule),
-                        serde_json::json!(rule),
-                        serde_json::json!(w),
-                        w.clone(),
-                        Vec::new(),
-                    )
-                })),
-                None => CheckOutcome::verdict(Verdict::Pass),
-            },
+            // The search ran to its end; the warnings were collected on the way, and the
+            // verdict names every warning's rule (each one is `warn`, none passed).
+            ModelResult::Passed => {
+                let warnings: Vec<Box<Finding>> = (run.warnings.iter())
+                    .map(|(rule, w)| {
+                        Finding::warn("", json!(rule), json!(w), w.clone())
+                            .on(&[rule])
+                            .by(Source::Model)
+                    })
+                    .collect();
+                // `must` is moot: warnings never fail.
+                let v =
+                    finding::verdict(CHECK_ID, &self.requirements, false, Ok(()), &warnings, &[]);
+                CheckOutcome::verdict(v)
+            }
             ModelResult::Unsupported(cause, reason) => {
                 CheckOutcome::verdict(Verdict::Unsupported { reason, cause })
             }
             ModelResult::Error(message) => CheckOutcome::verdict(Verdict::HarnessError { message }),
             ModelResult::Failed(cx) => {
                 let exchanges: Vec<_> = cx.steps.iter().flat_map(|s| s.exchanges.clone()).collect();
-                let rules: Vec<String> =
-                    cx.mismatch.rules.iter().map(|r| (*r).to_string()).collect();
-                let must = rules.iter().any(|r| self.required.contains(r));
-                let v = self.violation(
-                    rules,
-                    cx.mismatch.expected.clone(),
-                    cx.mismatch.observed.clone(),
-                    transcript::render(&cx, replay, false),
-                    exchanges.clone(),
-                );
+                // A broken rule fails the check only when it is required (else a warning).
+                let must = cx.mismatch.rules.iter().any(|r| self.required.contains(r));
+                // The numbered steps are the message: they show the sequence that broke.
+                let mut f = Box::new(cx.mismatch.clone()).at(cx.steps.len());
+                f.message = transcript::render(&cx, replay, false);
                 CheckOutcome {
-                    verdict: if must {
-                        Verdict::Fail(v)
-                    } else {
-                        Verdict::Warn(v)
-                    },
+                    verdict: finding::found(CHECK_ID, &self.requirements, must, f, &exchanges),
                     exchanges,
                     steps: Vec::new(),
                     unkept: 0,
                 }
             }
-        }
-    }
-
-    fn violation(
-        &self,
-        requirements: Vec<String>,
-        expected: serde_json::Value,
-        observed: serde_json::Value,
-        message: String,
-        transcript: Vec<crate::transport::Exchange>,
-    ) -> Violation {
-        Violation {
-            check: CHECK_ID.into(),
-            requirements,
-            step: None,
-            pointer: String::new(),
-            expected,
-            observed,
-            message,
-            transcript,
-            completed: false,
         }
     }
 }
@@ -234,15 +206,4 @@ impl Check for ModelCheck {
 /// The model checks of the SSP suite.
 pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
     vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))]
-}
-
-/// The rules the warnings of a passed search name, `first` first, each once.
-fn warned_rules(warnings: &[(&'static str, String)], first: &str) -> Vec<String> {
-    let mut out = vec![first.to_string()];
-    for (r, _) in warnings {
-        if !out.iter().any(|o| o == r) {
-            out.push((*r).to_string());
-        }
-    }
-    out
 }

@@ -23,7 +23,7 @@ use super::generate::sequences;
 use super::idle::Idle;
 use super::ops::Op;
 use super::setup::{Cast, SetupError, cast};
-use super::state::{Mismatch, World};
+use super::state::{Finding, World};
 use crate::engine::target::Target;
 use crate::ssp::provider::env::Env;
 use crate::ssp::provider::profile::SspProfile;
@@ -80,7 +80,7 @@ pub struct Counterexample {
     /// The steps of its replay, in order (the last one broke the model).
     pub steps: Vec<StepLog>,
     /// What broke.
-    pub mismatch: Mismatch,
+    pub mismatch: Finding,
     /// The model before the first step.
     pub world: World,
     /// Shrunk, or as found.
@@ -126,7 +126,7 @@ struct Parts<'a> {
     stop: Option<Stop>,
 }
 
-type Failure = Box<(Mismatch, Vec<StepLog>)>;
+type Failure = Box<(Finding, Vec<StepLog>)>;
 
 impl Parts<'_> {
     fn env(&self) -> Env {
@@ -274,7 +274,7 @@ fn finished(
 }
 
 /// The last failing run: its start, its generated operations, what broke, its steps.
-type Found = (World, Vec<Op>, Mismatch, Vec<StepLog>);
+type Found = (World, Vec<Op>, Finding, Vec<StepLog>);
 
 /// What one lane ended with: the case it shrank (if it failed), proptest's outcome, and
 /// its last failing run.

@@ -130,7 +130,7 @@ impl Check for ProviderCheck {
                 Err(verdict) => return CheckOutcome::verdict(*verdict),
             };
             let result = (self.decl.run)(&mut env).await;
-            crate::engine::finding::outcome(
+            crate::engine::check::CheckOutcome::scripted(
                 self.decl.id,
                 &self.requirements,
                 self.must,

@@ -12,7 +12,7 @@ use crate::parley::model::dialectic::Until;
 use crate::parley::model::party::{EXTENSIONS, Party};
 use crate::parley::model::state::{Awaiting, Event, Kind, Op, World};
 
-use super::{Driver, Mismatch, agree, mismatch};
+use super::{Driver, Finding, agree, mismatch};
 
 impl Driver<'_> {
     /// An accepted operation's answer against the model: `before` and `after` are the model
@@ -24,7 +24,7 @@ impl Driver<'_> {
         op: &Op,
         event: bool,
         body: Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         match op {
             Op::Open { by, .. } => self.check_open(after, *by, &body),
             Op::Post {
@@ -64,7 +64,7 @@ impl Driver<'_> {
     }
 
     /// An accepted open: the fresh thread, its first message (an ask) and the thread itself.
-    fn check_open(&mut self, after: &World, by: Party, body: &Value) -> Result<(), Box<Mismatch>> {
+    fn check_open(&mut self, after: &World, by: Party, body: &Value) -> Result<(), Box<Finding>> {
         self.new_thread(body)?;
         let t = after.threads.len() - 1;
         self.check_message(after, t, 0, Kind::Ask, by, body)?;
@@ -81,7 +81,7 @@ impl Driver<'_> {
         thread: usize,
         kind: Kind,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let m = after.threads[thread].messages.len() - 1;
         self.check_message(after, thread, m, kind, by, body)?;
         let new_events = after.threads[thread].events.len() - before.threads[thread].events.len();
@@ -97,7 +97,7 @@ impl Driver<'_> {
         thread: usize,
         event: bool,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         self.check_thread(after, thread, &body["thread"])?;
         let ev = &body["event"];
         match (event, ev.is_null()) {
@@ -130,7 +130,7 @@ impl Driver<'_> {
         after: &World,
         thread: usize,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         self.check_thread(after, thread, &body["thread"])?;
         let expected = self.tree(after, thread, 0);
         let observed = json!(
@@ -158,7 +158,7 @@ impl Driver<'_> {
         claim: usize,
         kind: Kind,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let t = after.claims[claim].thread;
         let m = after.threads[t].messages.len() - 1;
         self.check_message(after, t, m, kind, by, body)?;
@@ -175,7 +175,7 @@ impl Driver<'_> {
         thread: Option<usize>,
         until: Until,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let t = match thread {
             Some(t) => t,
             None => {
@@ -195,7 +195,7 @@ impl Driver<'_> {
     }
 
     /// Records the id of a thread a post opened: fresh, never seen before (PV-RS-2).
-    fn new_thread(&mut self, body: &Value) -> Result<(), Box<Mismatch>> {
+    fn new_thread(&mut self, body: &Value) -> Result<(), Box<Finding>> {
         let id = str_at(body, "/thread/id").unwrap_or_default().to_string();
         if id.is_empty() || self.ids.threads.contains(&id) {
             return Err(mismatch(
@@ -219,7 +219,7 @@ impl Driver<'_> {
         kind: Kind,
         by: Party,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let msg = &body["message"];
         let id = str_at(msg, "/id").unwrap_or_default().to_string();
         if id.is_empty() || !self.ids.seen_messages.insert(id.clone()) {
@@ -261,7 +261,7 @@ impl Driver<'_> {
         json!({"identity": w.actors[p.actor].identity, "extension": p.ext.map(|e| EXTENSIONS[e])})
     }
 
-    fn check_thread(&self, w: &World, t: usize, v: &Value) -> Result<(), Box<Mismatch>> {
+    fn check_thread(&self, w: &World, t: usize, v: &Value) -> Result<(), Box<Finding>> {
         let th = &w.threads[t];
         let awaiting = match th.awaiting {
             Awaiting::Nobody => Value::Null,
@@ -324,7 +324,7 @@ impl Driver<'_> {
         Ok(())
     }
 
-    fn check_event(&self, t: usize, ix: usize, e: &Event, v: &Value) -> Result<(), Box<Mismatch>> {
+    fn check_event(&self, t: usize, ix: usize, e: &Event, v: &Value) -> Result<(), Box<Finding>> {
         let id = str_at(v, "/id").unwrap_or_default();
         if let Some(owner) = self.ids.seen_events.get(id)
             && *owner != t
@@ -373,7 +373,7 @@ impl Driver<'_> {
         t: usize,
         since: Option<usize>,
         body: &Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let model = &w.threads[t].events;
         let got = body["events"].as_array().cloned().unwrap_or_default();
         let got: Vec<Value> = got
@@ -454,7 +454,7 @@ impl Driver<'_> {
         w: &World,
         by: Party,
         first: Value,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let seen = self.page_inbox(by, first).await?;
         self.compare_inbox(w, by, &seen)
     }
@@ -465,7 +465,7 @@ impl Driver<'_> {
         &mut self,
         by: Party,
         first: Value,
-    ) -> Result<HashMap<usize, Value>, Box<Mismatch>> {
+    ) -> Result<HashMap<usize, Value>, Box<Finding>> {
         let mine: HashMap<String, usize> = self
             .ids
             .threads
@@ -498,7 +498,7 @@ impl Driver<'_> {
     }
 
     /// Fetches the inbox page after `cursor`, logging its exchanges with the operation's.
-    async fn next_inbox_page(&mut self, by: Party, cursor: Value) -> Result<Value, Box<Mismatch>> {
+    async fn next_inbox_page(&mut self, by: Party, cursor: Value) -> Result<Value, Box<Finding>> {
         let mut args = json!({"limit": self.page_limit(by), "since": cursor});
         if let Some(e) = by.ext {
             args["extension"] = json!(EXTENSIONS[e]);
@@ -526,7 +526,7 @@ impl Driver<'_> {
         w: &World,
         by: Party,
         seen: &HashMap<usize, Value>,
-    ) -> Result<(), Box<Mismatch>> {
+    ) -> Result<(), Box<Finding>> {
         let expected: Vec<usize> = (0..w.threads.len())
             .filter(|t| w.in_inbox(by, &w.threads[*t]))
             .collect();
@@ -579,7 +579,7 @@ fn note_inbox_items(
     mine: &HashMap<String, usize>,
     items: &[Value],
     seen: &mut HashMap<usize, Value>,
-) -> Result<(), Box<Mismatch>> {
+) -> Result<(), Box<Finding>> {
     for it in items {
         let Some(t) = str_at(it, "/thread").and_then(|id| mine.get(id).copied()) else {
             continue;
@@ -599,7 +599,7 @@ fn note_inbox_items(
 /// `whoami` against the actor the pre-flight saw (PV-TR-5, PV-ID-1, PV-AU-5): identity, author
 /// kind and, for a non-human, exactly the rights it holds among those the model uses (a human
 /// holds every right implicitly, listed or not).
-fn check_whoami(a: &crate::parley::model::party::Actor, body: &Value) -> Result<(), Box<Mismatch>> {
+fn check_whoami(a: &crate::parley::model::party::Actor, body: &Value) -> Result<(), Box<Finding>> {
     let rights: Vec<&str> = body["rights"]
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())

@@ -310,7 +310,12 @@ fn well_formed(
             "",
             json!({"well_formed": true}),
             obs.summary(),
-            format!("{} ({})", b.message, b.oracle.title()),
+            // A fuzz finding's `expected` is its oracle's title.
+            format!(
+                "{} ({})",
+                b.message,
+                b.expected.as_str().unwrap_or_default()
+            ),
         )),
     }
 }

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use super::observation::Observation;
 
 use crate::engine::check::{CheckOutcome, StepSignature};
-use crate::engine::verdict::{Verdict, Violation};
+use crate::engine::finding::{self, Finding, Source};
+use crate::engine::verdict::Verdict;
 use crate::json::matcher::Mismatch;
 use crate::json::placeholders::Env;
 use crate::parley::manifest::declared_path;
@@ -33,26 +34,19 @@ pub(super) struct RunState<'a> {
 }
 
 impl RunState<'_> {
+    /// The verdict of the vector when step `step` did not match (`m`): a finding on the
+    /// rules that step's expectation stands for.
     pub(super) fn violation(&self, step: usize, m: Mismatch) -> Verdict {
-        let v = Violation {
-            check: self.lv.vector.id.clone(),
-            requirements: self.lv.vector.violated_by(step),
-            step: Some(step),
-            pointer: m.pointer,
-            expected: m.expected,
-            observed: m.observed,
-            message: match &self.lv.vector.advisory {
-                Some(why) => format!("{} (advisory, not a failure: {why})", m.message),
-                None => m.message,
-            },
-            transcript: self.exchanges.clone(),
-            completed: false,
+        let v = &self.lv.vector;
+        let message = match &v.advisory {
+            Some(why) => format!("{} (advisory, not a failure: {why})", m.message),
+            None => m.message,
         };
-        if self.required {
-            Verdict::Fail(v)
-        } else {
-            Verdict::Warn(v)
-        }
+        let f = Finding::fail(&m.pointer, m.expected, m.observed, message)
+            .on(&v.violated_by(step))
+            .at(step)
+            .by(Source::Vector);
+        finding::found(&v.id, &v.requirements, self.required, f, &self.exchanges)
     }
 
     pub(super) fn done(self, verdict: Verdict) -> CheckOutcome {
