@@ -435,30 +435,52 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The 201 body: `{message, thread}` (+ `claim` for dialectic acts), as stored.
-    fn respond(
+    /// What the 201 body shows, read back as stored inside the transaction.
+    fn stored(
         &self,
         message_id: i64,
         thread_id: i64,
         claim_id: Option<i64>,
-    ) -> Result<Value, Fail> {
+    ) -> Result<Stored, Fail> {
         let corrupt = |what: &str| crate::store::StoreError::Corrupt(format!("{what} vanished"));
         let message = store::get_message(self.tx, message_id)?.ok_or_else(|| corrupt("message"))?;
         let thread = store::get_thread(self.tx, thread_id)?.ok_or_else(|| corrupt("thread"))?;
+        let claim = match claim_id {
+            Some(id) => {
+                let claim = store::get_claim(self.tx, id)?.ok_or_else(|| corrupt("claim"))?;
+                Some((claim, store::claim_acts(self.tx, id)?))
+            }
+            None => None,
+        };
+        Ok(Stored {
+            message,
+            thread,
+            claim,
+        })
+    }
+}
+
+/// The rows a post's 201 body shows, read inside its transaction and rendered after the
+/// commit: the database lock is not held while JSON is built (issue 29: the render was a
+/// fifth of a post's time under the lock). The answer still leaves only after the commit.
+struct Stored {
+    message: store::MessageRow,
+    thread: store::ThreadRow,
+    claim: Option<(store::ClaimRow, Vec<store::ClaimActRow>)>,
+}
+
+impl Stored {
+    /// The 201 body: `{message, thread}` (+ `claim` for dialectic acts), as stored.
+    fn respond(&self, now: &Now, faults: Faults) -> Value {
         let mut body = serde_json::Map::new();
-        let mut rendered = render::message(&message);
-        hooks::reads::message(self.faults, &mut rendered);
+        let mut rendered = render::message(&self.message);
+        hooks::reads::message(faults, &mut rendered);
         body.insert("message".into(), rendered);
-        body.insert("thread".into(), render::thread(&thread));
-        if let Some(id) = claim_id {
-            let claim = store::get_claim(self.tx, id)?.ok_or_else(|| corrupt("claim"))?;
-            let acts = store::claim_acts(self.tx, id)?;
-            body.insert(
-                "claim".into(),
-                render_claim(&claim, &acts, self.now, self.faults),
-            );
+        body.insert("thread".into(), render::thread(&self.thread));
+        if let Some((claim, acts)) = &self.claim {
+            body.insert("claim".into(), render_claim(claim, acts, now, faults));
         }
-        Ok(Value::Object(body))
+        Value::Object(body)
     }
 }
 
@@ -477,7 +499,7 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
         snapshot = Some(inner.db.read(|conn| resolve(conn, &env, depth, faults))?);
         hooks::races::window();
     }
-    inner.db.write(|tx| {
+    let stored = inner.db.write(|tx| {
         let mut resolved = match snapshot.take() {
             Some(r) => r,
             None => resolve(tx, &env, depth, faults)?,
@@ -536,8 +558,9 @@ pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Res
             w.act_on_claim(c, &env, effect, message_id)?;
             claim_id = Some(c.id);
         }
-        w.respond(message_id, thread_id, claim_id)
-    })
+        w.stored(message_id, thread_id, claim_id)
+    })?;
+    Ok(stored.respond(now, faults))
 }
 
 /// The Claim body (PV-DI-7).
