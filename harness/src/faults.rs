@@ -595,9 +595,7 @@ pub fn execute(
     if !args.no_variants {
         let suites = load_suites(vectors_dir)?;
         let variants = crate::variants::select(&[])?;
-        let progress: crate::variants::VariantProgressFn = Arc::new(move |r, done, total| {
-            crate::variants::print_progress(r, done, total, launcher);
-        });
+        let progress = crate::variants::progress(launcher);
         power.variants = Some(rt.block_on(crate::variants::measure(
             &variants,
             &suites,

@@ -6,6 +6,10 @@
 //! [`cli::out`]: a reader that goes away (`conform list | head -1`) ends it quietly, with the
 //! command's own exit code.
 
+// Every command writes through `cli::out` / `term::note`: a `print!` panics once the reader
+// went away (issue 26), so the binary denies them as the library does.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 mod term;
 

@@ -176,8 +176,13 @@ pub fn catalogue_markdown() -> String {
     out
 }
 
-/// Prints one finished variant on stderr.
-pub fn print_progress(r: &VariantResult, done: usize, total: usize, launcher: &dyn Launcher) {
+/// The progress of a measurement: one line per finished variant, a note to the user.
+pub fn progress(launcher: &'static dyn Launcher) -> VariantProgressFn {
+    Arc::new(move |r: &VariantResult, done, total| print_progress(r, done, total, launcher))
+}
+
+/// One finished variant, as a note to the user.
+fn print_progress(r: &VariantResult, done: usize, total: usize, launcher: &dyn Launcher) {
     let verdict = if r.is_accepted() {
         "accepted".to_string()
     } else {
@@ -214,8 +219,7 @@ pub fn execute(
         .enable_all()
         .build()
         .map_err(PowerError::Runtime)?;
-    let progress: VariantProgressFn =
-        Arc::new(move |r: &VariantResult, done, total| print_progress(r, done, total, launcher));
+    let progress = progress(launcher);
     let mut accepted = rt.block_on(measure(
         &selected,
         &suites,

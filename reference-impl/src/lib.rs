@@ -4,8 +4,9 @@
 //! right. One wing per protocol, as in the harness: [`parley`] (its service, with exactly
 //! one permission check behind both bindings, PV-TR-1, and its HTTP and MCP bindings) and
 //! [`ssp`] (the provider and its routes), on the shared [`domain`] rules and [`store`]; [`api`]
-//! holds what both wings' wire adapters share (bearer and media-type parsing, duplicate
-//! members, the OpenAPI document). The SSP provider lives in the same process and database.
+//! holds what both wings' wire adapters share (the JSON media type, duplicate members) and
+//! [`openapi`] the document of both wings' routes. The SSP provider lives in the same process
+//! and database.
 
 pub mod api;
 pub mod config;

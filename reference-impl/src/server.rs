@@ -213,7 +213,7 @@ fn merge_ssp(
     parley: ParleyService,
 ) -> Result<Router, StartError> {
     let state = crate::ssp::SspState::new(db, config, std::sync::Arc::new(parley))
-        .map_err(StartError::Config)?;
+        .map_err(|e| StartError::Config(e.to_string()))?;
     Ok(router.merge(crate::ssp::api::routes(state)))
 }
 

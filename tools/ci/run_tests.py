@@ -148,6 +148,12 @@ def main():
             known.setdefault(f"{name} [part {i + 1}/{parts}]", KNOWN_LONG.get(name, 0.0) / parts)
     # The doctests go through cargo (rustdoc compiles them), as `cargo test` would run them.
     binaries.append((DOCTESTS, None, os.getcwd(), "", []))
+    # A renamed binary would silently lose its split or its isolation: refuse stale names.
+    names = {b[0].split(" [part ")[0] for b in binaries}
+    stale = sorted(n for n in [*SPLIT, *ALONE] if n not in names)
+    if stale:
+        print(f"run_tests: SPLIT/ALONE name no test binary: {', '.join(stale)}", file=sys.stderr)
+        sys.exit(2)
     # Longest first (a long binary started last would trail the run alone).
     order = sorted(binaries, key=lambda b: -known.get(b[0], 0.0))
     alone = [b for b in order if b[0] in ALONE]

@@ -58,7 +58,8 @@ pub trait Commands: Protocol {
     /// The subcommands (e.g. SSP's `validate`).
     fn commands(&self) -> Vec<clap::Command>;
     /// Runs one of [`Commands::commands`]: the process exit code, or why it could not run.
-    /// `launcher` reaches targets (profile files, the bundled reference) for it.
+    /// `launcher` reaches targets (profile files, the bundled reference) for it and is
+    /// where it writes.
     fn run_command(
         &self,
         name: &str,

@@ -13,14 +13,6 @@ pub const MCP: Binding = Binding::new("mcp");
 /// Both, in the order a run takes them.
 pub const BOTH: [Binding; 2] = [HTTP, MCP];
 
-/// The binding of a transport.
-pub fn binding(kind: TransportKind) -> Binding {
-    match kind {
-        TransportKind::Http => HTTP,
-        TransportKind::Mcp => MCP,
-    }
-}
-
 /// The transport of a binding (`None`: not one of these two).
 pub fn kind(binding: Binding) -> Option<TransportKind> {
     if binding == HTTP {
@@ -32,9 +24,13 @@ pub fn kind(binding: Binding) -> Option<TransportKind> {
     }
 }
 
+/// The binding of a transport.
 impl From<TransportKind> for Binding {
     fn from(kind: TransportKind) -> Self {
-        binding(kind)
+        match kind {
+            TransportKind::Http => HTTP,
+            TransportKind::Mcp => MCP,
+        }
     }
 }
 
@@ -46,8 +42,8 @@ mod tests {
     #[test]
     fn bindings_and_transports_map_both_ways() {
         for k in [TransportKind::Http, TransportKind::Mcp] {
-            assert_eq!(kind(binding(k)), Some(k));
-            assert_eq!(binding(k).as_str(), k.as_str());
+            assert_eq!(kind(Binding::from(k)), Some(k));
+            assert_eq!(Binding::from(k).as_str(), k.as_str());
         }
         assert_eq!(kind(Binding::new("alpha")), None);
     }

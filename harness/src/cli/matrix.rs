@@ -83,6 +83,6 @@ pub(crate) fn execute(args: &MatrixArgs) -> anyhow::Result<u8> {
     for p in written {
         lines.push(format!("written: {}", p.display()));
     }
-    println!("{}", lines.join("\n"));
+    super::out(&(lines.join("\n") + "\n"))?;
     Ok(0)
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use conform::capability::estimate;
 use conform::engine::baseline::Baseline;
-use conform::engine::binding::Binding;
-use conform::engine::protocol::{Protocol, Suite, connect, load_profile};
+use conform::engine::binding::{self, Binding};
+use conform::engine::protocol::{Protocol, Suite, connect, declared_bindings};
 use conform::engine::report::{self, Report};
 use conform::engine::run::{RunOptions, run};
 use conform::engine::shard::Shard;
@@ -92,22 +92,10 @@ fn parse_revision(s: &str) -> Result<McpRevision, String> {
 
 /// The values of `--transport`: every binding a registered protocol declares, and `both`.
 fn binding_values() -> clap::builder::PossibleValuesParser {
-    let mut names: Vec<&'static str> = Vec::new();
-    for b in registry::protocols().iter().flat_map(|p| p.bindings()) {
-        if !names.contains(&b.as_str()) {
-            names.push(b.as_str());
-        }
-    }
-    names.push("both");
+    let declared = declared_bindings(&registry::protocols());
+    let mut names: Vec<&'static str> = declared.iter().map(|b| b.as_str()).collect();
+    names.push(binding::EVERY);
     clap::builder::PossibleValuesParser::new(names)
-}
-
-/// The bindings `--transport` selects (empty: every one).
-fn selected_bindings(sel: &str) -> Vec<Binding> {
-    match sel {
-        "both" => Vec::new(),
-        one => vec![Binding::named(one)],
-    }
 }
 
 /// Runs `conform run`: its exit code (0, 1, 130 interrupted; 2 is an error).
@@ -115,10 +103,12 @@ pub(crate) fn execute(args: RunArgs, dir: &Path) -> anyhow::Result<u8> {
     let suites = load_suites(&args.suite, dir)?;
     let protocols: Vec<Arc<dyn Protocol>> = suites.iter().map(|s| s.protocol.clone()).collect();
     let baseline = args.baseline.as_deref().map(Baseline::load).transpose()?;
-    let transports = selected_bindings(&args.transport);
-    let registered = registry::protocols();
+    if let Some(b) = &baseline {
+        conform::engine::run::check_baseline(b, &suites)?;
+    }
+    let transports = binding::selection(&args.transport);
     let profile = (args.target.as_deref())
-        .map(|p| load_profile(p, &registered))
+        .map(conform::launcher::load_profile)
         .transpose()?;
     let command = repro_prefix(&args);
     let jobs = (args.jobs.map(usize::from))
@@ -324,14 +314,8 @@ async fn connect_target(
     opts: &ConnectOptions,
     protocols: &[Arc<dyn Protocol>],
 ) -> anyhow::Result<Target> {
-    match profile {
-        Some(p) => Ok(connect(p, opts, protocols).await?),
-        #[cfg(feature = "reference")]
-        None => Ok(conform::reference::spawn(opts, protocols).await?),
-        #[cfg(not(feature = "reference"))]
-        None => bail!(
-            "--spawn-reference needs the bundled reference server: build conform with its \
-             default feature `reference`"
-        ),
-    }
+    Ok(match profile {
+        Some(p) => connect(p, opts, protocols).await?,
+        None => conform::launcher::spawn_reference(opts, protocols, &[]).await?,
+    })
 }

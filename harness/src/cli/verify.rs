@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use conform::engine::report::evidence;
 use conform::engine::report::{Report, json};
+use serde::Deserialize as _;
 
 /// Arguments of `conform verify`.
 #[derive(Debug, clap::Args)]
@@ -33,7 +34,7 @@ pub(crate) fn execute(args: &VerifyArgs, vectors: &Path) -> anyhow::Result<u8> {
     let (value, report) = match parse(&text) {
         Ok(parsed) => parsed,
         Err(reason) => {
-            println!("FAIL  form: {reason}\nNOT VERIFIED: {shown}");
+            super::out(&format!("FAIL  form: {reason}\nNOT VERIFIED: {shown}\n"))?;
             return Ok(1);
         }
     };
@@ -82,21 +83,21 @@ pub(crate) fn execute(args: &VerifyArgs, vectors: &Path) -> anyhow::Result<u8> {
         report.target.name,
         (report.target.server_version.as_deref()).unwrap_or("no declared version")
     ));
-    println!("{}", lines.join("\n"));
-    if judged.iter().any(Result::is_err) {
-        println!("NOT VERIFIED: {shown}");
-        Ok(1)
+    let (verdict, code) = if judged.iter().any(Result::is_err) {
+        ("NOT VERIFIED", 1)
     } else {
-        println!("verified: {shown}");
-        Ok(0)
-    }
+        ("verified", 0)
+    };
+    lines.push(format!("{verdict}: {shown}"));
+    super::out(&(lines.join("\n") + "\n"))?;
+    Ok(code)
 }
 
 /// The report as JSON and as conform's report type, or why the file is neither.
 fn parse(text: &str) -> Result<(serde_json::Value, Report), String> {
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("the file is not JSON: {e}"))?;
-    let report = serde_json::from_value(value.clone())
+    let report = Report::deserialize(&value)
         .map_err(|e| format!("the file is not a conform report of this format: {e}"))?;
     Ok((value, report))
 }

@@ -60,6 +60,19 @@ impl fmt::Debug for Binding {
     }
 }
 
+/// The value of `--transport` that selects every binding.
+pub const EVERY: &str = "both";
+
+/// The bindings a `--transport` value selects: [`EVERY`] selects every one (empty: no
+/// choice), any other value the binding of that name.
+pub fn selection(value: &str) -> Vec<Binding> {
+    if value == EVERY {
+        Vec::new()
+    } else {
+        vec![Binding::named(value)]
+    }
+}
+
 /// Whether `selected` (a run's `--transport` choice; empty = no choice) takes `binding`.
 pub fn selects(selected: &[Binding], binding: Binding) -> bool {
     selected.is_empty() || selected.contains(&binding)
@@ -96,7 +109,9 @@ mod tests {
         let read: Binding = serde_json::from_str("\"alpha\"").unwrap();
         assert_eq!(read, ALPHA);
         assert_eq!(serde_json::to_string(&read).unwrap(), "\"alpha\"");
-        assert_eq!(Binding::named("beta"), Binding::named("beta"));
+        // Interned: one allocation per distinct name, however often it is read.
+        let (a, b) = (Binding::named("beta"), Binding::named("beta"));
+        assert!(std::ptr::eq(a.as_str(), b.as_str()));
         assert_ne!(Binding::named("beta"), ALPHA);
         assert_eq!(ALPHA.to_string(), "alpha");
     }

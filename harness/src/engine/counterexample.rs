@@ -12,8 +12,8 @@ use crate::engine::repro::{compact, curl_command};
 use crate::transport::Exchange;
 
 /// Why a step disagreed with the model: a [`Finding`] of the model on `rules` (the
-/// requirement IDs of the broken postcondition; none: an error of the run), `expected`
-/// being what the model allowed and `observed` what the target did.
+/// requirement IDs of the broken postcondition), `expected` being what the model allowed
+/// and `observed` what the target did.
 pub fn mismatch(
     rules: &[&str],
     message: impl Into<String>,

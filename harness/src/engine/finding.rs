@@ -29,10 +29,9 @@ pub enum Severity {
 }
 
 /// What kind of check found it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Source {
     /// A step of a scripted check (SSP provider, MCP layer, Parley pre-routing).
-    #[default]
     Scripted,
     /// An expectation of a golden vector.
     Vector,
@@ -204,6 +203,10 @@ impl Finding {
         )
     }
 }
+
+/// The requirements to judge a model's or a history's finding with: one that names no rule
+/// blames none (such checks cite many rules, and their primary one is no better a guess).
+pub const UNATTRIBUTED: &[String] = &[];
 
 /// Result of a check step.
 pub type Step<T> = Result<T, Box<Finding>>;

@@ -10,7 +10,7 @@ use globset::{Glob, GlobMatcher};
 
 use super::binding::Binding;
 use super::check::{Bindings, Check};
-use super::protocol::Suite;
+use super::protocol::{Suite, declared_bindings};
 use super::target::Target;
 
 /// One planned run of a check.
@@ -55,11 +55,7 @@ impl Filter {
 pub fn offered(target: &Target, suites: &[Suite], selected: &[Binding]) -> Vec<Binding> {
     let mut wanted: Vec<Binding> = selected.to_vec();
     if wanted.is_empty() {
-        for b in suites.iter().flat_map(|s| s.protocol.bindings()) {
-            if !wanted.contains(b) {
-                wanted.push(*b);
-            }
-        }
+        wanted = declared_bindings(suites.iter().map(|s| &s.protocol));
     }
     wanted.retain(|k| suites.iter().any(|s| s.protocol.offers(target, *k)));
     wanted

@@ -182,6 +182,19 @@ pub trait Protocol: ProfileSection {
 
 pub use super::vectors_dir::default_vectors_dir;
 
+/// The bindings `protocols` declare, each once, in protocol order.
+pub fn declared_bindings<'a>(
+    protocols: impl IntoIterator<Item = &'a Arc<dyn Protocol>>,
+) -> Vec<Binding> {
+    let mut all: Vec<Binding> = Vec::new();
+    for b in protocols.into_iter().flat_map(|p| p.bindings()) {
+        if !all.contains(b) {
+            all.push(*b);
+        }
+    }
+    all
+}
+
 /// Reads a profile file; the engine checks its own keys, every other top-level key must be
 /// claimed by one of `protocols`, which validates it.
 pub fn load_profile(path: &Path, protocols: &[Arc<dyn Protocol>]) -> Result<Profile, TargetError> {

@@ -11,7 +11,7 @@ use super::counterexample::Counterexamples;
 use super::execute::{Done, execute};
 use super::judge::{self, ReproContext};
 use super::plan::{Filter, Job, offered, plan};
-use super::protocol::{CheckRun, Suite};
+use super::protocol::{CheckRun, Suite, declared_bindings};
 use super::report::completeness::Completeness;
 use super::report::{BaselineInfo, CheckResult, REPORT_FORMAT_VERSION, Report, ToolInfo};
 use super::shard::{self, Shard};
@@ -119,16 +119,16 @@ pub enum RunError {
     Empty(String),
 }
 
-/// Refuses a baseline entry that names no check of the selected suites (nor a derived one).
-fn check_baseline(b: &Baseline, suites: &[Suite]) -> Result<(), RunError> {
+/// Refuses a baseline entry that names no check of the selected suites (nor a derived one),
+/// or a binding none of them declares. [`run`] calls it; a command calls it as well before
+/// it connects, so that a bad baseline costs no pre-flight.
+pub fn check_baseline(b: &Baseline, suites: &[Suite]) -> Result<(), RunError> {
     let mut all: Vec<String> = Vec::new();
     for s in suites {
         all.extend(s.checks.iter().map(|c| c.id().to_string()));
         all.extend(s.protocol.derived_ids(s));
     }
-    let declared: Vec<Binding> = (suites.iter())
-        .flat_map(|s| s.protocol.bindings().iter().copied())
-        .collect();
+    let declared = declared_bindings(suites.iter().map(|s| &s.protocol));
     let unknown = b.unknown_bindings(&declared);
     if !unknown.is_empty() {
         let known: Vec<&str> = declared.iter().map(|b| b.as_str()).collect();

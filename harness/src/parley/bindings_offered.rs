@@ -52,8 +52,7 @@ impl Check for BindingsOffered {
                         missing.join(", ")
                     ),
                 );
-                let reqs = &self.requirements;
-                finding::found(self.id(), reqs, true, f.on(reqs), &[])
+                finding::found(self.id(), &self.requirements, true, f, &[])
             };
             CheckOutcome::verdict(verdict)
         }

@@ -165,7 +165,7 @@ pub fn compare(id: &str, http: &[StepSignature], mcp: &[StepSignature]) -> Verdi
 
 /// The verdict of PV-TR-1 on vector `id` when its bindings disagree (`f`): a failure.
 fn disagreement(id: &str, f: Box<Finding>) -> Verdict {
-    let f = f.on(&[PV_TR_1]).by(Source::Comparison);
+    let f = f.by(Source::Comparison);
     finding::found(&derived_id(id), &[PV_TR_1.into()], true, f, &[])
 }
 

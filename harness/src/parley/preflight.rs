@@ -245,6 +245,15 @@ pub async fn preflight_mcp(part: &ParleyTarget, target: &Target) -> Result<(), T
     }
 }
 
+/// What a command re-targeting this server adds on `kind` to reach it the same way (a run's
+/// reproduction, a model's replay): the MCP revision spoken, on MCP.
+pub fn revision_flag(target: &Target, kind: TransportKind) -> String {
+    match kind {
+        TransportKind::Mcp => format!(" --mcp-revision {}", target.info.mcp_revision),
+        TransportKind::Http => String::new(),
+    }
+}
+
 /// Validates the profile's `[tokens]` section.
 pub fn check_profile_tokens(profile: &crate::engine::target::Profile) -> Result<(), String> {
     let tokens = tokens(profile)?;

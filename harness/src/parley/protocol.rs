@@ -121,11 +121,9 @@ impl Protocol for Parley {
 
     /// The MCP revision spoken, so that a reproduction speaks it too.
     fn reproduce_on(&self, target: &Target, binding: Binding) -> String {
-        if binding == MCP {
-            format!(" --mcp-revision {}", target.info.mcp_revision)
-        } else {
-            String::new()
-        }
+        transports::kind(binding)
+            .map(|k| super::preflight::revision_flag(target, k))
+            .unwrap_or_default()
     }
 
     fn derived_ids(&self, suite: &Suite) -> Vec<String> {

@@ -131,7 +131,7 @@ impl Check for ValidatorVectors {
                         &self.id,
                         reqs,
                         self.must,
-                        f.on(reqs),
+                        f,
                         &[],
                     ));
                 }

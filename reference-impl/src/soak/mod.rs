@@ -346,6 +346,10 @@ impl Report {
         f64::from(self.drift[1].p50) / f64::from(self.drift[0].p50.max(100))
     }
 
+    fn p99_held(&self, args: &SoakArgs) -> bool {
+        self.latency[1].p99 <= self.p99_bound(args)
+    }
+
     fn drift_held(&self, args: &SoakArgs) -> bool {
         self.drift[0].count > 0
             && self.drift[1].count > 0
@@ -388,15 +392,18 @@ impl Report {
             format!("peak fds {}", self.peaks.fds),
         );
         check(
-            args.latency_report_only || self.latency[1].p99 <= self.p99_bound(args),
+            args.latency_report_only || self.p99_held(args),
             format!("p99 under attack {:.2} ms", ms(self.latency[1].p99)),
         );
         check(
             args.latency_report_only || self.drift_held(args),
             format!(
-                "p50 drifted {:.2} ms -> {:.2} ms ({:.2}x > {}x)",
+                "p50 drifted {:.2} ms ({} req) -> {:.2} ms ({} req): {:.2}x, allowed {}x \
+                 with requests in both windows",
                 ms(self.drift[0].p50),
+                self.drift[0].count,
                 ms(self.drift[1].p50),
+                self.drift[1].count,
                 self.drift_ratio(),
                 args.drift_factor
             ),
@@ -467,11 +474,7 @@ impl Report {
                 "under attack".into(),
                 l[1].show(),
                 format!("p99 ≤ {:.2} ms", ms(self.p99_bound(args))),
-                if args.latency_report_only {
-                    "not asserted".into()
-                } else {
-                    verdict(l[1].p99 <= self.p99_bound(args))
-                },
+                asserted(args, self.p99_held(args)),
             ],
             [
                 "after attack".into(),
@@ -490,11 +493,7 @@ impl Report {
                     self.drift_ratio()
                 ),
                 format!("≤ {}×", args.drift_factor),
-                if args.latency_report_only {
-                    "not asserted".into()
-                } else {
-                    verdict(self.drift_held(args))
-                },
+                asserted(args, self.drift_held(args)),
             ],
             [
                 "restart recovery (1 s after each kill)".into(),
@@ -600,4 +599,13 @@ impl Report {
 
 fn verdict(ok: bool) -> String {
     if ok { "ok" } else { "FAIL" }.into()
+}
+
+/// The verdict of a latency bound, or `not asserted` under `--latency-report-only`.
+fn asserted(args: &SoakArgs, ok: bool) -> String {
+    if args.latency_report_only {
+        "not asserted".into()
+    } else {
+        verdict(ok)
+    }
 }

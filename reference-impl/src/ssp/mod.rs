@@ -270,14 +270,9 @@ fn executions(db: Db, config: &Config) -> Result<Executions, SspInitError> {
 impl SspState {
     /// Builds the provider: compiles the schema, validates every descriptor (an invalid
     /// one is an `Err`: the server refuses to start), and ends every execution a previous
-    /// process left unfinished as `failed` (issue #3 §4). The error is a message (the
-    /// server assembly's contract); [`SspState::with_threads`] gives the typed error.
-    pub fn new(db: Db, config: &Config, threads: Arc<dyn ThreadReader>) -> Result<Self, String> {
-        Self::with_threads(db, config, threads).map_err(|e| e.to_string())
-    }
-
-    /// [`SspState::new`] with the typed error.
-    pub fn with_threads(
+    /// process left unfinished as `failed` (issue #3 §4). `threads` reads the forum for the
+    /// `forum-digest` skill.
+    pub fn new(
         db: Db,
         config: &Config,
         threads: Arc<dyn ThreadReader>,

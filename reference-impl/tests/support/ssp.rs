@@ -61,7 +61,7 @@ impl Client {
         config.base_url = base_url;
         config.ssp_limits = limits;
         let threads: Arc<dyn ThreadReader> = Arc::new(parley(&db));
-        let state = SspState::with_threads(db, &config, threads).unwrap();
+        let state = SspState::new(db, &config, threads).unwrap();
         Self {
             router: reference_impl::ssp::api::routes(state.clone()),
             state,

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::{Fuzzable, Settings, Shared};
 use crate::capability::command::{CommandError, Launcher};
-use crate::engine::binding::Binding;
-use crate::engine::protocol::{Protocol, Suite, connect};
+use crate::engine::binding;
+use crate::engine::protocol::{Protocol, Suite, connect, declared_bindings};
 use crate::engine::report::{self, Report};
 use crate::engine::run::{RunOptions, run};
 use crate::engine::target::{ConnectOptions, Target};
@@ -84,10 +84,7 @@ pub fn settings(args: &FuzzArgs) -> Settings {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs())
     });
-    let transports = match args.transport.as_str() {
-        "both" => Vec::new(),
-        one => vec![Binding::named(one)],
-    };
+    let transports = binding::selection(&args.transport);
     Settings {
         duration: args.duration,
         seed,
@@ -178,15 +175,16 @@ pub fn execute(
     let settings = settings(args);
     let suites = campaign_suites(protocols, vectors_dir, &settings)?;
     let fuzzed: Vec<Arc<dyn Protocol>> = suites.iter().map(|(s, _)| s.protocol.clone()).collect();
-    // A binding no fuzzed protocol declares would fuzz nothing: refused, not run empty.
-    let declared: Vec<Binding> = (fuzzed.iter())
-        .flat_map(|p| p.bindings().iter().copied())
-        .collect();
-    if let Some(b) = settings.transports.iter().find(|b| !declared.contains(b)) {
+    // A binding the fuzzed protocols do not declare would fuzz nothing of theirs: refused,
+    // not run empty. Protocols with no bindings (SSP) ignore `--transport`.
+    let declared = declared_bindings(&fuzzed);
+    let undeclared = settings.transports.iter().find(|b| !declared.contains(b));
+    if let (Some(b), false) = (undeclared, declared.is_empty()) {
         let known: Vec<&str> = declared.iter().map(|b| b.as_str()).collect();
         return Err(CommandError(format!(
-            "--transport {b}: not a binding of the fuzzed protocols (known: {}, both)",
-            known.join(", ")
+            "--transport {b}: not a binding of the fuzzed protocols (known: {}, {})",
+            known.join(", "),
+            binding::EVERY
         )));
     }
     let opts = ConnectOptions {

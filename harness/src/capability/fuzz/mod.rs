@@ -49,6 +49,17 @@ pub struct Oracle {
     pub warns: bool,
 }
 
+impl Oracle {
+    /// A breach of this oracle on one answer: a [`Finding`] of the oracle on its rules, what
+    /// was observed being `key`, what tells it apart (status, reason, code…): a campaign
+    /// keeps one per (operation, [`Finding::key`]).
+    pub fn breach(self, key: impl Into<String>, message: impl Into<String>) -> Finding {
+        let (expected, observed) = (json!(self.title), json!(key.into()));
+        let source = Source::Fuzz(self.name);
+        *Finding::broke(source, self.requirements, message, expected, observed)
+    }
+}
+
 /// One distinct finding of a campaign and the case that showed it: the oracle's
 /// [`Finding`] (its source names the oracle; its rules, message, and the key observed), and
 /// where it was seen. `C` is the hostile request itself, for a protocol that keeps it

@@ -50,7 +50,7 @@ pub struct Report {
     pub exchanges_per_second: f64,
     /// Suites run.
     pub suites: Vec<String>,
-    /// Transports run.
+    /// Bindings run (those the target offers of the ones selected).
     pub transports: Vec<Binding>,
     /// `--filter`, when given.
     #[serde(default)]
@@ -178,7 +178,7 @@ pub struct CheckResult {
     pub area: String,
     /// One line.
     pub title: String,
-    /// Transport, when transport-specific.
+    /// Binding, for a check run once per binding.
     #[serde(default)]
     pub transport: Option<Binding>,
     /// Cited requirement IDs.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::cases::{self, Case, Knowledge};
-use super::oracles::{self, Oracle, Outcome, breach};
+use super::oracles::{self, Oracle, Outcome};
 use crate::capability::fuzz::Found;
 use crate::capability::fuzz::worth_retrying;
 use crate::capability::transports::{self, BOTH};
@@ -187,8 +187,7 @@ impl Run<'_> {
             if let Some((Outcome::Success, _, ex)) = sent
                 && invalid
             {
-                let b = breach(
-                    Oracle::InvalidRefused,
+                let b = Oracle::InvalidRefused.breach(
                     format!("{kind} accepted"),
                     format!("{kind}: a post the envelope rules refuse was accepted"),
                 );
@@ -236,7 +235,10 @@ impl Run<'_> {
                 format!("{} (without `{key}`)", best.0.mutation),
             );
             let again = self.breaches(&candidate, k, transports).await;
-            if again.iter().any(|(_, b, _)| b.key() == target.key()) {
+            // The same breach: its oracle and what was observed (`Finding::key` without
+            // rendering `observed` for every candidate).
+            let same = |b: &Finding| b.source == target.source && b.observed == target.observed;
+            if again.iter().any(|(_, b, _)| same(b)) {
                 best = (candidate, smaller);
             }
         }
@@ -346,7 +348,7 @@ async fn state_intact(run: &mut Run<'_>) {
             } else {
                 op.clone()
             };
-            let b = breach(Oracle::StateIntact, key, message);
+            let b = Oracle::StateIntact.breach(key, message);
             run.record(&case, Some(TransportKind::Http), b, exchanges);
         }
     }

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::engine::finding::{Finding, Source};
 use crate::transport::pre_routing::{Condition, Status, judge_status, routed};
@@ -45,6 +45,11 @@ impl Oracle {
         Self::InvalidRefused,
         Self::TransportRefusal,
     ];
+
+    /// A breach of this oracle on one answer ([`crate::capability::fuzz::Oracle::breach`]).
+    pub fn breach(self, key: impl Into<String>, message: impl Into<String>) -> Finding {
+        self.spec().breach(key, message)
+    }
 
     /// The oracle as the engine reports it.
     pub const fn spec(self) -> crate::capability::fuzz::Oracle {
@@ -107,15 +112,6 @@ impl Oracle {
     }
 }
 
-/// One violated oracle on one answer: a [`Finding`] of the oracle on its rules, what was
-/// `observed` being the key that tells it apart (status, reason, code…); a campaign keeps
-/// one per (operation, [`Finding::key`]).
-pub fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Finding {
-    let source = Source::Fuzz(oracle.name());
-    let (expected, observed) = (json!(oracle.title()), json!(key.into()));
-    *Finding::broke(source, oracle.requirements(), message, expected, observed)
-}
-
 /// The oracle a finding of a Parley campaign comes from.
 pub fn oracle_of(f: &Finding) -> Option<Oracle> {
     Oracle::ALL
@@ -148,35 +144,36 @@ impl Outcome {
     }
 }
 
-/// The refusal reason of a refusal body, checked against the manifest: `Err` = a breach.
+/// Why a refusal body breaks the refusal shape: what tells it apart, and one sentence (the
+/// oracle that judged the answer makes it a breach of its own).
+type ShapeFault = (String, String);
+
+/// The refusal reason of a refusal body, checked against the manifest.
 fn refusal_reason(
     body: Option<&Value>,
     status: Option<u16>,
     declared: &BTreeSet<String>,
-) -> Result<String, Box<Finding>> {
+) -> Result<String, ShapeFault> {
     let read = crate::parley::refusal::read(body, status, declared);
     let Some(reason) = read.reason else {
-        return Err(Box::new(breach(
-            Oracle::RefusalShape,
+        return Err((
             format!("status {} without refusal body", status.unwrap_or(0)),
-            "a refusal without {\"error\": {\"reason\", \"status\", \"message\"}}",
-        )));
+            "a refusal without {\"error\": {\"reason\", \"status\", \"message\"}}".into(),
+        ));
     };
     if !read.declared {
-        return Err(Box::new(breach(
-            Oracle::RefusalShape,
+        return Err((
             format!("undeclared reason {reason}"),
             format!("refusal reason {reason:?} is not in the manifest's reasons"),
-        )));
+        ));
     }
     if !read.shaped {
-        return Err(Box::new(breach(
-            Oracle::RefusalShape,
+        return Err((
             format!("malformed refusal {reason}"),
             format!(
                 "refusal {reason}: error.status must equal the HTTP status and error.message be a string"
             ),
-        )));
+        ));
     }
     Ok(reason)
 }
@@ -199,12 +196,11 @@ pub fn judge(
                 "no answer"
             };
             let found = match pre_routing {
-                None => vec![breach(Oracle::Answers, key, format!("no answer: {why}"))],
+                None => vec![Oracle::Answers.breach(key, format!("no answer: {why}"))],
                 // The harness's HTTP stack refused to build it: nothing reached the target.
                 Some(_) if why.contains("builder error") => Vec::new(),
                 // A server may drop an oversized head; PV-TR-6 asks for its status (SHOULD).
-                Some(cond) => vec![breach(
-                    Oracle::TransportRefusal,
+                Some(cond) => vec![Oracle::TransportRefusal.breach(
                     key,
                     format!(
                         "no answer where §10 gives {} {}: {why}",
@@ -230,8 +226,7 @@ pub fn judge(
         return (outcome, found);
     }
     if reply.http_status >= 500 {
-        found.push(breach(
-            Oracle::NoServerError,
+        found.push(Oracle::NoServerError.breach(
             format!("HTTP {}", reply.http_status),
             format!("HTTP {} to a hostile request", reply.http_status),
         ));
@@ -246,8 +241,7 @@ pub fn judge(
 
 fn no_leak(reply: &Reply, found: &mut Vec<Finding>) {
     if let Some(m) = crate::capability::fuzz::leaked(&reply.text) {
-        found.push(breach(
-            Oracle::NoLeak,
+        found.push(Oracle::NoLeak.breach(
             m.to_ascii_lowercase(),
             format!("the answer shows internals: {m:?}"),
         ));
@@ -264,11 +258,11 @@ fn transport_outcome(
     found: &mut Vec<Finding>,
 ) -> Outcome {
     let status = reply.http_status;
-    let warn = |key: String, message: String| breach(Oracle::TransportRefusal, key, message);
+    let warn = |key: String, message: String| Oracle::TransportRefusal.breach(key, message);
     match judge_status(cond, Some(status)) {
         Status::Served => Outcome::Success,
         Status::ServerError(m) => {
-            found.push(breach(Oracle::NoServerError, format!("HTTP {status}"), m));
+            found.push(Oracle::NoServerError.breach(format!("HTTP {status}"), m));
             Outcome::Other(format!("HTTP {status}"))
         }
         Status::Other(m) => {
@@ -292,10 +286,8 @@ fn transport_outcome(
                     ));
                     Outcome::Refusal(r)
                 }
-                Err(b) => {
-                    // The shape's finding, told as this oracle's.
-                    let key = b.observed.as_str().unwrap_or_default().to_string();
-                    found.push(breach(Oracle::TransportRefusal, key, b.message));
+                Err((key, message)) => {
+                    found.push(Oracle::TransportRefusal.breach(key, message));
                     Outcome::Other(format!("HTTP {status}"))
                 }
             }
@@ -309,8 +301,7 @@ fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Find
     }
     let labelled = reply.labelled_json();
     if !labelled {
-        found.push(breach(
-            Oracle::RefusalShape,
+        found.push(Oracle::RefusalShape.breach(
             "refusal not labelled application/json",
             format!(
                 "refusal HTTP {} with content type {:?}, not application/json",
@@ -321,8 +312,8 @@ fn http_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Find
     }
     match refusal_reason(reply.json.as_ref(), Some(reply.http_status), declared) {
         Ok(r) => Outcome::Refusal(r),
-        Err(b) => {
-            found.push(*b);
+        Err((key, message)) => {
+            found.push(Oracle::RefusalShape.breach(key, message));
             Outcome::Other(format!("HTTP {}", reply.http_status))
         }
     }
@@ -333,8 +324,7 @@ fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Findi
         if reply.http_status == 202 || (reply.http_status < 300 && reply.text.trim().is_empty()) {
             return Outcome::Other("no body".into());
         }
-        found.push(breach(
-            Oracle::RefusalShape,
+        found.push(Oracle::RefusalShape.breach(
             format!("HTTP {} without JSON-RPC", reply.http_status),
             format!(
                 "MCP answer HTTP {} is not a JSON-RPC message",
@@ -350,8 +340,7 @@ fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Findi
         return match code {
             Some(c) => Outcome::JsonRpcError(c),
             None => {
-                found.push(breach(
-                    Oracle::RefusalShape,
+                found.push(Oracle::RefusalShape.breach(
                     "JSON-RPC error without integer code",
                     "a JSON-RPC error needs an integer code",
                 ));
@@ -360,8 +349,7 @@ fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Findi
         };
     }
     let Some(result) = msg.get("result") else {
-        found.push(breach(
-            Oracle::RefusalShape,
+        found.push(Oracle::RefusalShape.breach(
             "JSON-RPC without result or error",
             "a JSON-RPC response needs result or error",
         ));
@@ -372,8 +360,8 @@ fn mcp_outcome(reply: &Reply, declared: &BTreeSet<String>, found: &mut Vec<Findi
     }
     match refusal_reason(result.get("structuredContent"), None, declared) {
         Ok(r) => Outcome::Refusal(r),
-        Err(b) => {
-            found.push(*b);
+        Err((key, message)) => {
+            found.push(Oracle::RefusalShape.breach(key, message));
             Outcome::Other("tool error".into())
         }
     }
@@ -392,8 +380,7 @@ pub fn compare(http: &Outcome, mcp: &Outcome) -> Option<Finding> {
         _ => false,
     };
     (!same).then(|| {
-        breach(
-            Oracle::BindingsAgree,
+        Oracle::BindingsAgree.breach(
             format!("http {} / mcp {}", http.show(), mcp.show()),
             format!("HTTP answered {}, MCP {}", http.show(), mcp.show()),
         )

@@ -23,9 +23,7 @@ pub fn replay_command(target: &Target, kind: TransportKind, budget: Budget) -> S
     if budget.focus != Budget::DEFAULT.focus {
         cmd.push_str(&format!(" --focus {}", budget.focus.as_str()));
     }
-    if kind == TransportKind::Mcp {
-        cmd.push_str(&format!(" --mcp-revision {}", target.info.mcp_revision));
-    }
+    cmd.push_str(&crate::parley::preflight::revision_flag(target, kind));
     cmd.push_str(&target.time_scale().flag());
     cmd
 }

@@ -246,7 +246,7 @@ async fn intact(env: &mut Env, run: &mut Run) {
     };
     if let Some(message) = problem {
         let exchanges = env.exchanges[first..].to_vec();
-        let b = oracles::breach(oracles::STATE_INTACT, "after", message);
+        let b = oracles::STATE_INTACT.breach("after", message);
         run.record("after", "read back after the campaign", b, exchanges);
     }
 }

@@ -3,11 +3,11 @@
 //! and its status (SSP-ERR-1/2/3, one judge: `ssp::codes`), certainly-invalid requests refused (SSP-INV-2, SSP-AUTH-2), no leaked
 //! internals. Like Parley's, they never ask *which* refusal: the notes leave that open.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::cases::Case;
 use crate::capability::fuzz::Oracle;
-use crate::engine::finding::{Finding, Source};
+use crate::engine::finding::Finding;
 use crate::ssp::codes;
 use crate::ssp::provider::env::Resp;
 use crate::transport::Exchange;
@@ -75,15 +75,6 @@ pub static ALL: [Oracle; 7] = [
     TRANSPORT_REFUSAL,
 ];
 
-/// One violated oracle: a [`Finding`] of the oracle on its rules, what was `observed` being
-/// the key that tells it apart (status, code…); a campaign keeps one per (operation,
-/// [`Finding::key`]).
-pub fn breach(oracle: Oracle, key: impl Into<String>, message: impl Into<String>) -> Finding {
-    let (expected, observed) = (json!(oracle.title), json!(key.into()));
-    let source = Source::Fuzz(oracle.name);
-    *Finding::broke(source, oracle.requirements, message, expected, observed)
-}
-
 /// A hostile request without a usable answer: an answer over the harness's limits is judged
 /// on its status only; no answer at all is a breach unless the case may be dropped (or it
 /// never left the harness).
@@ -93,8 +84,7 @@ fn unanswered(case: &Case, ex: &Exchange) -> Vec<Finding> {
     if let Some(status) = ex.status {
         return (status >= 500)
             .then(|| {
-                breach(
-                    NO_5XX,
+                NO_5XX.breach(
                     format!("HTTP {status}"),
                     format!("HTTP {status} to a hostile request"),
                 )
@@ -115,7 +105,7 @@ fn unanswered(case: &Case, ex: &Exchange) -> Vec<Finding> {
     if case.may_drop {
         Vec::new()
     } else {
-        vec![breach(ANSWERS, key, format!("no answer: {why}"))]
+        vec![ANSWERS.breach(key, format!("no answer: {why}"))]
     }
 }
 
@@ -129,22 +119,19 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Finding> {
     // is the HTTP layer's (PV-TR-6's table), judged below as a transport refusal.
     if r.status >= 500 && r.status != 505 && !(r.status == 503 && r.header("retry-after").is_some())
     {
-        found.push(breach(
-            NO_5XX,
+        found.push(NO_5XX.breach(
             format!("HTTP {}", r.status),
             format!("HTTP {} to a hostile request", r.status),
         ));
     }
     if let Some(m) = crate::capability::fuzz::leaked(&r.text) {
-        found.push(breach(
-            NO_LEAK,
+        found.push(NO_LEAK.breach(
             m.to_ascii_lowercase(),
             format!("the answer shows internals: {m:?}"),
         ));
     }
     if case.invalid && (200..300).contains(&r.status) {
-        found.push(breach(
-            REFUSED,
+        found.push(REFUSED.breach(
             format!("{} accepted", case.op),
             format!("HTTP {} to a request that must be refused", r.status),
         ));
@@ -163,9 +150,7 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Finding> {
         found.extend(shape(r));
     }
     if http_layer && (r.json.is_none() || r.status == 505) {
-        found.push(breach(
-            TRANSPORT_REFUSAL,
-            format!("HTTP {} not JSON", r.status),
+        found.push(TRANSPORT_REFUSAL.breach(format!("HTTP {} not JSON", r.status),
             format!(
                 "transport refusal HTTP {} (505: another row's status) or without a JSON body (SSP-ERR-4: a warning): {}",
                 r.status,
@@ -183,8 +168,7 @@ fn shape(r: &Resp) -> Option<Finding> {
     let code = error.and_then(|e| e.get("code")).and_then(Value::as_str);
     let message = error.and_then(|e| e.get("message")).map(Value::is_string);
     let (Some(code), Some(true)) = (code, message) else {
-        return Some(breach(
-            ERROR_SHAPE,
+        return Some(ERROR_SHAPE.breach(
             format!("HTTP {} not in the unified shape", r.status),
             format!(
                 "HTTP {} without {{\"error\": {{\"code\", \"message\"}}}}: {}",
@@ -196,8 +180,7 @@ fn shape(r: &Resp) -> Option<Finding> {
     if let Some(retry) = error.and_then(|e| e.get("retry"))
         && !(retry.get("suggested_delay_ms").is_some() && retry.get("max_attempts").is_some())
     {
-        return Some(breach(
-            ERROR_SHAPE,
+        return Some(ERROR_SHAPE.breach(
             format!("{code}: partial retry"),
             format!("{code}: `retry` needs suggested_delay_ms and max_attempts (seed §8.2)"),
         ));
@@ -205,8 +188,7 @@ fn shape(r: &Resp) -> Option<Finding> {
     // SSP-ERR-2/3 through the one judge: the condition is read from the status (a fuzz
     // case provokes no one condition on purpose); a tolerated code is not a breach.
     match codes::judge(codes::Condition::ByStatus, Some(r.status), code) {
-        codes::Verdict::Fail { rule, message } => Some(breach(
-            ERROR_SHAPE,
+        codes::Verdict::Fail { rule, message } => Some(ERROR_SHAPE.breach(
             format!("{code} with HTTP {}", r.status),
             format!("{message} ({rule})"),
         )),

@@ -17,6 +17,7 @@ use super::observation::{Observation, truncate};
 use crate::json::matcher::{Mismatch, match_value};
 use crate::json::placeholders::Env;
 use crate::json::pointer_token;
+use crate::parley::fuzz::oracles;
 use crate::parley::vectors::model::{Expect, ExpectJsonRpc, ExpectRefusal, ExpectSuccess};
 use crate::transport::TransportKind;
 
@@ -303,18 +304,17 @@ fn well_formed(
         text: obs.text.clone(),
         exchanges: Vec::new(),
     });
-    let (_, breaches) = crate::parley::fuzz::oracles::judge(obs.kind, &reply, reasons, None);
+    let (_, breaches) = oracles::judge(obs.kind, &reply, reasons, None);
     match breaches.first() {
         None => Ok(()),
         Some(b) => Err(mismatch(
             "",
             json!({"well_formed": true}),
             obs.summary(),
-            // A fuzz finding's `expected` is its oracle's title.
             format!(
                 "{} ({})",
                 b.message,
-                b.expected.as_str().unwrap_or_default()
+                oracles::oracle_of(b).map_or("", oracles::Oracle::title)
             ),
         )),
     }
