@@ -222,7 +222,7 @@ fn merge_ssp(
 impl crate::ssp::ThreadReader for ParleyService {
     fn read_thread(&self, thread: &str) -> (u16, serde_json::Value) {
         let r = self.read_thread_as_system(thread);
-        (r.status, r.body)
+        (r.status, r.body.into_value())
     }
 }
 

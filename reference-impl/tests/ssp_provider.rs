@@ -338,7 +338,7 @@ fn post_parley(
         content_type: ContentType::Json,
     });
     assert_eq!(r.status, 201, "{}", r.body);
-    r.body
+    r.body.into_value()
 }
 
 #[tokio::test(start_paused = true)]

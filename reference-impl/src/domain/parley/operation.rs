@@ -2,6 +2,9 @@
 //! from the wire, and what it sends back. Pure data (here in the domain so that the seeded
 //! faults' hooks, which sit below the service, take them too).
 
+use std::ops::Deref;
+use std::sync::OnceLock;
+
 use serde_json::{Value, json};
 
 /// The nine Parley operations (§1). One MCP tool and one HTTP route each.
@@ -130,7 +133,7 @@ pub struct Response {
     /// HTTP status (201 for post, 200 for other successes, §10 statuses for refusals).
     pub status: u16,
     /// JSON body (MCP `structuredContent`).
-    pub body: Value,
+    pub body: Body,
     /// `Retry-After` seconds for 429.
     pub retry_after_secs: Option<u64>,
 }
@@ -145,16 +148,17 @@ impl Response {
     pub fn refusal(status: u16, reason: &str, message: impl Into<String>) -> Self {
         Self {
             status,
-            body: json!({"error": {"reason": reason, "status": status, "message": message.into()}}),
+            body: json!({"error": {"reason": reason, "status": status, "message": message.into()}})
+                .into(),
             retry_after_secs: None,
         }
     }
 
     /// A success.
-    pub fn ok(status: u16, body: Value) -> Self {
+    pub fn ok(status: u16, body: impl Into<Body>) -> Self {
         Self {
             status,
-            body,
+            body: body.into(),
             retry_after_secs: None,
         }
     }
@@ -166,6 +170,94 @@ impl Response {
         } else {
             None
         }
+    }
+}
+
+/// A response body: a tree of values, or JSON already encoded (a large read written straight
+/// from its rows, PV-RD-1, without building a tree). Read as a tree, an encoded body is
+/// parsed once, on first use (the MCP binding's `structuredContent`, tests).
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// A tree of values.
+    Tree(Value),
+    /// Compact JSON text, with its tree once parsed.
+    Encoded {
+        /// The JSON text sent.
+        json: String,
+        /// The parsed tree, once asked for.
+        tree: OnceLock<Value>,
+    },
+}
+
+impl Body {
+    /// A body already encoded as JSON text.
+    pub fn encoded(json: String) -> Self {
+        Self::Encoded {
+            json,
+            tree: OnceLock::new(),
+        }
+    }
+
+    /// The body as a tree of values.
+    pub fn into_value(self) -> Value {
+        match self {
+            Self::Tree(v) => v,
+            Self::Encoded { json, tree } => tree.into_inner().unwrap_or_else(|| parse(&json)),
+        }
+    }
+
+    /// The body as compact JSON bytes (encoded once, whichever form it has).
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self {
+            // A tree of values always serialises.
+            Self::Tree(v) => serde_json::to_vec(&v).unwrap_or_default(),
+            Self::Encoded { json, .. } => json.into_bytes(),
+        }
+    }
+}
+
+/// An encoded body is only ever written by the service's renderer, so it parses, and within
+/// serde_json's 128 levels (`limits.reply_depth_max` bounds a thread's depth); `null` is
+/// never seen.
+fn parse(json: &str) -> Value {
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
+
+impl Deref for Body {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        match self {
+            Self::Tree(v) => v,
+            Self::Encoded { json, tree } => tree.get_or_init(|| parse(json)),
+        }
+    }
+}
+
+/// The compact JSON text, as `Value`'s `Display` writes it.
+impl std::fmt::Display for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Tree(v) => v.fmt(f),
+            Self::Encoded { json, .. } => f.write_str(json),
+        }
+    }
+}
+
+impl From<Value> for Body {
+    fn from(v: Value) -> Self {
+        Self::Tree(v)
+    }
+}
+
+impl PartialEq for Body {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl PartialEq<Value> for Body {
+    fn eq(&self, other: &Value) -> bool {
+        **self == *other
     }
 }
 

@@ -7,6 +7,19 @@ use crate::domain::parley::Party;
 use crate::faults::{Fault, Faults};
 use crate::store::parley::{ClaimActRow, MessageRow};
 
+/// Whether a fault edits `read_thread`'s message tree ([`message`], [`flat_thread`],
+/// `sequences::tree`): the service then builds the tree as values for them to edit, and
+/// otherwise writes it straight from the rows.
+pub(crate) fn edits_tree(faults: Faults) -> bool {
+    [
+        Fault::MessageParentOmittedAtRoot,
+        Fault::ReadThreadFlat,
+        Fault::ReadThreadDropsDeepReplies,
+    ]
+    .into_iter()
+    .any(|f| faults.is_on(f))
+}
+
 /// A rendered Message (PV-RS-2: a root carries `parent: null`).
 /// `message-parent-omitted-at-root` drops the member.
 pub(crate) fn message(faults: Faults, message: &mut Value) {

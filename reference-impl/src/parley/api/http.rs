@@ -82,8 +82,7 @@ pub async fn method_not_allowed() -> HttpResponse {
 /// `Retry-After` on 429 (PV-TR-3, PV-TR-5).
 pub fn into_http(resp: Response) -> HttpResponse {
     let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::to_vec(&resp.body).unwrap_or_else(|_| b"{}".to_vec());
-    let mut out = (status, body).into_response();
+    let mut out = (status, resp.body.into_bytes()).into_response();
     out.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -192,9 +192,9 @@ impl ServerHandler for ParleyMcp {
 /// refusal body; `content[0]` is the same JSON as text in both cases.
 pub fn tool_result(resp: Response) -> CallToolResult {
     if resp.is_refusal() {
-        CallToolResult::structured_error(resp.body)
+        CallToolResult::structured_error(resp.body.into_value())
     } else {
-        CallToolResult::structured(resp.body)
+        CallToolResult::structured(resp.body.into_value())
     }
 }
 

@@ -14,7 +14,7 @@ pub(crate) mod render;
 mod tests;
 
 pub use crate::domain::parley::operation::{
-    Args, BearerToken, ContentType, Operation, Request, Response,
+    Args, BearerToken, Body, ContentType, Operation, Request, Response,
 };
 pub use args::CURSOR_PREFIX;
 pub(crate) use context::{Caller, Fail, Inner, Now, refused};
@@ -292,7 +292,7 @@ impl ParleyService {
                 hooks::post::created_status(faults),
                 post::post(inner, &c.actor, args, now)?,
             )),
-            Operation::ReadThread => ok(ops::read_thread(inner, args)?),
+            Operation::ReadThread => Ok(Response::ok(200, ops::read_thread(inner, args)?)),
             Operation::ListEvents => ok(ops::list_events(inner, args)?),
             Operation::Inbox => ok(ops::inbox(inner, &c.actor, args)?),
             Operation::Mark => {

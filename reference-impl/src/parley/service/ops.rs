@@ -9,6 +9,7 @@ use super::post::{apply_outcome, render_claim};
 use super::render;
 use crate::domain::parley::awaiting::inbox_visible;
 use crate::domain::parley::ids::IdKind;
+use crate::domain::parley::operation::Body;
 use crate::domain::parley::state::{decide_mark, decide_reopen};
 use crate::domain::parley::{Actor, MarkOutcome, Party, Reason, Right, StateView};
 use crate::faults::hooks::{self, threads::confirms_states};
@@ -48,7 +49,7 @@ fn load_thread(conn: &rusqlite::Connection, id: i64) -> Result<ThreadRow, Fail> 
 }
 
 /// `read_thread {thread}` → `{thread, messages: [Message + replies]}` (PV-RD-1).
-pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
+pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Body, Fail> {
     let map = args::object(args, &["thread"])?;
     let id = args::required_id(map, "thread", IdKind::Thread)?;
     // Only the two queries hold the connection; rendering a large tree happens after the
@@ -59,6 +60,9 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
         let messages = store::thread_messages(conn, id)?;
         Ok::<_, Fail>((t, messages))
     })?;
+    if !hooks::reads::edits_tree(inner.faults) {
+        return Ok(render::thread_read(&t, &messages));
+    }
     let mut tree = hooks::reads::flat_thread(inner.faults, &messages, render::message)
         .unwrap_or_else(|| render::message_tree(&messages));
     for m in &mut tree {
@@ -66,12 +70,12 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Value, Fail> {
     }
     hooks::sequences::tree(inner.faults, &mut tree);
     // Not `json!`: it passes each value through `serde_json::to_value`, which would
-    // deep-copy the whole rendered tree once more (a third of a 1,000-message read's
-    // instructions; see `benches/README.md`).
+    // deep-copy the whole rendered tree once more.
     Ok(render::object([
         ("thread", render::thread(&t)),
         ("messages", Value::Array(tree)),
-    ]))
+    ])
+    .into())
 }
 
 /// `list_events {thread, since?}` → `{events}` in order, only after `since` (PV-RD-2).

@@ -2,9 +2,11 @@
 //! are byte-identical JSON (PV-TR-1, PV-TR-3).
 
 use chrono::{DateTime, Utc};
+use serde::ser::{Serialize, SerializeMap as _, SerializeSeq as _, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::domain::parley::ids::{IdKind, format_id};
+use crate::domain::parley::operation::Body;
 use crate::domain::parley::{Kind, Party};
 use crate::store::parley::{ClaimActRow, ClaimRow, EventRow, MessageRow, ThreadRow};
 
@@ -27,31 +29,107 @@ pub(crate) fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
 /// Message `{id, thread, parent, kind, from, author_kind, body, provenance, created_at}`;
 /// dialectic acts add `evidence` and `claim`.
 pub(crate) fn message(m: &MessageRow) -> Value {
-    let mut v = json!({
-        "id": format_id(IdKind::Message, m.id),
-        "thread": format_id(IdKind::Thread, m.thread_id),
-        "parent": m.parent_id.map(|p| format_id(IdKind::Message, p)),
-        "kind": m.kind,
-        // Inline rather than `party(..)`: a nested `Value` in `json!` is deep-copied.
-        "from": {"identity": m.author.identity, "extension": m.author.extension},
-        "author_kind": m.author_kind,
-        "body": m.body,
-        "provenance": m.provenance,
-        "created_at": m.created_at,
-    });
-    if Kind::parse(&m.kind, true).is_some_and(Kind::is_dialectic)
-        && let Value::Object(map) = &mut v
-    {
-        map.insert(
-            "evidence".into(),
-            json!(m.evidence.clone().unwrap_or_default()),
-        );
-        map.insert(
-            "claim".into(),
-            json!(m.claim_id.map(|c| format_id(IdKind::Claim, c))),
-        );
+    // Serialising these rows cannot fail: strings, numbers and derived `Serialize` types.
+    serde_json::to_value(MessageOut { m, replies: None }).unwrap_or(Value::Null)
+}
+
+/// One message's members in wire order: the one definition behind [`message`] (a tree)
+/// and [`thread_read`] (bytes), with its `replies` when it is written as part of a tree.
+struct MessageOut<'a> {
+    m: &'a MessageRow,
+    replies: Option<Replies<'a>>,
+}
+
+/// An id (`msg_12`) written without an intermediate `String`.
+struct IdOut(IdKind, i64);
+
+impl Serialize for IdOut {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&format_args!("{}{}", self.0.prefix(), self.1))
     }
-    v
+}
+
+/// `{identity, extension}` (`extension` null when absent).
+#[derive(serde::Serialize)]
+struct PartyOut<'a> {
+    identity: &'a str,
+    extension: Option<&'a str>,
+}
+
+impl<'a> From<&'a Party> for PartyOut<'a> {
+    fn from(p: &'a Party) -> Self {
+        Self {
+            identity: &p.identity,
+            extension: p.extension.as_deref(),
+        }
+    }
+}
+
+impl Serialize for MessageOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let m = self.m;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &IdOut(IdKind::Message, m.id))?;
+        map.serialize_entry("thread", &IdOut(IdKind::Thread, m.thread_id))?;
+        map.serialize_entry("parent", &m.parent_id.map(|p| IdOut(IdKind::Message, p)))?;
+        map.serialize_entry("kind", &m.kind)?;
+        map.serialize_entry("from", &PartyOut::from(&m.author))?;
+        map.serialize_entry("author_kind", &m.author_kind)?;
+        map.serialize_entry("body", &m.body)?;
+        map.serialize_entry("provenance", &m.provenance)?;
+        map.serialize_entry("created_at", &m.created_at)?;
+        if Kind::parse(&m.kind, true).is_some_and(Kind::is_dialectic) {
+            map.serialize_entry("evidence", m.evidence.as_deref().unwrap_or_default())?;
+            map.serialize_entry("claim", &m.claim_id.map(|c| IdOut(IdKind::Claim, c)))?;
+        }
+        if let Some(replies) = &self.replies {
+            map.serialize_entry("replies", replies)?;
+        }
+        map.end()
+    }
+}
+
+/// PV-RD-1: messages nested by `parent`, siblings in creation order: the messages at
+/// `of` (indices into `rows`), each with its own replies.
+#[derive(Clone, Copy)]
+struct Replies<'a> {
+    rows: &'a [MessageRow],
+    children: &'a [Vec<usize>],
+    of: &'a [usize],
+}
+
+impl Serialize for Replies<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.of.len()))?;
+        for &i in self.of {
+            // Indices come from `tree_index` over these very rows.
+            let (Some(m), Some(of)) = (self.rows.get(i), self.children.get(i)) else {
+                continue;
+            };
+            let replies = Some(Replies { of, ..*self });
+            seq.serialize_element(&MessageOut { m, replies })?;
+        }
+        seq.end()
+    }
+}
+
+/// The roots and each message's replies, as indices into `messages` (in creation order).
+/// A message whose parent is not an earlier message of the thread is a root.
+fn tree_index(messages: &[MessageRow]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let index: std::collections::HashMap<i64, usize> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id, i))
+        .collect();
+    let mut children = vec![Vec::new(); messages.len()];
+    let mut roots = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        match m.parent_id.and_then(|p| index.get(&p)) {
+            Some(&pi) if pi < i => children[pi].push(i),
+            _ => roots.push(i),
+        }
+    }
+    (roots, children)
 }
 
 /// Thread `{id, state, state_origin, state_confirmed_at, state_label, creator, awaiting,
@@ -133,31 +211,44 @@ pub(crate) fn claim(c: &ClaimRow, acts: &[ClaimActRow], now: DateTime<Utc>) -> V
     })
 }
 
-/// PV-RD-1: messages nested by `parent` (`replies`), siblings in creation order. Built
-/// iteratively from the newest message back (a reply always has a larger id than its
-/// parent), so a deep reply chain cannot exhaust the stack while building.
+/// PV-RD-1: the thread's messages as a tree of values (for the seeded faults that edit
+/// it; [`thread_read`] writes the same JSON without building it).
 pub(crate) fn message_tree(messages: &[MessageRow]) -> Vec<Value> {
-    let index: std::collections::HashMap<i64, usize> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.id, i))
-        .collect();
-    let mut replies: Vec<Vec<Value>> = vec![Vec::new(); messages.len()];
-    let mut roots = Vec::new();
-    for (i, m) in messages.iter().enumerate().rev() {
-        let mut v = message(m);
-        let mut children = std::mem::take(&mut replies[i]);
-        children.reverse(); // collected newest first
-        if let Value::Object(map) = &mut v {
-            map.insert("replies".into(), Value::Array(children));
-        }
-        match m.parent_id.and_then(|p| index.get(&p)) {
-            Some(&pi) if pi < i => replies[pi].push(v),
-            _ => roots.push(v),
-        }
+    let (roots, children) = tree_index(messages);
+    let replies = Replies {
+        rows: messages,
+        children: &children,
+        of: &roots,
+    };
+    match serde_json::to_value(replies) {
+        Ok(Value::Array(tree)) => tree,
+        // Unreachable: a sequence of the infallible messages above.
+        _ => Vec::new(),
     }
-    roots.reverse();
-    roots
+}
+
+/// `read_thread`'s body `{thread, messages}` written straight from the rows: a
+/// 1,000-message read builds no tree of values, which was most of its cost (see
+/// `benches/README.md`). The same bytes as [`object`] over [`thread`] and [`message_tree`].
+pub(crate) fn thread_read(t: &ThreadRow, messages: &[MessageRow]) -> Body {
+    let (roots, children) = tree_index(messages);
+    let replies = Replies {
+        rows: messages,
+        children: &children,
+        of: &roots,
+    };
+    let body = ThreadRead {
+        thread: thread(t),
+        messages: replies,
+    };
+    // Infallible, as for `message`.
+    Body::encoded(serde_json::to_string(&body).unwrap_or_default())
+}
+
+#[derive(serde::Serialize)]
+struct ThreadRead<'a> {
+    thread: Value,
+    messages: Replies<'a>,
 }
 
 /// An empty JSON object.

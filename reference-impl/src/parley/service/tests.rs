@@ -40,7 +40,7 @@ fn post(s: &ParleyService, token: &str, args: Value) -> Response {
 fn ok_post(s: &ParleyService, token: &str, args: Value) -> Value {
     let r = post(s, token, args.clone());
     assert_eq!(r.status, 201, "post {args} by {token}: {}", r.body);
-    r.body
+    r.body.into_value()
 }
 
 fn reason(r: &Response) -> (u16, &str) {
@@ -1545,8 +1545,79 @@ fn reply_depth_limit_keeps_bodies_parseable() {
     assert_eq!(reason(&r), (400, "invalid_body"), "{}", r.body);
     // The deepest thread still parses with serde_json's default 128-level limit, also
     // wrapped in a JSON-RPC result (+3 levels: response, result, structuredContent).
-    let body = s.read_thread_as_system(&th).body;
+    let body = s.read_thread_as_system(&th).body.into_value();
     let wrapped = json!({"jsonrpc": "2.0", "id": 1, "result": {"structuredContent": body}});
     let text = serde_json::to_string(&wrapped).unwrap();
     assert!(serde_json::from_str::<Value>(&text).is_ok());
+}
+
+/// `read_thread` is written straight from the rows unless a seeded fault edits the tree
+/// (`render::thread_read`); the tree of values those faults edit must give the very same
+/// bytes: nested replies, a reply to an earlier sibling, dialectic members, extensions.
+#[test]
+fn read_thread_bytes_are_the_same_from_rows_and_from_values() {
+    use crate::domain::parley::ids::{IdKind, parse_id};
+    let s = svc();
+    let th = open_thread(&s);
+    let first = ok_post(
+        &s,
+        B,
+        json!({"kind": "answer", "body": "X is \"quoted\" ✓", "thread": th, "from": {"extension": "e1"}}),
+    );
+    let m1 = first["message"]["id"].clone();
+    ok_post(
+        &s,
+        A,
+        json!({"kind": "inform", "body": "deeper", "parent": m1}),
+    );
+    ok_post(
+        &s,
+        B,
+        json!({"kind": "assert", "body": "X holds", "thread": th, "evidence": ev()}),
+    );
+    let r = call(&s, Operation::ReadThread, A, json!({"thread": th}));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        matches!(r.body, Body::Encoded { .. }),
+        "written from the rows"
+    );
+    let id = parse_id(IdKind::Thread, &json!(th)).unwrap();
+    let (t, messages) = s
+        .inner
+        .db
+        .read(|conn| {
+            let t = crate::store::parley::get_thread(conn, id)?.unwrap();
+            let m = crate::store::parley::thread_messages(conn, id)?;
+            Ok::<_, crate::store::StoreError>((t, m))
+        })
+        .unwrap();
+    assert_eq!(messages.len(), 4);
+    let from_values = render::object([
+        ("thread", render::thread(&t)),
+        ("messages", Value::Array(render::message_tree(&messages))),
+    ]);
+    let from_rows = r.body.to_string();
+    assert_eq!(from_rows, from_values.to_string());
+    // The members in PV-RS-2's order, written out by hand (`json!` keeps this order).
+    let at = |i: usize| json!(messages[i].created_at);
+    let msg = |i: usize| format!("msg_{}", messages[i].id);
+    let deeper = json!({
+        "id": msg(2), "thread": th, "parent": msg(1), "kind": "inform",
+        "from": {"identity": "ainotes:agent-a", "extension": null}, "author_kind": "llm",
+        "body": "deeper", "provenance": null, "created_at": at(2), "replies": [],
+    });
+    let assert = json!({
+        "id": msg(3), "thread": th, "parent": msg(0), "kind": "assert",
+        "from": {"identity": "ainotes:agent-b", "extension": null}, "author_kind": "llm",
+        "body": "X holds", "provenance": null, "created_at": at(3), "evidence": ev(),
+        "claim": "cl_1", "replies": [],
+    });
+    let answer = json!({
+        "id": msg(1), "thread": th, "parent": msg(0), "kind": "answer",
+        "from": {"identity": "ainotes:agent-b", "extension": "e1"}, "author_kind": "llm",
+        "body": "X is \"quoted\" ✓", "provenance": null, "created_at": at(1),
+        "replies": [deeper],
+    });
+    let written = serde_json::to_string(&r.body["messages"][0]["replies"]).unwrap();
+    assert_eq!(written, json!([answer, assert]).to_string());
 }
