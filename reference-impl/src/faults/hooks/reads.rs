@@ -11,13 +11,15 @@ use crate::store::parley::{ClaimActRow, MessageRow};
 /// `sequences::tree`): the service then builds the tree as values for them to edit, and
 /// otherwise writes it straight from the rows.
 pub(crate) fn edits_tree(faults: Faults) -> bool {
-    [
-        Fault::MessageParentOmittedAtRoot,
-        Fault::ReadThreadFlat,
-        Fault::ReadThreadDropsDeepReplies,
-    ]
-    .into_iter()
-    .any(|f| faults.is_on(f))
+    edits_message(faults)
+        || faults.is_on(Fault::ReadThreadFlat)
+        || faults.is_on(Fault::ReadThreadDropsDeepReplies)
+}
+
+/// Whether a fault edits a rendered Message ([`message`]): the service then builds a post's
+/// 201 body as values for it to edit.
+pub(crate) fn edits_message(faults: Faults) -> bool {
+    faults.is_on(Fault::MessageParentOmittedAtRoot)
 }
 
 /// A rendered Message (PV-RS-2: a root carries `parent: null`).

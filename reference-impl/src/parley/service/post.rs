@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::context::{Fail, Inner, Now, refused};
 use super::render;
 use crate::domain::parley::dialectic::{ClaimEffect, claim_act, supersede};
+use crate::domain::parley::operation::Body;
 use crate::domain::parley::state::decide_mark;
 use crate::domain::parley::{
     Actor, ClaimStatus, Envelope, Kind, MarkOutcome, Party, Reason, StateView, ThreadState,
@@ -471,7 +472,10 @@ struct Stored {
 
 impl Stored {
     /// The 201 body: `{message, thread}` (+ `claim` for dialectic acts), as stored.
-    fn respond(&self, now: &Now, faults: Faults) -> Value {
+    fn respond(&self, now: &Now, faults: Faults) -> Body {
+        if self.claim.is_none() && !hooks::reads::edits_message(faults) {
+            return render::post_created(&self.message, &self.thread);
+        }
         let mut body = serde_json::Map::new();
         let mut rendered = render::message(&self.message);
         hooks::reads::message(faults, &mut rendered);
@@ -480,14 +484,14 @@ impl Stored {
         if let Some((claim, acts)) = &self.claim {
             body.insert("claim".into(), render_claim(claim, acts, now, faults));
         }
-        Value::Object(body)
+        Value::Object(body).into()
     }
 }
 
 /// The `post` operation: validate (400), resolve (404), decide (403, 409), persist the
 /// message with its thread, awaiting, state and claim effects in one transaction, and
 /// answer 201 `{message, thread}` (+ `claim` for dialectic acts).
-pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Result<Value, Fail> {
+pub(crate) fn post(inner: &Inner, actor: &Actor, args: &Value, now: &Now) -> Result<Body, Fail> {
     let faults = inner.faults;
     let env = hooks::post::parse_envelope(faults, args, &inner.limits, inner.dialectic, now.time)?;
     let mut author = Party::new(actor.identity.clone(), env.extension.clone());

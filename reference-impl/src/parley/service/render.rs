@@ -135,17 +135,45 @@ fn tree_index(messages: &[MessageRow]) -> (Vec<usize>, Vec<Vec<usize>>) {
 /// Thread `{id, state, state_origin, state_confirmed_at, state_label, creator, awaiting,
 /// created_at, last_activity_at}`.
 pub(crate) fn thread(t: &ThreadRow) -> Value {
-    json!({
-        "id": format_id(IdKind::Thread, t.id),
-        "state": t.state.as_str(),
-        "state_origin": t.state_origin.as_str(),
-        "state_confirmed_at": t.state_confirmed_at,
-        "state_label": t.state_label,
-        "creator": {"identity": t.creator.identity, "extension": t.creator.extension},
-        "awaiting": t.awaiting.to_json(),
-        "created_at": t.created_at,
-        "last_activity_at": t.last_activity_at,
-    })
+    // Infallible, as for `message`.
+    serde_json::to_value(ThreadOut(t)).unwrap_or(Value::Null)
+}
+
+/// A thread's members in wire order: the one definition behind [`thread`] (a value) and
+/// the bodies written straight to text ([`thread_read`], [`post_created`]).
+struct ThreadOut<'a>(&'a ThreadRow);
+
+impl Serialize for ThreadOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("id", &IdOut(IdKind::Thread, t.id))?;
+        map.serialize_entry("state", t.state.as_str())?;
+        map.serialize_entry("state_origin", t.state_origin.as_str())?;
+        map.serialize_entry("state_confirmed_at", &t.state_confirmed_at)?;
+        map.serialize_entry("state_label", &t.state_label)?;
+        map.serialize_entry("creator", &PartyOut::from(&t.creator))?;
+        map.serialize_entry("awaiting", &t.awaiting.to_json())?;
+        map.serialize_entry("created_at", &t.created_at)?;
+        map.serialize_entry("last_activity_at", &t.last_activity_at)?;
+        map.end()
+    }
+}
+
+/// A post's 201 body `{message, thread}` written straight to text (no claim: a dialectic
+/// act's body is built as values, for the seeded faults that edit a claim).
+pub(crate) fn post_created(m: &MessageRow, t: &ThreadRow) -> Body {
+    #[derive(serde::Serialize)]
+    struct Created<'a> {
+        message: MessageOut<'a>,
+        thread: ThreadOut<'a>,
+    }
+    let body = Created {
+        message: MessageOut { m, replies: None },
+        thread: ThreadOut(t),
+    };
+    // Infallible, as for `message`.
+    Body::encoded(serde_json::to_string(&body).unwrap_or_default())
 }
 
 /// Event `{id, subject, thread, claim, from_state, to_state, origin, label, actor, at,
@@ -238,7 +266,7 @@ pub(crate) fn thread_read(t: &ThreadRow, messages: &[MessageRow]) -> Body {
         of: &roots,
     };
     let body = ThreadRead {
-        thread: thread(t),
+        thread: ThreadOut(t),
         messages: replies,
     };
     // Infallible, as for `message`.
@@ -247,7 +275,7 @@ pub(crate) fn thread_read(t: &ThreadRow, messages: &[MessageRow]) -> Body {
 
 #[derive(serde::Serialize)]
 struct ThreadRead<'a> {
-    thread: Value,
+    thread: ThreadOut<'a>,
     messages: Replies<'a>,
 }
 

@@ -1620,4 +1620,30 @@ fn read_thread_bytes_are_the_same_from_rows_and_from_values() {
     });
     let written = serde_json::to_string(&r.body["messages"][0]["replies"]).unwrap();
     assert_eq!(written, json!([answer, assert]).to_string());
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let thread_keys = [
+        "id",
+        "state",
+        "state_origin",
+        "state_confirmed_at",
+        "state_label",
+        "creator",
+        "awaiting",
+        "created_at",
+        "last_activity_at",
+    ];
+    assert_eq!(keys(&r.body["thread"]), thread_keys);
+    // A plain post's 201 body is written from its rows too, with the same members.
+    let created = post(
+        &s,
+        A,
+        json!({"kind": "inform", "body": "last", "parent": msg(1)}),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert!(matches!(created.body, Body::Encoded { .. }));
+    assert_eq!(keys(&created.body), ["message", "thread"]);
+    assert_eq!(keys(&created.body["thread"]), thread_keys);
+    let mut message = keys(&deeper);
+    message.pop(); // `replies` belongs to a tree only
+    assert_eq!(keys(&created.body["message"]), message);
 }
