@@ -200,7 +200,8 @@ impl AsyncRead for ConnIo {
             ready!(self.stream.poll_read_ready(cx))?;
             let start = buf.filled().len();
             // Into the unfilled part as it is: `try_read(buf.initialize_unfilled())` zeroed
-            // hyper's whole read buffer first, on every read (6 % of a post's instructions).
+            // hyper's whole read buffer first, on every read (about 5 % of a post's
+            // instructions; `benches/README.md`).
             match self.stream.try_read_buf(buf) {
                 Ok(n) => {
                     let before = self.shared.read_total.fetch_add(n as u64, Ordering::AcqRel);

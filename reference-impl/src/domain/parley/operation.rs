@@ -173,9 +173,10 @@ impl Response {
     }
 }
 
-/// A response body: a tree of values, or JSON already encoded (a large read written straight
-/// from its rows, PV-RD-1, without building a tree). Read as a tree, an encoded body is
-/// parsed once, on first use (the MCP binding's `structuredContent`, tests).
+/// A response body: a tree of values, or JSON already encoded (`read_thread` and a plain
+/// post's 201 body, written straight from their rows without building a tree). Read as a
+/// tree, an encoded body is parsed once, on first use: the MCP binding's
+/// `structuredContent`, the SSP skill that reads a thread, tests.
 #[derive(Debug, Clone)]
 pub enum Body {
     /// A tree of values.
@@ -210,15 +211,16 @@ impl Body {
     pub fn into_bytes(self) -> Vec<u8> {
         match self {
             // A tree of values always serialises.
-            Self::Tree(v) => serde_json::to_vec(&v).unwrap_or_default(),
+            Self::Tree(v) => serde_json::to_vec(&v).unwrap_or_else(|_| b"{}".to_vec()),
             Self::Encoded { json, .. } => json.into_bytes(),
         }
     }
 }
 
-/// An encoded body is only ever written by the service's renderer, so it parses, and within
-/// serde_json's 128 levels (`limits.reply_depth_max` bounds a thread's depth); `null` is
-/// never seen.
+/// An encoded body is only ever written by the service's renderer, so it parses, and it
+/// nests within serde_json's 128 levels: `Limits::reply_depth_max` exists to keep every
+/// `read_thread` body within them (the service test `reply_depth_limit_keeps_bodies_parseable`
+/// pins it). `null` is never seen.
 fn parse(json: &str) -> Value {
     serde_json::from_str(json).unwrap_or(Value::Null)
 }

@@ -33,8 +33,9 @@ pub(crate) fn message(m: &MessageRow) -> Value {
     serde_json::to_value(MessageOut { m, replies: None }).unwrap_or(Value::Null)
 }
 
-/// One message's members in wire order: the one definition behind [`message`] (a tree)
-/// and [`thread_read`] (bytes), with its `replies` when it is written as part of a tree.
+/// One message's members in wire order: the one definition behind [`message`] and
+/// [`message_tree`] (values) and [`thread_read`] and [`post_created`] (text), with its
+/// `replies` when it is written as part of a tree.
 struct MessageOut<'a> {
     m: &'a MessageRow,
     replies: Option<Replies<'a>>,

@@ -1551,18 +1551,86 @@ fn reply_depth_limit_keeps_bodies_parseable() {
     assert!(serde_json::from_str::<Value>(&text).is_ok());
 }
 
-/// `read_thread` is written straight from the rows unless a seeded fault edits the tree
-/// (`render::thread_read`); the tree of values those faults edit must give the very same
-/// bytes: nested replies, a reply to an earlier sibling, dialectic members, extensions.
+/// The renderers before `render::MessageOut`/`ThreadOut` (`json!`, member by member): the
+/// oracle the text written from the rows is compared with (PV-RS-2).
+fn oracle_message(m: &crate::store::parley::MessageRow) -> Value {
+    let mut v = json!({
+        "id": format!("msg_{}", m.id),
+        "thread": format!("th_{}", m.thread_id),
+        "parent": m.parent_id.map(|p| format!("msg_{p}")),
+        "kind": m.kind,
+        "from": {"identity": m.author.identity, "extension": m.author.extension},
+        "author_kind": m.author_kind,
+        "body": m.body,
+        "provenance": m.provenance,
+        "created_at": m.created_at,
+    });
+    if m.kind == "assert" {
+        v["evidence"] = json!(m.evidence.clone().unwrap_or_default());
+        v["claim"] = json!(m.claim_id.map(|c| format!("cl_{c}")));
+    }
+    v
+}
+
+fn oracle_thread(t: &crate::store::parley::ThreadRow) -> Value {
+    json!({
+        "id": format!("th_{}", t.id),
+        "state": t.state.as_str(),
+        "state_origin": t.state_origin.as_str(),
+        "state_confirmed_at": t.state_confirmed_at,
+        "state_label": t.state_label,
+        "creator": {"identity": t.creator.identity, "extension": t.creator.extension},
+        "awaiting": t.awaiting.to_json(),
+        "created_at": t.created_at,
+        "last_activity_at": t.last_activity_at,
+    })
+}
+
+/// A thread's row and its messages' rows, as stored.
+fn rows_of(
+    s: &ParleyService,
+    th: &str,
+) -> (
+    crate::store::parley::ThreadRow,
+    Vec<crate::store::parley::MessageRow>,
+) {
+    use crate::domain::parley::ids::{IdKind, parse_id};
+    let id = parse_id(IdKind::Thread, &json!(th)).unwrap();
+    s.inner
+        .db
+        .read(|conn| {
+            let t = crate::store::parley::get_thread(conn, id)?.unwrap();
+            let m = crate::store::parley::thread_messages(conn, id)?;
+            Ok::<_, crate::store::StoreError>((t, m))
+        })
+        .unwrap()
+}
+
+/// Every message of a `read_thread` tree without its `replies`, by id, and the ids in the
+/// order the tree lists them (depth first).
+fn flatten(tree: &Value, out: &mut Vec<(String, String)>) {
+    for m in tree.as_array().unwrap() {
+        let mut flat = m.clone();
+        flat.as_object_mut().unwrap().remove("replies");
+        out.push((m["id"].as_str().unwrap().to_string(), flat.to_string()));
+        flatten(&m["replies"], out);
+    }
+}
+
+/// `read_thread` and a plain post's 201 body are written straight from the rows unless a
+/// seeded fault edits them (`render::thread_read`, `render::post_created`): the text must be
+/// what the renderers of values wrote before, member for member (nested replies, a reply to
+/// an earlier sibling, dialectic members, extensions, provenance), and the tree of values
+/// the seeded faults edit must give the very same bytes.
 #[test]
 fn read_thread_bytes_are_the_same_from_rows_and_from_values() {
-    use crate::domain::parley::ids::{IdKind, parse_id};
     let s = svc();
     let th = open_thread(&s);
     let first = ok_post(
         &s,
         B,
-        json!({"kind": "answer", "body": "X is \"quoted\" ✓", "thread": th, "from": {"extension": "e1"}}),
+        json!({"kind": "answer", "body": "X is \"quoted\" ✓", "thread": th,
+               "from": {"extension": "e1"}, "provenance": {"model": "m-1", "client": "c"}}),
     );
     let m1 = first["message"]["id"].clone();
     ok_post(
@@ -1581,69 +1649,44 @@ fn read_thread_bytes_are_the_same_from_rows_and_from_values() {
         matches!(r.body, Body::Encoded { .. }),
         "written from the rows"
     );
-    let id = parse_id(IdKind::Thread, &json!(th)).unwrap();
-    let (t, messages) = s
-        .inner
-        .db
-        .read(|conn| {
-            let t = crate::store::parley::get_thread(conn, id)?.unwrap();
-            let m = crate::store::parley::thread_messages(conn, id)?;
-            Ok::<_, crate::store::StoreError>((t, m))
-        })
-        .unwrap();
+    let (t, messages) = rows_of(&s, &th);
     assert_eq!(messages.len(), 4);
+    // Member for member, against the oracle.
+    assert_eq!(r.body["thread"].to_string(), oracle_thread(&t).to_string());
+    let mut listed = Vec::new();
+    flatten(&r.body["messages"], &mut listed);
+    let mut expected: Vec<(String, String)> = messages
+        .iter()
+        .map(|m| (format!("msg_{}", m.id), oracle_message(m).to_string()))
+        .collect();
+    let order: Vec<&str> = listed.iter().map(|(id, _)| id.as_str()).collect();
+    let ids: Vec<String> = messages.iter().map(|m| format!("msg_{}", m.id)).collect();
+    // Depth first: the root, its first reply, that reply's reply, the second reply.
+    assert_eq!(order, [&ids[0], &ids[1], &ids[2], &ids[3]]);
+    listed.sort();
+    expected.sort();
+    assert_eq!(listed, expected);
+    // The tree shape, and the whole text the same as the tree of values the faults edit.
+    assert_eq!(
+        r.body["messages"][0]["replies"][0]["replies"][0]["body"],
+        "deeper"
+    );
+    assert_eq!(r.body["messages"][0]["replies"][1]["kind"], "assert");
     let from_values = render::object([
         ("thread", render::thread(&t)),
         ("messages", Value::Array(render::message_tree(&messages))),
     ]);
-    let from_rows = r.body.to_string();
-    assert_eq!(from_rows, from_values.to_string());
-    // The members in PV-RS-2's order, written out by hand (`json!` keeps this order).
-    let at = |i: usize| json!(messages[i].created_at);
-    let msg = |i: usize| format!("msg_{}", messages[i].id);
-    let deeper = json!({
-        "id": msg(2), "thread": th, "parent": msg(1), "kind": "inform",
-        "from": {"identity": "ainotes:agent-a", "extension": null}, "author_kind": "llm",
-        "body": "deeper", "provenance": null, "created_at": at(2), "replies": [],
-    });
-    let assert = json!({
-        "id": msg(3), "thread": th, "parent": msg(0), "kind": "assert",
-        "from": {"identity": "ainotes:agent-b", "extension": null}, "author_kind": "llm",
-        "body": "X holds", "provenance": null, "created_at": at(3), "evidence": ev(),
-        "claim": "cl_1", "replies": [],
-    });
-    let answer = json!({
-        "id": msg(1), "thread": th, "parent": msg(0), "kind": "answer",
-        "from": {"identity": "ainotes:agent-b", "extension": "e1"}, "author_kind": "llm",
-        "body": "X is \"quoted\" ✓", "provenance": null, "created_at": at(1),
-        "replies": [deeper],
-    });
-    let written = serde_json::to_string(&r.body["messages"][0]["replies"]).unwrap();
-    assert_eq!(written, json!([answer, assert]).to_string());
-    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
-    let thread_keys = [
-        "id",
-        "state",
-        "state_origin",
-        "state_confirmed_at",
-        "state_label",
-        "creator",
-        "awaiting",
-        "created_at",
-        "last_activity_at",
-    ];
-    assert_eq!(keys(&r.body["thread"]), thread_keys);
-    // A plain post's 201 body is written from its rows too, with the same members.
+    assert_eq!(r.body.to_string(), from_values.to_string());
+    // A plain post's 201 body.
     let created = post(
         &s,
         A,
-        json!({"kind": "inform", "body": "last", "parent": msg(1)}),
+        json!({"kind": "inform", "body": "last", "parent": ids[1]}),
     );
     assert_eq!(created.status, 201, "{}", created.body);
     assert!(matches!(created.body, Body::Encoded { .. }));
-    assert_eq!(keys(&created.body), ["message", "thread"]);
-    assert_eq!(keys(&created.body["thread"]), thread_keys);
-    let mut message = keys(&deeper);
-    message.pop(); // `replies` belongs to a tree only
-    assert_eq!(keys(&created.body["message"]), message);
+    let (t, messages) = rows_of(&s, &th);
+    let last = messages.last().unwrap();
+    let oracle = json!({"message": oracle_message(last), "thread": oracle_thread(&t)});
+    assert_eq!(created.body.to_string(), oracle.to_string());
 }
