@@ -91,7 +91,9 @@ impl Serialize for MessageOut<'_> {
 }
 
 /// PV-RD-1: messages nested by `parent`, siblings in creation order: the messages at
-/// `of` (indices into `rows`), each with its own replies.
+/// `of` (indices into `rows`), each with its own replies. Written recursively, one level
+/// per reply level: `Limits::reply_depth_max` bounds the depth (as it bounds any client's
+/// parser).
 #[derive(Clone, Copy)]
 struct Replies<'a> {
     rows: &'a [MessageRow],
