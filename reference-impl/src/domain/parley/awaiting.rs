@@ -1,7 +1,8 @@
 //! Who must reply (PV-KD-2): derived from a thread's last message only; never more than one
 //! awaited party.
 
-use serde_json::{Value, json};
+use serde::ser::{Serialize, SerializeMap as _, Serializer};
+use serde_json::Value;
 
 use super::authority::Party;
 use super::kinds::Kind;
@@ -18,6 +19,22 @@ pub enum Awaiting {
     },
     /// One named party.
     Party(Party),
+}
+
+/// §11 JSON: `null` | `{"any": true, "except": Party}` | Party.
+impl Serialize for Awaiting {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Nobody => s.serialize_none(),
+            Self::Any { except } => {
+                let mut map = s.serialize_map(Some(2))?;
+                map.serialize_entry("any", &true)?;
+                map.serialize_entry("except", except)?;
+                map.end()
+            }
+            Self::Party(p) => p.serialize(s),
+        }
+    }
 }
 
 /// PV-KD-2: `kind` is the last message's kind, `author` its party, `parent_author` the
@@ -47,13 +64,10 @@ pub fn derive(
 }
 
 impl Awaiting {
-    /// §11 JSON: `null` | `{"any": true, "except": Party}` | Party.
+    /// §11 JSON: `null` | `{"any": true, "except": Party}` | Party (its `Serialize`).
     pub fn to_json(&self) -> Value {
-        match self {
-            Self::Nobody => Value::Null,
-            Self::Any { except } => json!({"any": true, "except": except}),
-            Self::Party(p) => json!(p),
-        }
+        // Infallible: a party is two strings.
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
     /// PV-RD-3: does the thread await `caller` (whose party is `(identity, extension)`;

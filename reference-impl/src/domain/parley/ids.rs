@@ -27,9 +27,26 @@ impl IdKind {
     }
 }
 
+/// A row id as its opaque key (`msg_12`): written by `Display`, and serialised as that
+/// string without an intermediate `String`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Id(pub IdKind, pub i64);
+
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.0.prefix(), self.1)
+    }
+}
+
+impl serde::Serialize for Id {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 /// Formats a row id as its opaque key.
 pub fn format_id(kind: IdKind, n: i64) -> String {
-    format!("{}{n}", kind.prefix())
+    Id(kind, n).to_string()
 }
 
 /// The digits of an id or cursor (1–18 ASCII digits), as a number.

@@ -199,6 +199,23 @@ impl Body {
         }
     }
 
+    /// A body written by `Serialize` straight to text (the service's renderers: strings,
+    /// numbers and derived impls, so serialising cannot fail; `{}` if it ever did).
+    pub fn serialized(body: &impl serde::Serialize) -> Self {
+        Self::encoded(serde_json::to_string(body).unwrap_or_else(|_| "{}".into()))
+    }
+
+    /// The body as its text and its tree of values (the MCP binding sends both).
+    pub fn into_text_and_value(self) -> (String, Value) {
+        match self {
+            Self::Tree(v) => (v.to_string(), v),
+            Self::Encoded { json, tree } => {
+                let v = tree.into_inner().unwrap_or_else(|| parse(&json));
+                (json, v)
+            }
+        }
+    }
+
     /// The body as a tree of values.
     pub fn into_value(self) -> Value {
         match self {

@@ -7,24 +7,50 @@ use crate::domain::parley::Party;
 use crate::faults::{Fault, Faults};
 use crate::store::parley::{ClaimActRow, MessageRow};
 
-/// Whether a fault edits `read_thread`'s message tree ([`message`], [`flat_thread`],
-/// `sequences::tree`): the service then builds the tree as values for them to edit, and
-/// otherwise writes it straight from the rows.
-pub(crate) fn edits_tree(faults: Faults) -> bool {
-    edits_message(faults)
-        || faults.is_on(Fault::ReadThreadFlat)
-        || faults.is_on(Fault::ReadThreadDropsDeepReplies)
+/// `read_thread`'s message tree as the seeded faults edit it, or `None` when none of them
+/// is on (the service then writes the tree straight from the rows): `read-thread-flat`
+/// ([`flat_thread`]), `message-parent-omitted-at-root` ([`message`]) and
+/// `read-thread-drops-deep-replies` (`sequences::tree`). `render` and `tree` are the
+/// service's renderings of one message and of the whole tree (the hooks sit below it).
+pub(crate) fn thread_tree(
+    faults: Faults,
+    messages: &[MessageRow],
+    render: impl Fn(&MessageRow) -> Value,
+    tree: impl FnOnce(&[MessageRow]) -> Vec<Value>,
+) -> Option<Vec<Value>> {
+    let edited = [
+        Fault::ReadThreadFlat,
+        Fault::MessageParentOmittedAtRoot,
+        Fault::ReadThreadDropsDeepReplies,
+    ];
+    if !edited.into_iter().any(|f| faults.is_on(f)) {
+        return None;
+    }
+    let mut roots = flat_thread(faults, messages, render).unwrap_or_else(|| tree(messages));
+    for m in &mut roots {
+        message(faults, m);
+    }
+    super::sequences::tree(faults, &mut roots);
+    Some(roots)
 }
 
-/// Whether a fault edits a rendered Message ([`message`]): the service then builds a post's
-/// 201 body as values for it to edit.
-pub(crate) fn edits_message(faults: Faults) -> bool {
-    faults.is_on(Fault::MessageParentOmittedAtRoot)
+/// A post's rendered message as the seeded fault `message-parent-omitted-at-root` edits it
+/// ([`message`]), or `None` when it is off (the service then writes it from its row).
+pub(crate) fn created_message(
+    faults: Faults,
+    m: &MessageRow,
+    render: impl Fn(&MessageRow) -> Value,
+) -> Option<Value> {
+    faults.is_on(Fault::MessageParentOmittedAtRoot).then(|| {
+        let mut v = render(m);
+        message(faults, &mut v);
+        v
+    })
 }
 
 /// A rendered Message (PV-RS-2: a root carries `parent: null`).
 /// `message-parent-omitted-at-root` drops the member.
-pub(crate) fn message(faults: Faults, message: &mut Value) {
+fn message(faults: Faults, message: &mut Value) {
     if faults.is_on(Fault::MessageParentOmittedAtRoot)
         && let Value::Object(m) = message
         && m.get("parent") == Some(&Value::Null)
@@ -36,7 +62,7 @@ pub(crate) fn message(faults: Faults, message: &mut Value) {
 /// The message tree of `read_thread` in place of the correct one (PV-RD-1), if a fault
 /// replaces it: `read-thread-flat` returns every message at the top level, replies empty.
 /// `render` is the service's rendering of one message (the hooks sit below the service).
-pub(crate) fn flat_thread(
+fn flat_thread(
     faults: Faults,
     messages: &[MessageRow],
     render: impl Fn(&MessageRow) -> Value,

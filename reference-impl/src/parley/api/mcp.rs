@@ -29,9 +29,9 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::any;
 use http_body_util::BodyExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, Implementation,
-    InitializeRequestParams, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, ContentBlock,
+    Implementation, InitializeRequestParams, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -191,11 +191,17 @@ impl ServerHandler for ParleyMcp {
 /// PV-TR-2: success → `structuredContent` = body; refusal → `isError: true` with the
 /// refusal body; `content[0]` is the same JSON as text in both cases.
 pub fn tool_result(resp: Response) -> CallToolResult {
-    if resp.is_refusal() {
-        CallToolResult::structured_error(resp.body.into_value())
+    let refused = resp.is_refusal();
+    // The body's own text: an encoded body is not written a second time from its values.
+    let (text, value) = resp.body.into_text_and_value();
+    let content = vec![ContentBlock::text(text)];
+    let mut result = if refused {
+        CallToolResult::error(content)
     } else {
-        CallToolResult::structured(resp.body.into_value())
-    }
+        CallToolResult::success(content)
+    };
+    result.structured_content = Some(value);
+    result
 }
 
 fn schema(value: Value) -> Arc<JsonObject> {

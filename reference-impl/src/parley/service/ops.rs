@@ -60,22 +60,21 @@ pub(crate) fn read_thread(inner: &Inner, args: &Value) -> Result<Body, Fail> {
         let messages = store::thread_messages(conn, id)?;
         Ok::<_, Fail>((t, messages))
     })?;
-    if !hooks::reads::edits_tree(inner.faults) {
-        return Ok(render::thread_read(&t, &messages));
+    match hooks::reads::thread_tree(
+        inner.faults,
+        &messages,
+        render::message,
+        render::message_tree,
+    ) {
+        None => Ok(render::thread_read(&t, &messages)),
+        // Not `json!`: it passes each value through `serde_json::to_value`, which would
+        // deep-copy the whole rendered tree once more.
+        Some(tree) => Ok(render::object([
+            ("thread", render::thread(&t)),
+            ("messages", Value::Array(tree)),
+        ])
+        .into()),
     }
-    let mut tree = hooks::reads::flat_thread(inner.faults, &messages, render::message)
-        .unwrap_or_else(|| render::message_tree(&messages));
-    for m in &mut tree {
-        hooks::reads::message(inner.faults, m);
-    }
-    hooks::sequences::tree(inner.faults, &mut tree);
-    // Not `json!`: it passes each value through `serde_json::to_value`, which would
-    // deep-copy the whole rendered tree once more.
-    Ok(render::object([
-        ("thread", render::thread(&t)),
-        ("messages", Value::Array(tree)),
-    ])
-    .into())
 }
 
 /// `list_events {thread, since?}` → `{events}` in order, only after `since` (PV-RD-2).

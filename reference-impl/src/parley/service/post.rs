@@ -473,13 +473,13 @@ struct Stored {
 impl Stored {
     /// The 201 body: `{message, thread}` (+ `claim` for dialectic acts), as stored.
     fn respond(&self, now: &Now, faults: Faults) -> Body {
-        if self.claim.is_none() && !hooks::reads::edits_message(faults) {
+        let edited = hooks::reads::created_message(faults, &self.message, render::message);
+        if self.claim.is_none() && edited.is_none() {
             return render::post_created(&self.message, &self.thread);
         }
         let mut body = serde_json::Map::new();
-        let mut rendered = render::message(&self.message);
-        hooks::reads::message(faults, &mut rendered);
-        body.insert("message".into(), rendered);
+        let message = edited.unwrap_or_else(|| render::message(&self.message));
+        body.insert("message".into(), message);
         body.insert("thread".into(), render::thread(&self.thread));
         if let Some((claim, acts)) = &self.claim {
             body.insert("claim".into(), render_claim(claim, acts, now, faults));

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::ser::{Serialize, SerializeMap as _, SerializeSeq as _, Serializer};
 use serde_json::{Map, Value, json};
 
-use crate::domain::parley::ids::{IdKind, format_id};
+use crate::domain::parley::ids::{Id, IdKind, format_id};
 use crate::domain::parley::operation::Body;
 use crate::domain::parley::{Kind, Party};
 use crate::store::parley::{ClaimActRow, ClaimRow, EventRow, MessageRow, ThreadRow};
@@ -41,47 +41,22 @@ struct MessageOut<'a> {
     replies: Option<Replies<'a>>,
 }
 
-/// An id (`msg_12`) written without an intermediate `String`.
-struct IdOut(IdKind, i64);
-
-impl Serialize for IdOut {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&format_args!("{}{}", self.0.prefix(), self.1))
-    }
-}
-
-/// `{identity, extension}` (`extension` null when absent).
-#[derive(serde::Serialize)]
-struct PartyOut<'a> {
-    identity: &'a str,
-    extension: Option<&'a str>,
-}
-
-impl<'a> From<&'a Party> for PartyOut<'a> {
-    fn from(p: &'a Party) -> Self {
-        Self {
-            identity: &p.identity,
-            extension: p.extension.as_deref(),
-        }
-    }
-}
-
 impl Serialize for MessageOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let m = self.m;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("id", &IdOut(IdKind::Message, m.id))?;
-        map.serialize_entry("thread", &IdOut(IdKind::Thread, m.thread_id))?;
-        map.serialize_entry("parent", &m.parent_id.map(|p| IdOut(IdKind::Message, p)))?;
+        map.serialize_entry("id", &Id(IdKind::Message, m.id))?;
+        map.serialize_entry("thread", &Id(IdKind::Thread, m.thread_id))?;
+        map.serialize_entry("parent", &m.parent_id.map(|p| Id(IdKind::Message, p)))?;
         map.serialize_entry("kind", &m.kind)?;
-        map.serialize_entry("from", &PartyOut::from(&m.author))?;
+        map.serialize_entry("from", &m.author)?;
         map.serialize_entry("author_kind", &m.author_kind)?;
         map.serialize_entry("body", &m.body)?;
         map.serialize_entry("provenance", &m.provenance)?;
         map.serialize_entry("created_at", &m.created_at)?;
         if Kind::parse(&m.kind, true).is_some_and(Kind::is_dialectic) {
             map.serialize_entry("evidence", m.evidence.as_deref().unwrap_or_default())?;
-            map.serialize_entry("claim", &m.claim_id.map(|c| IdOut(IdKind::Claim, c)))?;
+            map.serialize_entry("claim", &m.claim_id.map(|c| Id(IdKind::Claim, c)))?;
         }
         if let Some(replies) = &self.replies {
             map.serialize_entry("replies", replies)?;
@@ -105,7 +80,7 @@ impl Serialize for Replies<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.of.len()))?;
         for &i in self.of {
-            // Indices come from `tree_index` over these very rows.
+            // Indices come from `MessageTree::new` over these very rows.
             let (Some(m), Some(of)) = (self.rows.get(i), self.children.get(i)) else {
                 continue;
             };
@@ -116,23 +91,44 @@ impl Serialize for Replies<'_> {
     }
 }
 
-/// The roots and each message's replies, as indices into `messages` (in creation order).
-/// A message whose parent is not an earlier message of the thread is a root.
-fn tree_index(messages: &[MessageRow]) -> (Vec<usize>, Vec<Vec<usize>>) {
-    let index: std::collections::HashMap<i64, usize> = messages
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.id, i))
-        .collect();
-    let mut children = vec![Vec::new(); messages.len()];
-    let mut roots = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
-        match m.parent_id.and_then(|p| index.get(&p)) {
-            Some(&pi) if pi < i => children[pi].push(i),
-            _ => roots.push(i),
+/// PV-RD-1: a thread's messages as a tree: the roots and each message's replies, as
+/// indices into `rows` (in creation order). A message whose parent is not an earlier
+/// message of the thread is a root.
+struct MessageTree<'a> {
+    rows: &'a [MessageRow],
+    roots: Vec<usize>,
+    children: Vec<Vec<usize>>,
+}
+
+impl<'a> MessageTree<'a> {
+    fn new(rows: &'a [MessageRow]) -> Self {
+        let index: std::collections::HashMap<i64, usize> =
+            rows.iter().enumerate().map(|(i, m)| (m.id, i)).collect();
+        let mut children = vec![Vec::new(); rows.len()];
+        let mut roots = Vec::new();
+        for (i, m) in rows.iter().enumerate() {
+            match m.parent_id.and_then(|p| index.get(&p)) {
+                Some(&pi) if pi < i => children[pi].push(i),
+                _ => roots.push(i),
+            }
+        }
+        Self {
+            rows,
+            roots,
+            children,
         }
     }
-    (roots, children)
+}
+
+impl Serialize for MessageTree<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Replies {
+            rows: self.rows,
+            children: &self.children,
+            of: &self.roots,
+        }
+        .serialize(s)
+    }
 }
 
 /// Thread `{id, state, state_origin, state_confirmed_at, state_label, creator, awaiting,
@@ -150,13 +146,13 @@ impl Serialize for ThreadOut<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let t = self.0;
         let mut map = s.serialize_map(None)?;
-        map.serialize_entry("id", &IdOut(IdKind::Thread, t.id))?;
+        map.serialize_entry("id", &Id(IdKind::Thread, t.id))?;
         map.serialize_entry("state", t.state.as_str())?;
         map.serialize_entry("state_origin", t.state_origin.as_str())?;
         map.serialize_entry("state_confirmed_at", &t.state_confirmed_at)?;
         map.serialize_entry("state_label", &t.state_label)?;
-        map.serialize_entry("creator", &PartyOut::from(&t.creator))?;
-        map.serialize_entry("awaiting", &t.awaiting.to_json())?;
+        map.serialize_entry("creator", &t.creator)?;
+        map.serialize_entry("awaiting", &t.awaiting)?;
         map.serialize_entry("created_at", &t.created_at)?;
         map.serialize_entry("last_activity_at", &t.last_activity_at)?;
         map.end()
@@ -171,12 +167,10 @@ pub(crate) fn post_created(m: &MessageRow, t: &ThreadRow) -> Body {
         message: MessageOut<'a>,
         thread: ThreadOut<'a>,
     }
-    let body = Created {
+    Body::serialized(&Created {
         message: MessageOut { m, replies: None },
         thread: ThreadOut(t),
-    };
-    // Infallible, as for `message`.
-    Body::encoded(serde_json::to_string(&body).unwrap_or_default())
+    })
 }
 
 /// Event `{id, subject, thread, claim, from_state, to_state, origin, label, actor, at,
@@ -245,13 +239,7 @@ pub(crate) fn claim(c: &ClaimRow, acts: &[ClaimActRow], now: DateTime<Utc>) -> V
 /// PV-RD-1: the thread's messages as a tree of values (for the seeded faults that edit
 /// it; [`thread_read`] writes the same JSON without building it).
 pub(crate) fn message_tree(messages: &[MessageRow]) -> Vec<Value> {
-    let (roots, children) = tree_index(messages);
-    let replies = Replies {
-        rows: messages,
-        children: &children,
-        of: &roots,
-    };
-    match serde_json::to_value(replies) {
+    match serde_json::to_value(MessageTree::new(messages)) {
         Ok(Value::Array(tree)) => tree,
         // Unreachable: a sequence of the infallible messages above.
         _ => Vec::new(),
@@ -262,24 +250,15 @@ pub(crate) fn message_tree(messages: &[MessageRow]) -> Vec<Value> {
 /// 1,000-message read builds no tree of values, which was most of its cost (see
 /// `benches/README.md`). The same bytes as [`object`] over [`thread`] and [`message_tree`].
 pub(crate) fn thread_read(t: &ThreadRow, messages: &[MessageRow]) -> Body {
-    let (roots, children) = tree_index(messages);
-    let replies = Replies {
-        rows: messages,
-        children: &children,
-        of: &roots,
-    };
-    let body = ThreadRead {
+    #[derive(serde::Serialize)]
+    struct ThreadRead<'a> {
+        thread: ThreadOut<'a>,
+        messages: MessageTree<'a>,
+    }
+    Body::serialized(&ThreadRead {
         thread: ThreadOut(t),
-        messages: replies,
-    };
-    // Infallible, as for `message`.
-    Body::encoded(serde_json::to_string(&body).unwrap_or_default())
-}
-
-#[derive(serde::Serialize)]
-struct ThreadRead<'a> {
-    thread: ThreadOut<'a>,
-    messages: Replies<'a>,
+        messages: MessageTree::new(messages),
+    })
 }
 
 /// An empty JSON object.

@@ -245,56 +245,50 @@ fn invocation_auth_predictions_refuse_breaches() {
 
 #[test]
 fn errors_need_the_unified_shape_and_the_seed_status() {
-    let l = [HIDDEN];
-    let e = check_error(
-        404,
-        Some(&json!({"error": {"code": "X"}})),
-        &l,
-        &["SSP-INV-6"],
-        "r",
-    );
-    assert_eq!(
-        e.map_err(|m| m.rules),
-        Err(vec!["SSP-ERR-1".to_string()]),
-        "message is required"
-    );
-    let e = check_error(
-        404,
-        Some(&json!({"error": {"code": "X", "message": "m", "retry": {"max_attempts": 1}}})),
-        &l,
-        &["SSP-INV-6"],
-        "r",
-    );
-    assert_eq!(
-        e.map_err(|m| m.rules),
-        Err(vec!["SSP-ERR-1".to_string()]),
-        "retry needs both members"
-    );
-    let any = [INVALID];
-    let e = check_error(
-        400,
-        Some(&err(400, "SKILL_NOT_FOUND")),
-        &any,
-        &["SSP-INV-2"],
-        "r",
-    );
-    assert_eq!(
-        e.map_err(|m| m.rules),
-        Err(vec!["SSP-ERR-2".to_string()]),
-        "SKILL_NOT_FOUND is a 404"
-    );
-    let e = check_error(
-        400,
-        Some(&err(400, "MY_OWN_CODE")),
-        &any,
-        &["SSP-INV-2"],
-        "r",
-    );
-    assert_eq!(
-        e.map_err(|m| m.rules),
-        Err(vec!["SSP-ERR-3".to_string()]),
-        "a code outside the seven"
-    );
+    let (hidden, any) = ([HIDDEN], [INVALID]);
+    // (status, body, allowed, the step's rules, the rule broken, why)
+    let breaches = [
+        (
+            404,
+            json!({"error": {"code": "X"}}),
+            &hidden,
+            "SSP-INV-6",
+            "SSP-ERR-1",
+            "message is required",
+        ),
+        (
+            404,
+            json!({"error": {"code": "X", "message": "m", "retry": {"max_attempts": 1}}}),
+            &hidden,
+            "SSP-INV-6",
+            "SSP-ERR-1",
+            "retry needs both members",
+        ),
+        (
+            400,
+            err(400, "SKILL_NOT_FOUND"),
+            &any,
+            "SSP-INV-2",
+            "SSP-ERR-2",
+            "SKILL_NOT_FOUND is a 404",
+        ),
+        (
+            400,
+            err(400, "MY_OWN_CODE"),
+            &any,
+            "SSP-INV-2",
+            "SSP-ERR-3",
+            "a code outside the seven",
+        ),
+    ];
+    for (status, body, allowed, cites, broken, why) in breaches {
+        let e = check_error(status, Some(&body), allowed, &[cites], "r");
+        assert_eq!(
+            e.map_err(|m| m.rules),
+            Err(vec![broken.to_string()]),
+            "{why}"
+        );
+    }
     // Another of the seven where the table names VALIDATION_ERROR: a warning.
     let e = check_error(
         409,
