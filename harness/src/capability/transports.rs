@@ -3,7 +3,7 @@
 //! client). The engine knows neither: it plans over the [`Binding`] ids a protocol declares,
 //! and a protocol reached over these transports maps each id to its [`TransportKind`] here.
 
-use crate::engine::binding::Binding;
+use crate::engine::binding::{self, Binding};
 use crate::transport::TransportKind;
 
 /// Plain HTTP routes.
@@ -12,6 +12,15 @@ pub const HTTP: Binding = Binding::new("http");
 pub const MCP: Binding = Binding::new("mcp");
 /// Both, in the order a run takes them.
 pub const BOTH: [Binding; 2] = [HTTP, MCP];
+
+/// The transports of the bindings `selected` takes (a run's `--transport` choice, see
+/// `binding::selection`; empty = both), in [`BOTH`]'s order.
+pub fn kinds(selected: &[Binding]) -> Vec<TransportKind> {
+    BOTH.iter()
+        .filter(|b| binding::selects(selected, **b))
+        .filter_map(|b| kind(*b))
+        .collect()
+}
 
 /// The transport of a binding (`None`: not one of these two).
 pub fn kind(binding: Binding) -> Option<TransportKind> {

@@ -12,8 +12,7 @@ use super::cases::{self, Case, Knowledge};
 use super::oracles::{self, Oracle, Outcome};
 use crate::capability::fuzz::Found;
 use crate::capability::fuzz::worth_retrying;
-use crate::capability::transports::{self, BOTH};
-use crate::engine::binding;
+use crate::capability::transports;
 use crate::engine::finding::{Finding, Source};
 use crate::engine::target::Target;
 use crate::parley::preflight::ParleyTarget;
@@ -262,9 +261,8 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
         accepted: Vec::new(),
         requests: 0,
     };
-    let transports: Vec<TransportKind> = (BOTH.iter())
-        .filter(|b| binding::selects(&settings.transports, **b))
-        .filter_map(|b| transports::kind(*b))
+    let transports: Vec<TransportKind> = transports::kinds(&settings.transports)
+        .into_iter()
         .filter(|t| part.manifest.offers(*t))
         .collect();
     let mut rng = fastrand::Rng::with_seed(settings.seed);

@@ -14,21 +14,14 @@ use super::runner::{Budget, ModelResult, ModelRun, run_model};
 use super::transcript;
 use crate::capability::command::{CommandError, Launcher};
 use crate::capability::model::{ModelArgs, Modelled};
+use crate::capability::transports;
+use crate::engine::binding;
 use crate::engine::protocol::{Protocol, connect};
 use crate::engine::target::{ConnectOptions, Target};
 use crate::parley::pacing::Pacer;
 use crate::parley::preflight::ParleyTarget;
 use crate::parley::protocol::Parley;
 use crate::transport::{McpRevision, TransportKind};
-
-/// The transports `--transport` names.
-fn transports(sel: &str) -> Vec<TransportKind> {
-    match sel {
-        "http" => vec![TransportKind::Http],
-        "mcp" => vec![TransportKind::Mcp],
-        _ => vec![TransportKind::Http, TransportKind::Mcp],
-    }
-}
 
 async fn target(
     args: &ModelArgs,
@@ -58,7 +51,7 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         ),
         None => None,
     };
-    let kinds = transports(&args.transport);
+    let kinds = transports::kinds(&binding::selection(&args.transport));
     let opts = ConnectOptions {
         revision_override: revision,
         profile_path: args.target.as_ref().map(|p| p.display().to_string()),

@@ -311,10 +311,11 @@ fn well_formed(
             "",
             json!({"well_formed": true}),
             obs.summary(),
+            // A breach's `expected` is its oracle's title (`Oracle::breach`).
             format!(
                 "{} ({})",
                 b.message,
-                oracles::oracle_of(b).map_or("", oracles::Oracle::title)
+                b.expected.as_str().unwrap_or_default()
             ),
         )),
     }
