@@ -139,11 +139,7 @@ impl Finding {
     ) -> Violation {
         Violation {
             check: check.to_owned(),
-            requirements: if self.rules.is_empty() {
-                requirements.iter().take(1).cloned().collect()
-            } else {
-                self.rules.clone()
-            },
+            requirements: self.blamed(requirements),
             step: self.step,
             pointer: self.pointer.clone(),
             expected: self.expected.clone(),
@@ -151,6 +147,19 @@ impl Finding {
             message: self.message.clone(),
             transcript: transcript.to_vec(),
             completed: false,
+        }
+    }
+    /// The rules this finding blames when its check cites `requirements`: the rules it
+    /// names; when it names none, the check's primary requirement — but none for a model's
+    /// or a history's finding, whose check cites many rules, its primary one no better a
+    /// guess than another.
+    pub fn blamed(&self, requirements: &[String]) -> Vec<String> {
+        if !self.rules.is_empty() {
+            self.rules.clone()
+        } else if matches!(self.source, Source::Model | Source::History) {
+            Vec::new()
+        } else {
+            requirements.iter().take(1).cloned().collect()
         }
     }
     /// A violation.
@@ -204,10 +213,6 @@ impl Finding {
     }
 }
 
-/// The requirements to judge a model's or a history's finding with: one that names no rule
-/// blames none (such checks cite many rules, and their primary one is no better a guess).
-pub const UNATTRIBUTED: &[String] = &[];
-
 /// Result of a check step.
 pub type Step<T> = Result<T, Box<Finding>>;
 
@@ -242,7 +247,7 @@ pub fn verdict(
         Ok(()) => match warnings.first() {
             Some(w) => {
                 let mut named: Vec<String> = Vec::new();
-                for r in warnings.iter().flat_map(|w| violation(w).requirements) {
+                for r in warnings.iter().flat_map(|w| w.blamed(requirements)) {
                     if !named.contains(&r) {
                         named.push(r);
                     }
@@ -262,5 +267,26 @@ pub fn verdict(
             Severity::Untested => Verdict::untested(f.message),
             Severity::HarnessError => Verdict::HarnessError { message: f.message },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_blames_its_rules_else_the_primary_one_but_a_model_none() {
+        let cited = ["PV-ST-1".to_string(), "PV-ST-4".to_string()];
+        let bare = || Finding::fail("", Value::Null, Value::Null, "m");
+        assert_eq!(bare().on(&["PV-ID-2"]).blamed(&cited), ["PV-ID-2"]);
+        assert_eq!(
+            bare().blamed(&cited),
+            ["PV-ST-1"],
+            "a scripted check's primary rule"
+        );
+        for source in [Source::Model, Source::History] {
+            assert!(bare().by(source).blamed(&cited).is_empty(), "{source:?}");
+        }
+        assert_eq!(bare().by(Source::Vector).blamed(&cited), ["PV-ST-1"]);
     }
 }

@@ -85,13 +85,7 @@ impl HistoryCheck {
             let exchanges = &f.run.exchanges;
             return CheckOutcome {
                 // A history's finding fails the check, as the models' do.
-                verdict: finding::found(
-                    &self.id,
-                    finding::UNATTRIBUTED,
-                    true,
-                    f.finding,
-                    exchanges,
-                ),
+                verdict: finding::found(&self.id, &self.requirements, true, f.finding, exchanges),
                 exchanges: f.run.exchanges,
                 steps: Vec::new(),
                 unkept: 0,

@@ -227,7 +227,7 @@ impl ModelCheck {
                 CheckOutcome {
                     // The Parley models' findings fail the check whatever the rule's level,
                     // as they always have (the SSP model's warn below a required rule).
-                    verdict: finding::found(&self.id, finding::UNATTRIBUTED, true, f, &exchanges),
+                    verdict: finding::found(&self.id, &self.requirements, true, f, &exchanges),
                     exchanges,
                     steps,
                     unkept: 0,

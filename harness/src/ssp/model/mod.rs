@@ -136,7 +136,7 @@ impl ModelCheck {
                 let mut f = Box::new(cx.mismatch.clone()).at(cx.steps.len());
                 f.message = transcript::render(&cx, replay, false);
                 CheckOutcome {
-                    verdict: finding::found(CHECK_ID, finding::UNATTRIBUTED, must, f, &exchanges),
+                    verdict: finding::found(CHECK_ID, &self.requirements, must, f, &exchanges),
                     exchanges,
                     steps: Vec::new(),
                     unkept: 0,
