@@ -76,18 +76,13 @@ fn fixed_seed_passes_on_mcp_stateless_era() {
     passes(TransportKind::Mcp, McpRevision::V2026_07_28, budget, 400);
 }
 
-/// `--promote`: the shrunk counterexample of a seeded fault becomes a vector file that the
-/// vector loader accepts (schema, catalogue IDs, captures before use).
+/// The counterexample the model finds with `budget` on HTTP against the reference with
+/// `fault` switched on (a panic naming the seed when it finds none).
 #[cfg(feature = "faults")]
-#[test]
-fn counterexample_promotes_to_a_loadable_vector() {
-    use conform::engine::requirements::Catalogue;
-    use conform::parley::model::promote::vector_file;
-    use conform::parley::vectors::loader::{SchemaValidator, load_dir};
-
+fn counterexample(fault: &str, budget: Budget) -> conform::parley::model::runner::Counterexample {
     let rt = support::runtime(2).unwrap();
     let mut config = reference_impl::Config::demo_in_memory();
-    config.faults = vec!["relock-after-reopen-missed".into()];
+    config.faults = vec![fault.into()];
     let target = rt
         .block_on(support::reference::spawn_with(
             config,
@@ -96,7 +91,6 @@ fn counterexample_promotes_to_a_loadable_vector() {
         ))
         .unwrap();
     let part = target.part::<ParleyTarget>().unwrap();
-    let budget = Budget::DEFAULT;
     let run = run_model(
         rt.handle(),
         part,
@@ -107,10 +101,24 @@ fn counterexample_promotes_to_a_loadable_vector() {
     );
     let ModelResult::Failed(cx) = run.result else {
         panic!(
-            "seed {}: the fault was not caught: {:?}",
+            "seed {}: {fault} was not caught: {:?}",
             budget.seed, run.result
         );
     };
+    *cx
+}
+
+/// `--promote`: the shrunk counterexample of a seeded fault becomes a vector file that the
+/// vector loader accepts (schema, catalogue IDs, captures before use).
+#[cfg(feature = "faults")]
+#[test]
+fn counterexample_promotes_to_a_loadable_vector() {
+    use conform::engine::requirements::Catalogue;
+    use conform::parley::model::promote::vector_file;
+    use conform::parley::vectors::loader::{SchemaValidator, load_dir};
+
+    let budget = Budget::DEFAULT;
+    let cx = counterexample("relock-after-reopen-missed", budget);
     assert!(
         cx.mismatch.rules.iter().any(|r| r == "PV-ST-4"),
         "{:?}",
@@ -129,4 +137,28 @@ fn counterexample_promotes_to_a_loadable_vector() {
     let loaded = load_dir(dir.path(), Some(&schema), Some(&catalogue)).unwrap();
     assert_eq!(loaded.len(), 1);
     assert_eq!(loaded[0].vector.requirements[0], cx.mismatch.rules[0]);
+}
+
+/// The quota focus (PV-TR-5) against a reference that never enforces its quota: the
+/// quota role's writes are shrunk to the fewest that show it (more than twice the quota of
+/// 5 past the quota check within a minute), and that counterexample is never promoted (its
+/// answers depend on a window other clients share).
+#[cfg(feature = "faults")]
+#[test]
+fn quota_model_catches_an_unenforced_quota() {
+    use conform::engine::requirements::Catalogue;
+    use conform::parley::model::promote::vector_file;
+
+    let budget = Budget::QUOTA;
+    let cx = counterexample("quota-not-enforced", budget);
+    assert_eq!(cx.mismatch.rules, vec!["PV-TR-5".to_string()]);
+    assert!(
+        (11..=12).contains(&cx.ops.len()),
+        "shrunk to about 2 × 5 + 1 writes: {} steps",
+        cx.ops.len()
+    );
+    let vectors = conform::engine::protocol::default_vectors_dir();
+    let catalogue = Catalogue::load(&vectors.join("requirements/parley.toml")).unwrap();
+    let refused = vector_file(&cx, &cx.world, budget.seed, "http", &catalogue).unwrap_err();
+    assert!(refused.contains("quota role"), "{refused}");
 }

@@ -43,7 +43,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub steps: Option<usize>,
     /// What the sequences concentrate on, where the protocol's model has several foci
-    /// (Parley: `threads`, the default, or `claims`).
+    /// (Parley: `threads`, the default, `claims` or `quota`).
     #[arg(long, value_name = "NAME")]
     pub focus: Option<String>,
     /// Write each shrunk counterexample as a golden vector file into DIR

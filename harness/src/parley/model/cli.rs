@@ -140,18 +140,19 @@ fn verdict(
     })
 }
 
-/// The search's budget: the command line's, else the defaults.
+/// The search's budget: the command line's, else the focus's budget in `conform run`.
 fn budget(args: &ModelArgs) -> Result<Budget, CommandError> {
+    let focus = match args.focus.as_deref() {
+        None => Budget::DEFAULT.focus,
+        Some(f) => Focus::parse(f)
+            .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims, quota)")))?,
+    };
+    let base = Budget::of(focus);
     Ok(Budget {
-        seed: args.seed.unwrap_or(Budget::DEFAULT.seed),
-        cases: args.cases.unwrap_or(Budget::DEFAULT.cases),
-        steps: args.steps.unwrap_or(Budget::DEFAULT.steps),
-        focus: match args.focus.as_deref() {
-            None => Budget::DEFAULT.focus,
-            Some(f) => Focus::parse(f)
-                .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims)")))?,
-        },
-        ..Budget::DEFAULT
+        seed: args.seed.unwrap_or(base.seed),
+        cases: args.cases.unwrap_or(base.cases),
+        steps: args.steps.unwrap_or(base.steps),
+        ..base
     })
 }
 

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use super::observe::{Answer, str_at};
-use super::quota::Quota;
+use super::quota::{Bound, Quota};
 use chrono::{DateTime, Utc};
 
 use super::clock::SharedClock;
@@ -180,6 +180,8 @@ pub struct Driver<'a> {
     kind: TransportKind,
     roles: &'a [Role],
     pub(super) quota: &'a Quota,
+    /// This sequence's count of the quota role's writes (PV-TR-5), when it plays that role.
+    bounds: Vec<Bound>,
     inbox_limit: u64,
     /// Per caller `(actor, extension)`: the inbox cursor taken before this sequence began
     /// (a copy of `ends` then), so an inbox read pages only through threads active since.
@@ -274,6 +276,7 @@ impl<'a> Driver<'a> {
             kind,
             roles,
             quota,
+            bounds: (0..roles.len()).filter_map(|a| quota.bound(a)).collect(),
             inbox_limit,
             // A poisoned lock (a panicking sequence) leaves no base: pages from the start.
             base: base.lock().map(|b| b.clone()).unwrap_or_default(),
@@ -482,9 +485,15 @@ impl<'a> Driver<'a> {
             self.await_expiry(*claim).await;
         }
         let text = describe(world, op, self.roles);
+        let sent_at = std::time::Instant::now();
         let sent = self.send_op(world, op, auth).await;
         let still_late = sent.still_late;
         let (answer, summary) = self.record(op, text, sent);
+        if op.is_write() {
+            for bound in &mut self.bounds {
+                bound.judge(actor, sent_at, &answer)?;
+            }
+        }
         if still_late {
             // Refused for a deadline that passed on the way, after every retry: the right
             // answer to what arrived, and nothing this step can be judged on. The claim was

@@ -18,14 +18,17 @@ use super::state::{Body, Kind, Op, St, World};
 pub const MAX_THREADS: usize = 3;
 
 /// What a run's sequences concentrate on: the thread state machine, or the dialectic
-/// profile's claims (in threads, among the same thread operations). Two foci keep each
-/// one's deep corners within a small budget.
+/// profile's claims (in threads, among the same thread operations), or the quota role's
+/// writes. Separate foci keep each one's deep corners within a small budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     /// Posts, marks, reopens, reads, inbox, whoami, missing tokens.
     Threads,
     /// The same, plus asserts, attests, verifies, refutes, supersedes and claim reads.
     Claims,
+    /// The thread operations by the quota role alone (`limited`), whose enforcement of a
+    /// small quota is judged per sequence (PV-TR-5, [`super::quota::Bound`]).
+    Quota,
 }
 
 impl Focus {
@@ -34,12 +37,13 @@ impl Focus {
         match self {
             Self::Threads => "threads",
             Self::Claims => "claims",
+            Self::Quota => "quota",
         }
     }
 
     /// The focus `--focus` names.
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Threads, Self::Claims]
+        [Self::Threads, Self::Claims, Self::Quota]
             .into_iter()
             .find(|f| f.as_str() == s)
     }

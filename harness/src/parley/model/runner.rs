@@ -60,6 +60,24 @@ impl Budget {
         focus: Focus::Claims,
         ..Self::DEFAULT
     };
+
+    /// The quota model inside `conform run`: few cases, since the quota role's writes meet
+    /// its 429 within the first sequence on a correct target.
+    pub const QUOTA: Self = Self {
+        focus: Focus::Quota,
+        cases: 6,
+        steps: 60,
+        ..Self::DEFAULT
+    };
+
+    /// The budget of `focus`'s model inside `conform run`.
+    pub fn of(focus: Focus) -> Self {
+        match focus {
+            Focus::Threads => Self::DEFAULT,
+            Focus::Claims => Self::CLAIMS,
+            Focus::Quota => Self::QUOTA,
+        }
+    }
 }
 
 /// A counterexample (shrunk unless `how` says as found).
@@ -102,13 +120,22 @@ pub struct ModelRun {
     pub signatures: Vec<crate::engine::check::StepSignature>,
 }
 
-/// The roles the model plays (every role of the profile except `limited`, whose small
-/// quota belongs to the quota vectors), with their actors.
-pub fn actors(target: &ParleyTarget) -> (Vec<Role>, Vec<Actor>) {
+/// Whether the model plays `role` in `focus`: the quota focus plays the quota role
+/// (`limited`) alone; the others every role of the profile but that one, whose small quota
+/// the quota vectors exhaust at any moment.
+fn plays(focus: Focus, role: Role) -> bool {
+    match focus {
+        Focus::Quota => role == Role::Limited,
+        Focus::Threads | Focus::Claims => !matches!(role, Role::Limited | Role::Anonymous),
+    }
+}
+
+/// The roles the model plays in `focus` ([`plays`]), with their actors.
+pub fn actors(target: &ParleyTarget, focus: Focus) -> (Vec<Role>, Vec<Actor>) {
     target
         .identities
         .iter()
-        .filter(|(r, _)| !matches!(r, Role::Limited | Role::Anonymous))
+        .filter(|(r, _)| plays(focus, **r))
         .map(|(r, id)| {
             let human =
                 id.author_kind.as_deref() == Some("human") || id.identity.starts_with("human:");
@@ -243,20 +270,29 @@ pub struct Cast {
     pub quota: Quota,
 }
 
-/// The cast of a target, or why the model cannot run on it (`unsupported`).
+/// The cast of a target for the thread operations, or why the model cannot run on it
+/// (`unsupported`).
 pub fn cast(target: &ParleyTarget) -> Result<Cast, String> {
-    let (roles, actors) = actors(target);
+    cast_of(target, Focus::Threads)
+}
+
+/// The cast of a target for `focus`, or why the model cannot run on it (`unsupported`).
+pub fn cast_of(target: &ParleyTarget, focus: Focus) -> Result<Cast, String> {
+    let (roles, actors) = actors(target, focus);
     if !actors.iter().any(|a| a.write) {
-        return Err("the target profile has no role with the write right".into());
+        return Err(match focus {
+            Focus::Quota => "the target profile has no quota role (`limited`) with the write right",
+            Focus::Threads | Focus::Claims => "the target profile has no role with the write right",
+        }
+        .into());
     }
-    let quota = Quota::new(
-        target
-            .identities
-            .iter()
-            .filter(|(r, _)| !matches!(r, Role::Limited | Role::Anonymous))
-            .map(|(_, id)| id.quota_per_minute)
-            .collect(),
-    );
+    let quotas = target
+        .identities
+        .iter()
+        .filter(|(r, _)| plays(focus, **r))
+        .map(|(r, id)| (id.quota_per_minute, *r == Role::Limited));
+    let (per_minute, shared) = quotas.unzip();
+    let quota = Quota::new(per_minute, shared);
     // PV-MF-2: body_max_chars is "the one limit that is not the server's to choose": the
     // seed fixes 500 whatever the manifest declares (a declared other value fails
     // manifest/limits, not the model).
@@ -379,7 +415,7 @@ pub fn run_model(
         roles,
         world,
         quota,
-    } = match cast_for(target, budget.focus) {
+    } = match cast_for(target, budget.focus, budget.steps) {
         Ok(c) => c,
         Err(unsupported) => return tally.finish(unsupported, None),
     };
@@ -456,13 +492,36 @@ fn conclude(
 
 /// The run's cast, or why the model cannot run on this target (`unsupported`: a profile
 /// without the roles it needs, or the claims focus on a target without the dialectic).
-fn cast_for(target: &ParleyTarget, focus: Focus) -> Result<Cast, ModelResult> {
-    let c = cast(target).map_err(|reason| ModelResult::Unsupported(Cause::Profile, reason))?;
+fn cast_for(target: &ParleyTarget, focus: Focus, steps: usize) -> Result<Cast, ModelResult> {
+    let c = cast_of(target, focus)
+        .map_err(|reason| ModelResult::Unsupported(Cause::Profile, reason))?;
     if focus == Focus::Claims && !c.world.dialectic {
         let reason = "the manifest does not enable the dialectic profile (PV-DI)";
         return Err(ModelResult::Unsupported(Cause::Target, reason.into()));
     }
+    if focus == Focus::Quota {
+        quota_reachable(target, steps)?;
+    }
     Ok(c)
+}
+
+/// Whether a sequence of `steps` operations can show the quota role's quota unenforced
+/// (more than twice it past the quota check, [`super::quota::Bound`]): else the quota model
+/// would judge PV-TR-5's enforcement on nothing (`unsupported`, never a pass).
+fn quota_reachable(target: &ParleyTarget, steps: usize) -> Result<(), ModelResult> {
+    let quota = target
+        .identities
+        .iter()
+        .find(|(r, _)| **r == Role::Limited)
+        .and_then(|(_, id)| id.quota_per_minute);
+    let reason = match quota {
+        None => "whoami shows no quota_per_minute for the quota role (`limited`)".to_string(),
+        Some(q) if q.saturating_mul(2) >= steps as u64 => format!(
+            "the quota role's quota ({q} per minute) is too large for sequences of {steps} steps to pass twice over (--steps)"
+        ),
+        Some(_) => return Ok(()),
+    };
+    Err(ModelResult::Unsupported(Cause::Profile, reason))
 }
 
 /// What a search remembers of its failing cases.
