@@ -1,15 +1,20 @@
 //! SQLite storage behind one small interface: an embedded file by default, `:memory:` for
-//! tests, WAL journal, one transaction per write, migrations applied at startup.
+//! tests, WAL journal, one transaction per write, migrations applied at startup, WAL
+//! checkpoints on a thread of their own ([`checkpoint`]).
 //!
 //! Parley tables live in [`parley`], SSP execution tables in [`ssp`]; each module exports
 //! its ordered `MIGRATIONS`. A migration is applied once and recorded by name, so ids
 //! (`AUTOINCREMENT` rowids) are never reused, also across restarts.
 
+mod checkpoint;
 pub mod parley;
 pub mod ssp;
 
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use checkpoint::Checkpoints;
 
 use rusqlite::{Connection, Transaction};
 
@@ -22,14 +27,22 @@ pub enum StoreError {
     /// Stored data could not be decoded (corrupt row or JSON column).
     #[error("corrupt stored data: {0}")]
     Corrupt(String),
-    /// Another connection — another server process, usually — holds the database.
+    /// Another handle — another server process, usually — holds the database.
     #[error(
-        "{path} is in use by another process (it holds SQLite's exclusive lock); stop that \
+        "{path} is in use by another process (it holds {path}.lock); stop that \
          reference-server or pass another --db: two servers on one database would split its state"
     )]
     InUse {
         /// The database file.
         path: std::path::PathBuf,
+    },
+    /// The database's lock file could not be opened or locked.
+    #[error("{path}.lock: {source}")]
+    Lock {
+        /// The database file.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
     },
 }
 
@@ -38,11 +51,16 @@ pub type Migration = (&'static str, &'static str);
 
 /// The database handle shared by the Parley service and the SSP provider.
 ///
-/// One connection behind a mutex: SQLite serialises writers anyway, and a single
-/// connection keeps every write one transaction without busy-retry loops.
+/// One connection behind a mutex serves every request: SQLite serialises writers anyway,
+/// and a single connection keeps every write one transaction without busy-retry loops.
+/// A file database also has a checkpoint thread on a second connection, and holds
+/// `<db>.lock` for as long as any clone of the handle lives.
 #[derive(Clone)]
 pub struct Db {
     conn: Arc<Mutex<Connection>>,
+    checkpoints: Option<Arc<Checkpoints>>,
+    /// Held, never read: its OS lock keeps a second server off this database.
+    _lock: Option<Arc<File>>,
 }
 
 impl std::fmt::Debug for Db {
@@ -51,27 +69,29 @@ impl std::fmt::Debug for Db {
     }
 }
 
-/// Takes SQLite's exclusive lock now and keeps it (`locking_mode=EXCLUSIVE`): the lock is
-/// the operating system's file lock, so it dies with the process (a `kill -9` leaves nothing
-/// stale behind). No busy wait: a held lock is reported at once.
-fn lock_exclusively(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    conn.busy_timeout(std::time::Duration::ZERO)?;
-    let taken = conn
-        .pragma_update(None, "locking_mode", "EXCLUSIVE")
-        .and_then(|()| conn.execute_batch("BEGIN EXCLUSIVE; COMMIT;"));
-    match taken {
-        Ok(()) => Ok(()),
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if matches!(
-                e.code,
-                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
-            ) =>
-        {
-            Err(StoreError::InUse {
-                path: path.to_owned(),
-            })
-        }
-        Err(e) => Err(e.into()),
+/// Takes the OS lock of `<path>.lock` now and keeps it with the returned file: the lock dies
+/// with the process (a `kill -9` leaves nothing stale behind). No wait: a held lock is
+/// reported at once. (SQLite's own exclusive locking mode did this before, but it also
+/// shuts out the checkpoint thread's connection.)
+fn lock_exclusively(path: &Path) -> Result<File, StoreError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let failed = |source| StoreError::Lock {
+        path: path.to_owned(),
+        source,
+    };
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&name)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(StoreError::InUse {
+            path: path.to_owned(),
+        }),
+        Err(TryLockError::Error(e)) => Err(failed(e)),
     }
 }
 
@@ -83,12 +103,12 @@ impl Db {
     /// a second `open` of the same file) gets [`StoreError::InUse`] at once, never a silent
     /// split where both mark each other's executions failed and quotas double.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let conn = if path.as_os_str() == ":memory:" {
-            Connection::open_in_memory()?
+        let memory = path.as_os_str() == ":memory:";
+        let (conn, lock) = if memory {
+            (Connection::open_in_memory()?, None)
         } else {
-            let conn = Connection::open(path)?;
-            lock_exclusively(&conn, path)?;
-            conn
+            let lock = lock_exclusively(path)?;
+            (Connection::open(path)?, Some(Arc::new(lock)))
         };
         // WAL + synchronous=NORMAL: a committed transaction survives a process kill
         // (kill -9); only an OS crash may lose the last commits.
@@ -96,10 +116,21 @@ impl Db {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        let db = Self {
+        if !memory {
+            // Checkpoints run on their own thread (`checkpoint`), never in a request's commit.
+            conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+            // A WAL file grown by a burst is cut back when it starts over.
+            conn.pragma_update(None, "journal_size_limit", 64 << 20)?;
+        }
+        let mut db = Self {
             conn: Arc::new(Mutex::new(conn)),
+            checkpoints: None,
+            _lock: lock,
         };
         db.migrate()?;
+        if !memory {
+            db.checkpoints = Some(Arc::new(Checkpoints::start(path, Arc::clone(&db.conn))?));
+        }
         Ok(db)
     }
 
@@ -141,6 +172,10 @@ impl Db {
             .map_err(StoreError::from)?;
         let out = f(&tx)?;
         tx.commit().map_err(StoreError::from)?;
+        drop(conn);
+        if let Some(c) = &self.checkpoints {
+            c.committed();
+        }
         Ok(out)
     }
 
@@ -167,6 +202,49 @@ mod tests {
         drop(first);
         // Released with the handle (and with the process: an OS file lock).
         Db::open(&path).unwrap_or_else(|e| panic!("reopen after close: {e}"));
+    }
+
+    /// Requests never checkpoint; the checkpoint thread does, after `checkpoint::EVERY`
+    /// commits, and what it copies reaches the database file.
+    #[test]
+    fn checkpoints_run_on_their_own_thread() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let path = dir.path().join("cp.db");
+        let db = Db::open(&path).unwrap_or_else(|e| panic!("open: {e}"));
+        let auto: i64 = db
+            .read(|c| c.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)))
+            .unwrap_or_else(|e: rusqlite::Error| panic!("pragma: {e}"));
+        assert_eq!(auto, 0, "the request connection must never checkpoint");
+        let file_len = || std::fs::metadata(&path).map_or(0, |m| m.len());
+        let before = file_len();
+        let Some(cp) = db.checkpoints.clone() else {
+            panic!("a file database has a checkpoint thread")
+        };
+        let insert = |i: u64| {
+            db.write(|tx| {
+                tx.execute("CREATE TABLE IF NOT EXISTS t (x)", [])?;
+                tx.execute("INSERT INTO t VALUES (?1)", [i as i64])
+                    .map_err(StoreError::from)
+            })
+            .unwrap_or_else(|e| panic!("write: {e}"));
+        };
+        for i in 1..checkpoint::EVERY {
+            insert(i);
+        }
+        assert!(
+            !cp.wait_done(1, std::time::Duration::ZERO),
+            "no checkpoint before the {}th commit",
+            checkpoint::EVERY
+        );
+        insert(checkpoint::EVERY);
+        assert!(
+            cp.wait_done(1, std::time::Duration::from_secs(30)),
+            "the checkpoint thread did not run within 30 s"
+        );
+        assert!(
+            file_len() > before,
+            "the checkpoint copied nothing into {path:?}"
+        );
     }
 
     #[test]

@@ -96,7 +96,13 @@ pub fn into_http(resp: Response) -> HttpResponse {
 
 /// Runs the (synchronous, SQLite-bound) service off the async workers.
 pub async fn call_service(service: ParleyService, req: Request) -> Response {
-    match tokio::task::spawn_blocking(move || service.handle(req)).await {
+    let permit = service.turn().await;
+    match tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        service.handle(req)
+    })
+    .await
+    {
         Ok(resp) => resp,
         Err(err) => {
             tracing::error!(%err, "service task failed");

@@ -59,6 +59,7 @@ impl ParleyService {
                 dialectic: true,
                 quota: quota::Quota::default(),
                 faults,
+                gate: Arc::new(tokio::sync::Semaphore::new(context::turns())),
             }),
             via_mcp: false,
         }
@@ -90,6 +91,13 @@ impl ParleyService {
             inner: Arc::clone(&self.inner),
             via_mcp: true,
         }
+    }
+
+    /// Waits for a turn in the service: the bindings hold it while [`ParleyService::handle`]
+    /// runs ([`Inner`]'s `gate` says why). `None` only if the gate was closed, which
+    /// nothing does: the call then runs without a turn.
+    pub async fn turn(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.inner.gate).acquire_owned().await.ok()
     }
 
     /// Handles one request (synchronous: SQLite; bindings use `spawn_blocking`).
