@@ -25,8 +25,8 @@ use rusqlite::Connection;
 
 use super::StoreError;
 
-/// Commits between two checkpoint requests. SQLite's automatic checkpoint triggers at 1,000
-/// WAL pages; a post writes a handful, so this keeps the WAL at a few hundred pages.
+/// Commits between two checkpoint requests: about 900 WAL pages of posts, near SQLite's
+/// own automatic threshold (1,000 pages).
 pub(super) const EVERY: u64 = 100;
 
 /// WAL frames (pages) past which the thread makes the WAL start over: about 450 posts'
@@ -40,7 +40,9 @@ type Done = (Mutex<u64>, Condvar);
 #[derive(Debug)]
 pub(super) struct Checkpoints {
     commits: AtomicU64,
-    wake: SyncSender<()>,
+    /// `None` once dropped ([`Drop`]: the thread then ends).
+    wake: Option<SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
     /// Checkpoints completed (the tests wait on it).
     #[cfg_attr(not(test), expect(dead_code, reason = "only the tests wait on it"))]
     done: Arc<Done>,
@@ -56,13 +58,14 @@ impl Checkpoints {
         let (wake, asked) = sync_channel(1);
         let done = Arc::new((Mutex::new(0), Condvar::new()));
         let signal = Arc::clone(&done);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("wal-checkpoint".into())
             .spawn(move || run(&conn, &requests, &asked, &signal))
-            .map_err(|e| StoreError::Corrupt(format!("checkpoint thread: {e}")))?;
+            .map_err(StoreError::Checkpointer)?;
         Ok(Self {
             commits: AtomicU64::new(0),
-            wake,
+            wake: Some(wake),
+            thread: Some(thread),
             done,
         })
     }
@@ -73,7 +76,10 @@ impl Checkpoints {
         if !(self.commits.fetch_add(1, Ordering::Relaxed) + 1).is_multiple_of(EVERY) {
             return;
         }
-        match self.wake.try_send(()) {
+        let Some(wake) = &self.wake else {
+            return;
+        };
+        match wake.try_send(()) {
             Ok(()) | Err(TrySendError::Full(())) => {}
             Err(TrySendError::Disconnected(())) => {
                 tracing::warn!("the WAL checkpoint thread is gone; the WAL grows until restart");
@@ -90,6 +96,19 @@ impl Checkpoints {
         };
         cv.wait_timeout_while(guard, timeout, |c| *c < n)
             .is_ok_and(|(c, _)| *c >= n)
+    }
+}
+
+impl Drop for Checkpoints {
+    /// Ends the thread and waits for it (at most one checkpoint that had been asked for),
+    /// so that it holds no connection once the handle is gone.
+    fn drop(&mut self) {
+        drop(self.wake.take());
+        if let Some(t) = self.thread.take()
+            && t.join().is_err()
+        {
+            tracing::warn!("the WAL checkpoint thread panicked");
+        }
     }
 }
 

@@ -36,6 +36,9 @@ pub enum StoreError {
         /// The database file.
         path: std::path::PathBuf,
     },
+    /// The WAL checkpoint thread could not be started.
+    #[error("could not start the WAL checkpoint thread: {0}")]
+    Checkpointer(std::io::Error),
     /// The database's lock file could not be opened or locked.
     #[error("{path}.lock: {source}")]
     Lock {
@@ -58,6 +61,8 @@ pub type Migration = (&'static str, &'static str);
 #[derive(Clone)]
 pub struct Db {
     conn: Arc<Mutex<Connection>>,
+    /// Dropped before `_lock` (fields drop in order): the last handle joins the checkpoint
+    /// thread, which holds both connections, before the lock is let go.
     checkpoints: Option<Arc<Checkpoints>>,
     /// Held, never read: its OS lock keeps a second server off this database.
     _lock: Option<Arc<File>>,
@@ -72,14 +77,27 @@ impl std::fmt::Debug for Db {
 /// Takes the OS lock of `<path>.lock` now and keeps it with the returned file: the lock dies
 /// with the process (a `kill -9` leaves nothing stale behind). No wait: a held lock is
 /// reported at once. (SQLite's own exclusive locking mode did this before, but it also
-/// shuts out the checkpoint thread's connection.)
+/// shuts out the checkpoint thread's connection.) The lock file is named after the
+/// database's canonical path, so a symbolic link to the same database finds the same lock
+/// (a hard link does not: that one is not covered). The database file is created first when
+/// missing (SQLite takes an empty file for an empty database); it is closed again before
+/// SQLite opens it, so no POSIX lock of SQLite's is released by that close.
 fn lock_exclusively(path: &Path) -> Result<File, StoreError> {
-    let mut name = path.as_os_str().to_owned();
-    name.push(".lock");
     let failed = |source| StoreError::Lock {
         path: path.to_owned(),
         source,
     };
+    drop(
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(failed)?,
+    );
+    let mut name = std::fs::canonicalize(path)
+        .map_err(failed)?
+        .into_os_string();
+    name.push(".lock");
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -140,6 +158,7 @@ impl Db {
                 "CREATE TABLE IF NOT EXISTS schema_migrations (
                     name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)",
             )?;
+            let mut applied = false;
             for (name, sql) in parley::MIGRATIONS.iter().chain(ssp::MIGRATIONS) {
                 let done: bool = tx.query_row(
                     "SELECT EXISTS(SELECT 1 FROM schema_migrations WHERE name = ?1)",
@@ -149,7 +168,16 @@ impl Db {
                 if !done {
                     tx.execute_batch(sql)?;
                     tx.execute("INSERT INTO schema_migrations(name) VALUES (?1)", [name])?;
+                    applied = true;
                 }
+            }
+            if applied {
+                // A migration that edits `sqlite_schema` itself (`writable_schema`, e.g.
+                // `parley_0003`) must also bump the schema version, so that every other
+                // connection reloads the schema (SQLite's documented procedure); DDL bumps
+                // it anyway, and one more bump is harmless.
+                let version: i64 = tx.query_row("PRAGMA schema_version", [], |r| r.get(0))?;
+                tx.pragma_update(None, "schema_version", version + 1)?;
             }
             Ok(())
         })
@@ -245,6 +273,63 @@ mod tests {
             file_len() > before,
             "the checkpoint copied nothing into {path:?}"
         );
+    }
+
+    /// `parley_0003` and `ssp_0003`: the constant-list CHECKs became comparisons that allow
+    /// the same values (an IN list is rebuilt per row written), on a file database migrated
+    /// from the first schemas; the schema stays sound and a value outside a list is refused.
+    #[test]
+    fn constant_list_checks_are_comparisons() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let db = Db::open(&dir.path().join("checks.db")).unwrap_or_else(|e| panic!("open: {e}"));
+        let schema: Vec<String> = db
+            .read(|c| {
+                let mut stmt = c.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table'")?;
+                let rows = stmt.query_map([], |r| r.get(0))?;
+                rows.collect::<Result<Vec<_>, rusqlite::Error>>()
+            })
+            .unwrap_or_else(|e| panic!("schema: {e}"));
+        let checks: Vec<&str> = schema
+            .iter()
+            .flat_map(|sql| sql.lines().filter(|l| l.contains("CHECK")))
+            .map(str::trim)
+            .collect();
+        assert_eq!(checks.len(), 4, "{checks:?}");
+        assert!(checks.iter().all(|c| !c.contains(" IN (")), "{checks:?}");
+        let ok: String = db
+            .read(|c| c.query_row("PRAGMA integrity_check", [], |r| r.get(0)))
+            .unwrap_or_else(|e: rusqlite::Error| panic!("integrity_check: {e}"));
+        assert_eq!(ok, "ok");
+        let thread = |mode: &str| {
+            format!(
+                "INSERT INTO parley_threads(state, state_origin, state_label, creator_identity, \
+                 awaiting_mode, created_at, last_activity_at, activity_seq) \
+                 VALUES ('open', 'x', 'x', 'x', '{mode}', 'x', 'x', 0)"
+            )
+        };
+        let event = |subject: &str| {
+            format!(
+                "INSERT INTO parley_events(subject, thread_id, to_state, origin, label, \
+                 actor_identity, at) VALUES ('{subject}', 1, 'x', 'x', 'x', 'x', 'x')"
+            )
+        };
+        let execution = |id: &str, status: &str| {
+            format!(
+                "INSERT INTO ssp_executions(id, skill_id, status, inputs, created_at, updated_at) \
+                 VALUES ('{id}', 's', '{status}', '{{}}', 'x', 'x')"
+            )
+        };
+        for (sql, refused) in [
+            (thread("bogus"), true),
+            (thread("party"), false),
+            (event("bogus"), true),
+            (event("claim"), false),
+            (execution("e1", "bogus"), true),
+            (execution("e2", "timeout"), false),
+        ] {
+            let got = db.write(|tx| tx.execute(&sql, []).map_err(StoreError::from));
+            assert_eq!(got.is_err(), refused, "{sql}: {got:?}");
+        }
     }
 
     #[test]

@@ -47,6 +47,17 @@ pub const MIGRATIONS: &[super::Migration] = &[
         "CREATE INDEX ssp_executions_done ON ssp_executions(completed_at)
             WHERE completed_at IS NOT NULL;",
     ),
+    // The status CHECK as comparisons, allowing the same values: SQLite rebuilds a constant
+    // IN list's ephemeral table for every row written (`parley_0003` says how and why).
+    (
+        "ssp_0003_checks_as_comparisons",
+        "PRAGMA writable_schema = ON;
+        UPDATE sqlite_schema SET sql = replace(sql,
+            'CHECK (status IN (''accepted'',''running'',''completed'',''failed'',''timeout''))',
+            'CHECK (status = ''accepted'' OR status = ''running'' OR status = ''completed'' OR status = ''failed'' OR status = ''timeout'')')
+            WHERE type = 'table' AND name = 'ssp_executions';
+        PRAGMA writable_schema = RESET;",
+    ),
 ];
 
 fn time_str(t: chrono::DateTime<chrono::Utc>) -> String {

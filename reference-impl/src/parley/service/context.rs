@@ -66,7 +66,8 @@ pub(crate) struct Inner {
     pub(super) quota: super::quota::Quota,
     /// Seeded faults of this instance (issue 6; always none without the `faults` feature).
     pub(crate) faults: Faults,
-    /// Turns in the service ([`turns`]): requests beyond them wait in the gate's FIFO
+    /// Turns in the service for the Parley bindings' requests ([`turns`]; the SSP skill
+    /// that reads a thread takes none): requests beyond them wait in the gate's FIFO
     /// queue instead of in the blocking pool, where they would all contend for the one
     /// database connection and the OS, not arrival order, would pick the next (issue 29:
     /// with 32 clients on one core, post p99 went from 11.5–13.5 ms to 10.0–11.6 ms).
