@@ -108,6 +108,18 @@ fn counterexample(fault: &str, budget: Budget) -> conform::parley::model::runner
     *cx
 }
 
+/// The quota focus passes against the reference, with evidence: its sequences sent more than
+/// twice the quota role's quota of posts within a minute (else the check is `unsupported`).
+#[test]
+fn quota_focus_passes_on_http() {
+    passes(
+        TransportKind::Http,
+        McpRevision::V2025_11_25,
+        Budget::QUOTA,
+        100,
+    );
+}
+
 /// `--promote`: the shrunk counterexample of a seeded fault becomes a vector file that the
 /// vector loader accepts (schema, catalogue IDs, captures before use).
 #[cfg(feature = "faults")]

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The window a quota counts over (PV-TR-5: writes per minute).
-const QUOTA_WINDOW: Duration = Duration::from_secs(60);
+pub(crate) const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 
 /// The window the pacer counts over: the quota's plus a second, because the target stamps
 /// a write when it handles it, after the pacer let it go — a write admitted exactly a minute

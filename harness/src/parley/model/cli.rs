@@ -147,6 +147,13 @@ fn budget(args: &ModelArgs) -> Result<Budget, CommandError> {
         Some(f) => Focus::parse(f)
             .ok_or_else(|| CommandError(format!("unknown focus {f:?} (threads, claims, quota)")))?,
     };
+    if focus == Focus::Quota && args.promote.is_some() {
+        // Refused before the search, not after a counterexample: `vector_file` refuses every
+        // one of this focus (a write by the quota role depends on a shared window).
+        return Err(CommandError(
+            "--promote: the quota focus's counterexamples cannot be vectors (whether a write by the quota role passes depends on a window other clients share)".into(),
+        ));
+    }
     let base = Budget::of(focus);
     Ok(Budget {
         seed: args.seed.unwrap_or(base.seed),

@@ -181,7 +181,7 @@ pub struct Driver<'a> {
     roles: &'a [Role],
     pub(super) quota: &'a Quota,
     /// This sequence's count of the quota role's writes (PV-TR-5), when it plays that role.
-    bounds: Vec<Bound>,
+    bounds: Vec<Bound<'a>>,
     inbox_limit: u64,
     /// Per caller `(actor, extension)`: the inbox cursor taken before this sequence began
     /// (a copy of `ends` then), so an inbox read pages only through threads active since.
@@ -489,10 +489,8 @@ impl<'a> Driver<'a> {
         let sent = self.send_op(world, op, auth).await;
         let still_late = sent.still_late;
         let (answer, summary) = self.record(op, text, sent);
-        if op.is_write() {
-            for bound in &mut self.bounds {
-                bound.judge(actor, sent_at, &answer)?;
-            }
+        for bound in &mut self.bounds {
+            bound.judge(op, sent_at, &answer)?;
         }
         if still_late {
             // Refused for a deadline that passed on the way, after every retry: the right

@@ -105,7 +105,7 @@ impl ModelCheck {
                 QUOTA_REQUIREMENTS,
             ),
         };
-        // Both foci play every thread operation (boundary bodies, marks, reads...): a
+        // Every focus plays the thread operations (boundary bodies, marks, reads...): a
         // failure of one of those must cite its own rule, whichever focus found it.
         let mut ids: Vec<&str> = Vec::new();
         for r in own.iter().chain(REQUIREMENTS) {
@@ -266,9 +266,8 @@ impl ModelCheck {
 
 /// The model checks of the Parley suite.
 pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
-    vec![
-        Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue)),
-        Arc::new(ModelCheck::new(Budget::CLAIMS, catalogue)),
-        Arc::new(ModelCheck::new(Budget::QUOTA, catalogue)),
-    ]
+    [Focus::Threads, Focus::Claims, Focus::Quota]
+        .into_iter()
+        .map(|f| Arc::new(ModelCheck::new(Budget::of(f), catalogue)) as Arc<dyn Check>)
+        .collect()
 }

@@ -7,19 +7,24 @@
 //!   (`limited`) is exhausted by the quota vectors at any moment, so its 429 is always a
 //!   pause.
 //! - [`Bound`]: the quota role's enforcement, judged per sequence. More than twice the quota
-//!   getting past the quota check within one minute fails PV-TR-5. Twice, because the notes
-//!   fix no window: fixed windows aligned anywhere, or a bucket refilled per minute, admit
-//!   that much within one minute and no more.
+//!   of its posts getting past the quota check within one minute fails PV-TR-5. Twice,
+//!   because the notes fix no window: fixed windows aligned anywhere, or a bucket refilled
+//!   per minute, admit that much within one minute and no more. Posts only, because the
+//!   notes do not say whether marks and reopens count as "write attempts" too: a post is
+//!   one under every reading.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use super::observe::Answer;
+use super::state::Op;
 use crate::engine::counterexample::mismatch;
 use crate::engine::finding::Finding;
+use crate::parley::pacing::QUOTA_WINDOW;
 
 /// Write attempts per actor index, with each actor's quota per minute.
 #[derive(Debug, Default)]
@@ -28,12 +33,12 @@ pub struct Quota {
     /// Per actor: whether its token is the quota role's, which other checks exhaust.
     shared: Vec<bool>,
     attempts: Mutex<HashMap<usize, VecDeque<Instant>>>,
+    /// The most posts by the quota role that one sequence sent within a minute, counted
+    /// or refused 429: the run's evidence that its sequences could reach the bound.
+    reached: AtomicU64,
 }
 
 const WINDOW: Duration = Duration::from_secs(61);
-
-/// The window a quota counts over (PV-TR-5: per minute).
-const MINUTE: Duration = Duration::from_secs(60);
 
 impl Quota {
     /// `per_minute[actor]`: the quota `whoami` shows (`None` = not shown); `shared[actor]`:
@@ -42,8 +47,12 @@ impl Quota {
         Self {
             per_minute,
             shared,
-            attempts: Mutex::new(HashMap::new()),
+            ..Self::default()
         }
+    }
+
+    fn shared(&self, actor: usize) -> bool {
+        self.shared.get(actor).copied().unwrap_or(false)
     }
 
     /// Records one write attempt.
@@ -61,7 +70,7 @@ impl Quota {
     /// Whether a 429 to `actor` now is explained by the model's own writes, or by the
     /// other checks that exhaust the quota role's token.
     pub fn tolerates(&self, actor: usize) -> bool {
-        if self.shared.get(actor).copied().unwrap_or(false) {
+        if self.shared(actor) {
             return true;
         }
         let Some(Some(quota)) = self.per_minute.get(actor) else {
@@ -75,65 +84,101 @@ impl Quota {
     }
 
     /// The quota role's enforcement bound for one sequence ([`Bound`]), when `actor` plays
-    /// it with a known quota.
-    pub fn bound(&self, actor: usize) -> Option<Bound> {
-        if !self.shared.get(actor).copied().unwrap_or(false) {
+    /// it with a known quota above 0.
+    pub fn bound(&self, actor: usize) -> Option<Bound<'_>> {
+        if !self.shared(actor) {
             return None;
         }
         let quota = self.per_minute.get(actor).copied().flatten()?;
-        Some(Bound {
+        (quota > 0).then(|| Bound {
             actor,
             quota,
             counted: VecDeque::new(),
+            sent: VecDeque::new(),
+            reached: &self.reached,
         })
+    }
+
+    /// The quota role's quota, once the run's sequences sent more than twice it of posts
+    /// within a minute (counted or refused 429); else the most they sent, the reason the
+    /// bound was never within reach.
+    pub fn reached(&self, actor: usize) -> Result<u64, (u64, u64)> {
+        let quota = self.per_minute.get(actor).copied().flatten().unwrap_or(0);
+        let most = self.reached.load(Ordering::Relaxed);
+        if most > 2 * quota {
+            Ok(quota)
+        } else {
+            Err((most, quota))
+        }
     }
 }
 
-/// One sequence's writes by the quota role that got past the quota check (PV-AU-6: every
-/// write attempt that got that far counts), each with when it was sent.
+/// One sequence's posts by the quota role: those that got past the quota check (PV-AU-6:
+/// every write attempt that got that far counts), and those plus the 429s, each with when it
+/// was sent.
 #[derive(Debug)]
-pub struct Bound {
+pub struct Bound<'q> {
     actor: usize,
     quota: u64,
     counted: VecDeque<Instant>,
+    sent: VecDeque<Instant>,
+    reached: &'q AtomicU64,
 }
 
-impl Bound {
-    /// Judges the answer to a write by `actor` sent at `sent` and answered now: a failure of
+/// Drops the times more than a minute before `now`.
+fn within_a_minute(times: &mut VecDeque<Instant>, now: Instant) {
+    while times
+        .front()
+        .is_some_and(|t| now.saturating_duration_since(*t) > QUOTA_WINDOW)
+    {
+        times.pop_front();
+    }
+}
+
+impl Bound<'_> {
+    /// Judges the answer to `op` by `actor`, sent at `sent` and answered now ([`Bound::judge_at`]).
+    pub fn judge(&mut self, op: &Op, sent: Instant, answer: &Answer) -> Result<(), Box<Finding>> {
+        self.judge_at(op, sent, answer, Instant::now())
+    }
+
+    /// Judges the answer to `op`, sent at `sent` and answered at `now`: a failure of
     /// PV-TR-5 once more than twice the quota got past the quota check within a minute,
-    /// measured from the first one's send to this one's answer (the target's own span is
-    /// shorter, never longer).
-    pub fn judge(
+    /// measured from the first one's send to this one's answer (with both clocks at one
+    /// rate, the target's own span is shorter, never longer).
+    pub fn judge_at(
         &mut self,
-        actor: usize,
+        op: &Op,
         sent: Instant,
         answer: &Answer,
+        now: Instant,
     ) -> Result<(), Box<Finding>> {
-        if actor != self.actor || !passed_quota_check(answer) {
+        if op.actor() != self.actor || !op.is_post() {
             return Ok(());
         }
-        let now = Instant::now();
-        self.counted.push_back(sent);
-        while self
-            .counted
-            .front()
-            .is_some_and(|t| now.duration_since(*t) > MINUTE)
-        {
-            self.counted.pop_front();
+        let (counted, refused) = past_quota_check(answer);
+        if counted || refused {
+            self.sent.push_back(sent);
+            within_a_minute(&mut self.sent, now);
+            self.reached
+                .fetch_max(self.sent.len() as u64, Ordering::Relaxed);
         }
+        if !counted {
+            return Ok(());
+        }
+        self.counted.push_back(sent);
+        within_a_minute(&mut self.counted, now);
         let n = self.counted.len() as u64;
         let over = 2 * self.quota;
         if n <= over {
             return Ok(());
         }
-        let span = self
-            .counted
-            .front()
-            .map_or(Duration::ZERO, |first| now.duration_since(*first));
+        let span = self.counted.front().map_or(Duration::ZERO, |first| {
+            now.saturating_duration_since(*first)
+        });
         Err(mismatch(
             &["PV-TR-5"],
             format!(
-                "{n} write attempts by the quota role got past the quota check within {:.1} s (from the first one's send to the last one's answer), over twice its quota of {} per minute",
+                "{n} posts by the quota role got past the quota check within {:.1} s (from the first one's send to the last one's answer), over twice its quota of {} per minute",
                 span.as_secs_f64(),
                 self.quota
             ),
@@ -143,18 +188,18 @@ impl Bound {
     }
 }
 
-/// Whether the target's answer shows the write got past the quota check (PV-AU-6's order):
-/// anything but no answer, 401, 403 `token_right_missing` (checked before the quota) and
-/// the 429 itself.
-fn passed_quota_check(answer: &Answer) -> bool {
+/// Whether the target's answer shows the post got past the quota check (PV-AU-6's order:
+/// anything but 401, 403 `token_right_missing`, the 429 itself, or an answer that is not a
+/// Parley answer at all), and whether it was the quota's 429.
+fn past_quota_check(answer: &Answer) -> (bool, bool) {
     match answer {
-        Answer::Success(_) => true,
+        Answer::Success(_) => (true, false),
+        Answer::Refusal { status: 429, .. } => (false, true),
         Answer::Refusal { status, reason } => {
-            let before =
-                matches!(status, 401 | 429) || (*status == 403 && reason == "token_right_missing");
-            !before
+            let before = *status == 401 || (*status == 403 && reason == "token_right_missing");
+            (!before, false)
         }
-        Answer::Other(_) => false,
+        Answer::Other(_) => (false, false),
     }
 }
 
@@ -162,6 +207,8 @@ fn passed_quota_check(answer: &Answer) -> bool {
 #[expect(clippy::unwrap_used, reason = "tests: a panic is the failure report")]
 mod tests {
     use super::*;
+    use crate::parley::model::party::Party;
+    use crate::parley::model::state::Body;
 
     fn refusal(status: u16, reason: &str) -> Answer {
         Answer::Refusal {
@@ -170,54 +217,78 @@ mod tests {
         }
     }
 
+    fn open(actor: usize) -> Op {
+        Op::Open {
+            by: Party { actor, ext: None },
+            body: Body::Short,
+        }
+    }
+
+    fn ok() -> Answer {
+        Answer::Success(json!({}))
+    }
+
     #[test]
     fn the_quota_role_fails_past_twice_its_quota_within_a_minute() {
         let q = Quota::new(vec![None, Some(2)], vec![false, true]);
         assert!(q.bound(0).is_none(), "only the quota role is bounded");
         assert!(q.tolerates(1), "the quota role's 429 is always a pause");
         let mut b = q.bound(1).unwrap();
-        let now = Instant::now();
-        // Refusals before the quota check and the 429s never count.
+        let t = Instant::now();
+        // Refusals before the quota check, the 429s and non-answers never count.
         for a in [
             refusal(429, "rate_limited"),
             refusal(403, "token_right_missing"),
-            refusal(401, "unauthenticated"),
+            refusal(401, "token_missing"),
             Answer::Other("no answer".into()),
         ] {
-            b.judge(1, now, &a).unwrap();
+            b.judge_at(&open(1), t, &a, t).unwrap();
         }
-        // Another actor's writes are not the quota role's.
+        // Nor another actor's posts, nor the quota role's marks.
         for _ in 0..9 {
-            b.judge(0, now, &Answer::Success(json!({}))).unwrap();
+            b.judge_at(&open(0), t, &ok(), t).unwrap();
+            let mark = Op::Reopen { by: 1, thread: 0 };
+            b.judge_at(&mark, t, &ok(), t).unwrap();
         }
         // Refusals after the quota check count (PV-AU-6), up to twice the quota.
-        b.judge(1, now, &refusal(400, "invalid_body")).unwrap();
-        b.judge(1, now, &refusal(403, "thread_authority_missing"))
+        b.judge_at(&open(1), t, &refusal(400, "invalid_body"), t)
             .unwrap();
-        b.judge(1, now, &refusal(409, "thread_locked")).unwrap();
-        b.judge(1, now, &Answer::Success(json!({}))).unwrap();
-        let f = b.judge(1, now, &Answer::Success(json!({}))).unwrap_err();
+        b.judge_at(&open(1), t, &refusal(409, "self_reply"), t)
+            .unwrap();
+        b.judge_at(&open(1), t, &refusal(404, "thread_not_found"), t)
+            .unwrap();
+        b.judge_at(&open(1), t, &ok(), t).unwrap();
+        let f = b.judge_at(&open(1), t, &ok(), t).unwrap_err();
         assert_eq!(f.rules, vec!["PV-TR-5".to_string()]);
-        assert!(f.message.contains("5 write attempts"), "{}", f.message);
+        assert!(f.message.contains("5 posts"), "{}", f.message);
+        drop(b);
+        assert_eq!(q.reached(1), Ok(2), "6 posts counted or refused 429");
     }
 
     #[test]
-    fn writes_older_than_a_minute_leave_the_count() {
+    fn posts_older_than_a_minute_leave_the_count() {
         let q = Quota::new(vec![Some(1)], vec![true]);
         let mut b = q.bound(0).unwrap();
-        let Some(old) = Instant::now().checked_sub(Duration::from_secs(61)) else {
-            return; // a monotonic clock younger than a minute: nothing to age
-        };
-        for _ in 0..5 {
-            b.judge(0, old, &Answer::Success(json!({}))).unwrap();
+        let t0 = Instant::now();
+        b.judge_at(&open(0), t0, &ok(), t0).unwrap();
+        b.judge_at(&open(0), t0, &ok(), t0).unwrap();
+        let t1 = t0 + Duration::from_secs(61);
+        b.judge_at(&open(0), t1, &ok(), t1).unwrap();
+        b.judge_at(&open(0), t1, &ok(), t1).unwrap();
+        assert!(b.judge_at(&open(0), t1, &ok(), t1).is_err());
+    }
+
+    #[test]
+    fn the_bound_is_out_of_reach_until_a_sequence_sends_enough() {
+        let q = Quota::new(vec![Some(2)], vec![true]);
+        let t = Instant::now();
+        let mut b = q.bound(0).unwrap();
+        for _ in 0..4 {
+            b.judge_at(&open(0), t, &refusal(429, "rate_limited"), t)
+                .unwrap();
         }
-        b.judge(0, Instant::now(), &Answer::Success(json!({})))
-            .unwrap();
-        b.judge(0, Instant::now(), &Answer::Success(json!({})))
-            .unwrap();
-        assert!(
-            b.judge(0, Instant::now(), &Answer::Success(json!({})))
-                .is_err()
-        );
+        drop(b);
+        assert_eq!(q.reached(0), Err((4, 2)));
+        assert!(Quota::new(vec![Some(0)], vec![true]).bound(0).is_none());
     }
 }

@@ -286,12 +286,13 @@ pub fn cast_of(target: &ParleyTarget, focus: Focus) -> Result<Cast, String> {
         }
         .into());
     }
-    let quotas = target
-        .identities
+    let (per_minute, shared) = roles
         .iter()
-        .filter(|(r, _)| plays(focus, **r))
-        .map(|(r, id)| (id.quota_per_minute, *r == Role::Limited));
-    let (per_minute, shared) = quotas.unzip();
+        .map(|r| {
+            let quota = target.identities.get(r).and_then(|id| id.quota_per_minute);
+            (quota, *r == Role::Limited)
+        })
+        .unzip();
     let quota = Quota::new(per_minute, shared);
     // PV-MF-2: body_max_chars is "the one limit that is not the server's to choose": the
     // seed fixes 500 whatever the manifest declares (a declared other value fails
@@ -415,7 +416,7 @@ pub fn run_model(
         roles,
         world,
         quota,
-    } = match cast_for(target, budget.focus, budget.steps) {
+    } = match cast_for(target, budget.focus) {
         Ok(c) => c,
         Err(unsupported) => return tally.finish(unsupported, None),
     };
@@ -464,7 +465,7 @@ pub fn run_model(
     });
     let shrink_time = failures.since_first();
     let outcome = conclude(handle, parts, &tally, result, failures, budget.found);
-    tally.finish(outcome, shrink_time)
+    tally.finish(quota_evidence(outcome, budget.focus, &quota), shrink_time)
 }
 
 /// The search's outcome as a verdict: a failure is replayed from its minimal sequence (the
@@ -492,36 +493,36 @@ fn conclude(
 
 /// The run's cast, or why the model cannot run on this target (`unsupported`: a profile
 /// without the roles it needs, or the claims focus on a target without the dialectic).
-fn cast_for(target: &ParleyTarget, focus: Focus, steps: usize) -> Result<Cast, ModelResult> {
+fn cast_for(target: &ParleyTarget, focus: Focus) -> Result<Cast, ModelResult> {
     let c = cast_of(target, focus)
         .map_err(|reason| ModelResult::Unsupported(Cause::Profile, reason))?;
     if focus == Focus::Claims && !c.world.dialectic {
         let reason = "the manifest does not enable the dialectic profile (PV-DI)";
         return Err(ModelResult::Unsupported(Cause::Target, reason.into()));
     }
-    if focus == Focus::Quota {
-        quota_reachable(target, steps)?;
+    if focus == Focus::Quota && c.quota.bound(0).is_none() {
+        let reason = "whoami shows the quota role (`limited`) no quota_per_minute above 0";
+        return Err(ModelResult::Unsupported(Cause::Profile, reason.into()));
     }
     Ok(c)
 }
 
-/// Whether a sequence of `steps` operations can show the quota role's quota unenforced
-/// (more than twice it past the quota check, [`super::quota::Bound`]): else the quota model
-/// would judge PV-TR-5's enforcement on nothing (`unsupported`, never a pass).
-fn quota_reachable(target: &ParleyTarget, steps: usize) -> Result<(), ModelResult> {
-    let quota = target
-        .identities
-        .iter()
-        .find(|(r, _)| **r == Role::Limited)
-        .and_then(|(_, id)| id.quota_per_minute);
-    let reason = match quota {
-        None => "whoami shows no quota_per_minute for the quota role (`limited`)".to_string(),
-        Some(q) if q.saturating_mul(2) >= steps as u64 => format!(
-            "the quota role's quota ({q} per minute) is too large for sequences of {steps} steps to pass twice over (--steps)"
+/// The quota focus's pass needs evidence: some sequence sent more than twice the quota
+/// role's quota of posts within a minute (counted or refused 429), else the bound was never
+/// within reach and nothing was judged of its enforcement (`unsupported`, never a pass).
+fn quota_evidence(result: ModelResult, focus: Focus, quota: &Quota) -> ModelResult {
+    if focus != Focus::Quota || !matches!(result, ModelResult::Passed) {
+        return result;
+    }
+    match quota.reached(0) {
+        Ok(_) => result,
+        Err((most, q)) => ModelResult::Unsupported(
+            Cause::Profile,
+            format!(
+                "no sequence sent more than twice the quota role's quota ({q} per minute) of posts within a minute (at most {most}): its enforcement was out of reach (--steps)"
+            ),
         ),
-        Some(_) => return Ok(()),
-    };
-    Err(ModelResult::Unsupported(Cause::Profile, reason))
+    }
 }
 
 /// What a search remembers of its failing cases.

@@ -404,7 +404,22 @@ impl Op {
         }
     }
 
-    /// Whether the operation is a write attempt (counts towards the quota, PV-TR-5).
+    /// Whether the operation is a `post` (of any kind): a write attempt under every reading
+    /// of PV-TR-5 (the notes do not say whether marks and reopens count too).
+    pub fn is_post(&self) -> bool {
+        matches!(
+            self,
+            Self::Open { .. }
+                | Self::Post { .. }
+                | Self::Orphan { .. }
+                | Self::UnknownThread { .. }
+                | Self::ForeignParent { .. }
+                | Self::Assert { .. }
+                | Self::ClaimAct { .. }
+        )
+    }
+
+    /// Whether the operation needs the `write` right (PV-AU-6: posts, marks, reopens).
     pub fn is_write(&self) -> bool {
         !matches!(
             self,
