@@ -414,3 +414,32 @@ mod spawned {
         assert!(stdout.contains("\x1b[1;32mPASS"), "{stdout:?}");
     }
 }
+
+/// `conform model --focus quota --promote DIR` is refused before any target is reached: no
+/// counterexample of that focus can be a vector (a write by the quota role depends on a
+/// window other clients share), and a search that could only end in that refusal is not run.
+#[test]
+fn quota_focus_promote_is_refused_before_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = conform(&[
+        "model",
+        "--spawn-reference",
+        "--focus",
+        "quota",
+        "--promote",
+    ])
+    .arg(dir.path())
+    .output()
+    .expect("conform starts");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--promote: the quota focus"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !text(&out.stdout).contains("conform model: seed"),
+        "{}",
+        text(&out.stdout)
+    );
+}

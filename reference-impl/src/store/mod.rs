@@ -29,12 +29,14 @@ pub enum StoreError {
     Corrupt(String),
     /// Another handle — another server process, usually — holds the database.
     #[error(
-        "{path} is in use by another process (it holds {path}.lock); stop that \
+        "{path} is in use by another process (it holds {lock}); stop that \
          reference-server or pass another --db: two servers on one database would split its state"
     )]
     InUse {
         /// The database file.
         path: std::path::PathBuf,
+        /// Its lock file (named after the database's canonical path).
+        lock: std::path::PathBuf,
     },
     /// The WAL checkpoint thread could not be started.
     #[error("could not start the WAL checkpoint thread: {0}")]
@@ -98,6 +100,7 @@ fn lock_exclusively(path: &Path) -> Result<File, StoreError> {
         .map_err(failed)?
         .into_os_string();
     name.push(".lock");
+    let name = std::path::PathBuf::from(name);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -108,6 +111,7 @@ fn lock_exclusively(path: &Path) -> Result<File, StoreError> {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(StoreError::InUse {
             path: path.to_owned(),
+            lock: name,
         }),
         Err(TryLockError::Error(e)) => Err(failed(e)),
     }
@@ -224,7 +228,10 @@ mod tests {
         let path = dir.path().join("one.db");
         let first = Db::open(&path).unwrap_or_else(|e| panic!("first open: {e}"));
         match Db::open(&path) {
-            Err(StoreError::InUse { path: p }) => assert_eq!(p, path),
+            Err(StoreError::InUse { path: p, lock }) => {
+                assert_eq!(p, path);
+                assert!(lock.ends_with("one.db.lock"), "{lock:?}");
+            }
             other => panic!("second open must be refused, got {other:?}"),
         }
         drop(first);

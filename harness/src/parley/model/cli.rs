@@ -66,6 +66,10 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
         .map_err(|e| CommandError(format!("starting the async runtime: {e}")))?;
     let protocols: Vec<Arc<dyn Protocol>> = vec![Arc::new(Parley)];
     let target = rt.block_on(target(args, &opts, &protocols, launcher))?;
+    let mut budget = budget;
+    if let (None, Some(p)) = (args.steps, target.part::<ParleyTarget>()) {
+        budget.steps = super::runner::steps_for(p, budget);
+    }
     let out = &mut crate::capability::command::Output(launcher);
     let _ = writeln!(
         out,

@@ -180,7 +180,7 @@ pub struct Driver<'a> {
     kind: TransportKind,
     roles: &'a [Role],
     pub(super) quota: &'a Quota,
-    /// This sequence's count of the quota role's writes (PV-TR-5), when it plays that role.
+    /// This sequence's count of the quota role's posts (PV-TR-5), when it plays that role.
     bounds: Vec<Bound<'a>>,
     inbox_limit: u64,
     /// Per caller `(actor, extension)`: the inbox cursor taken before this sequence began

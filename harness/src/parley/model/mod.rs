@@ -182,10 +182,13 @@ impl Check for ModelCheck {
                 });
             };
             let target = ctx.target.clone();
-            let budget = Budget {
+            let mut budget = Budget {
                 found: ctx.counterexamples,
                 ..self.budget
             };
+            if let Some(p) = target.part::<ParleyTarget>() {
+                budget.steps = runner::steps_for(p, budget);
+            }
             let handle = tokio::runtime::Handle::current();
             let stop = ctx.stop.clone();
             let run = tokio::task::spawn_blocking(move || {

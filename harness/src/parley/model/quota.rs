@@ -61,9 +61,7 @@ impl Quota {
             let q = m.entry(actor).or_default();
             let now = Instant::now();
             q.push_back(now);
-            while q.front().is_some_and(|t| now.duration_since(*t) > WINDOW) {
-                q.pop_front();
-            }
+            forget_before(q, now, WINDOW, |t| *t);
         }
     }
 
@@ -93,7 +91,6 @@ impl Quota {
         (quota > 0).then(|| Bound {
             actor,
             quota,
-            counted: VecDeque::new(),
             sent: VecDeque::new(),
             reached: &self.reached,
         })
@@ -113,30 +110,35 @@ impl Quota {
     }
 }
 
-/// One sequence's posts by the quota role: those that got past the quota check (PV-AU-6:
-/// every write attempt that got that far counts), and those plus the 429s, each with when it
-/// was sent.
+/// One sequence's posts by the quota role that got past the quota check (PV-AU-6: every
+/// write attempt that got that far counts) or met its 429, each with when it was sent and
+/// whether it counted.
 #[derive(Debug)]
 pub struct Bound<'q> {
     actor: usize,
     quota: u64,
-    counted: VecDeque<Instant>,
-    sent: VecDeque<Instant>,
+    sent: VecDeque<(Instant, bool)>,
     reached: &'q AtomicU64,
 }
 
-/// Drops the times more than a minute before `now`.
-fn within_a_minute(times: &mut VecDeque<Instant>, now: Instant) {
+/// Drops the entries of `times` (oldest first; `at` reads an entry's time) more than
+/// `window` before `now`.
+fn forget_before<T>(
+    times: &mut VecDeque<T>,
+    now: Instant,
+    window: Duration,
+    at: impl Fn(&T) -> Instant,
+) {
     while times
         .front()
-        .is_some_and(|t| now.saturating_duration_since(*t) > QUOTA_WINDOW)
+        .is_some_and(|t| now.saturating_duration_since(at(t)) > window)
     {
         times.pop_front();
     }
 }
 
 impl Bound<'_> {
-    /// Judges the answer to `op` by `actor`, sent at `sent` and answered now ([`Bound::judge_at`]).
+    /// Judges the answer to `op`, sent at `sent` and answered now ([`Bound::judge_at`]).
     pub fn judge(&mut self, op: &Op, sent: Instant, answer: &Answer) -> Result<(), Box<Finding>> {
         self.judge_at(op, sent, answer, Instant::now())
     }
@@ -156,25 +158,25 @@ impl Bound<'_> {
             return Ok(());
         }
         let (counted, refused) = past_quota_check(answer);
-        if counted || refused {
-            self.sent.push_back(sent);
-            within_a_minute(&mut self.sent, now);
-            self.reached
-                .fetch_max(self.sent.len() as u64, Ordering::Relaxed);
-        }
-        if !counted {
+        if !counted && !refused {
             return Ok(());
         }
-        self.counted.push_back(sent);
-        within_a_minute(&mut self.counted, now);
-        let n = self.counted.len() as u64;
+        self.sent.push_back((sent, counted));
+        forget_before(&mut self.sent, now, QUOTA_WINDOW, |(t, _)| *t);
+        self.reached
+            .fetch_max(self.sent.len() as u64, Ordering::Relaxed);
+        let n = self.sent.iter().filter(|(_, c)| *c).count() as u64;
         let over = 2 * self.quota;
-        if n <= over {
+        if !counted || n <= over {
             return Ok(());
         }
-        let span = self.counted.front().map_or(Duration::ZERO, |first| {
-            now.saturating_duration_since(*first)
-        });
+        let span = self
+            .sent
+            .iter()
+            .find(|(_, c)| *c)
+            .map_or(Duration::ZERO, |(first, _)| {
+                now.saturating_duration_since(*first)
+            });
         Err(mismatch(
             &["PV-TR-5"],
             format!(

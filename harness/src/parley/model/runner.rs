@@ -465,7 +465,10 @@ pub fn run_model(
     });
     let shrink_time = failures.since_first();
     let outcome = conclude(handle, parts, &tally, result, failures, budget.found);
-    tally.finish(quota_evidence(outcome, budget.focus, &quota), shrink_time)
+    tally.finish(
+        quota_evidence(outcome, budget.focus, (&roles, &quota)),
+        shrink_time,
+    )
 }
 
 /// The search's outcome as a verdict: a failure is replayed from its minimal sequence (the
@@ -500,21 +503,49 @@ fn cast_for(target: &ParleyTarget, focus: Focus) -> Result<Cast, ModelResult> {
         let reason = "the manifest does not enable the dialectic profile (PV-DI)";
         return Err(ModelResult::Unsupported(Cause::Target, reason.into()));
     }
-    if focus == Focus::Quota && c.quota.bound(0).is_none() {
+    if focus == Focus::Quota
+        && quota_actor(&c.roles)
+            .and_then(|a| c.quota.bound(a))
+            .is_none()
+    {
         let reason = "whoami shows the quota role (`limited`) no quota_per_minute above 0";
         return Err(ModelResult::Unsupported(Cause::Profile, reason.into()));
     }
     Ok(c)
 }
 
+/// The steps of `budget`'s sequences against `target`: the quota focus needs room for more
+/// than twice the quota role's quota of posts within one sequence (about 45 % of its
+/// operations are posts), so its sequences grow with the quota the target declares (below
+/// 50 per the pre-flight: at most 350 steps).
+pub fn steps_for(target: &ParleyTarget, budget: Budget) -> usize {
+    if budget.focus != Focus::Quota {
+        return budget.steps;
+    }
+    let quota = target
+        .identities
+        .get(&Role::Limited)
+        .and_then(|id| id.quota_per_minute)
+        .unwrap_or(0);
+    budget
+        .steps
+        .max(usize::try_from(quota.saturating_mul(7)).unwrap_or(usize::MAX))
+}
+
+/// The actor that plays the quota role (`limited`), if one does.
+fn quota_actor(roles: &[Role]) -> Option<usize> {
+    roles.iter().position(|r| *r == Role::Limited)
+}
+
 /// The quota focus's pass needs evidence: some sequence sent more than twice the quota
 /// role's quota of posts within a minute (counted or refused 429), else the bound was never
 /// within reach and nothing was judged of its enforcement (`unsupported`, never a pass).
-fn quota_evidence(result: ModelResult, focus: Focus, quota: &Quota) -> ModelResult {
+fn quota_evidence(result: ModelResult, focus: Focus, cast: (&[Role], &Quota)) -> ModelResult {
+    let (roles, quota) = cast;
     if focus != Focus::Quota || !matches!(result, ModelResult::Passed) {
         return result;
     }
-    match quota.reached(0) {
+    match quota.reached(quota_actor(roles).unwrap_or(usize::MAX)) {
         Ok(_) => result,
         Err((most, q)) => ModelResult::Unsupported(
             Cause::Profile,
