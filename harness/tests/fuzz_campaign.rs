@@ -44,21 +44,23 @@ async fn campaign(faults: &[&str], duration: Duration) -> (Outcomes, i32) {
     (outcomes, report.exit_code())
 }
 
+/// The in-process reference with `faults`, pre-flighted for SSP.
+async fn ssp_reference(faults: &[&str]) -> conform::engine::target::Target {
+    let mut config = reference_impl::Config::demo_in_memory();
+    config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let ssp: Arc<dyn conform::engine::protocol::Protocol> = Arc::new(conform::ssp::protocol::Ssp);
+    conform::reference::spawn_with(config, &ConnectOptions::default(), &[ssp])
+        .await
+        .expect("pre-flight")
+}
+
 /// The SSP campaign against the reference with `faults` (its engine-level outcomes).
 async fn ssp_campaign(
     faults: &[&str],
     duration: Duration,
 ) -> (conform::capability::fuzz::Outcomes, i32) {
-    let mut config = reference_impl::Config::demo_in_memory();
-    config.faults = faults.iter().map(|f| (*f).to_string()).collect();
+    let target = ssp_reference(faults).await;
     let ssp: Arc<dyn conform::engine::protocol::Protocol> = Arc::new(conform::ssp::protocol::Ssp);
-    let target = conform::reference::spawn_with(
-        config,
-        &ConnectOptions::default(),
-        std::slice::from_ref(&ssp),
-    )
-    .await
-    .expect("pre-flight");
     let catalogue = Catalogue::load(&default_vectors_dir().join("requirements/ssp.toml")).unwrap();
     let settings = Settings {
         duration,
@@ -226,6 +228,16 @@ async fn survey_every_fault() {
 /// Parley suite, the promoted vector file `file`.
 #[cfg(feature = "faults")]
 fn promoted_dir(file: &serde_json::Value) -> tempfile::TempDir {
+    let dir = catalogues_dir();
+    std::fs::create_dir_all(dir.path().join("parley")).unwrap();
+    let text = serde_json::to_string_pretty(file).unwrap();
+    std::fs::write(dir.path().join("parley/fuzz-seed-11.json"), text).unwrap();
+    dir
+}
+
+/// A vectors directory holding only the repository's catalogues and schemas.
+#[cfg(feature = "faults")]
+fn catalogues_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let src = default_vectors_dir();
     for sub in ["requirements", "schemas"] {
@@ -237,19 +249,18 @@ fn promoted_dir(file: &serde_json::Value) -> tempfile::TempDir {
             }
         }
     }
-    std::fs::create_dir_all(dir.path().join("parley")).unwrap();
-    let text = serde_json::to_string_pretty(file).unwrap();
-    std::fs::write(dir.path().join("parley/fuzz-seed-11.json"), text).unwrap();
     dir
 }
 
-/// Runs the promoted vectors (`fuzz/*`) of `dir` against the reference with `faults`.
+/// Runs the `suite` checks of `dir` matching `filter` against the reference with `faults`.
 #[cfg(feature = "faults")]
 async fn promoted_verdicts(
     dir: &std::path::Path,
+    suite: &str,
+    filter: &str,
     faults: &[&str],
 ) -> Vec<(String, conform::engine::verdict::Verdict)> {
-    let suite = conform::registry::load_suite("parley", dir).expect("promoted vectors load");
+    let suite = conform::registry::load_suite(suite, dir).expect("promoted vectors load");
     let mut config = reference_impl::Config::demo_in_memory();
     config.faults = faults.iter().map(|f| (*f).to_string()).collect();
     let target = conform::reference::spawn_with(
@@ -260,7 +271,7 @@ async fn promoted_verdicts(
     .await
     .expect("pre-flight");
     let opts = conform::engine::run::RunOptions {
-        filter: Some("fuzz/*".into()),
+        filter: Some(filter.into()),
         transports: vec![TransportKind::Http.into(), TransportKind::Mcp.into()],
         ..conform::engine::run::RunOptions::default()
     };
@@ -285,13 +296,13 @@ async fn promoted_findings_are_vectors_that_bite() {
     let file = conform::parley::fuzz::promote::vector_file(&o.findings, SEED)
         .expect("a finding with a request");
     let dir = promoted_dir(&file);
-    let faulty = promoted_verdicts(dir.path(), &[fault]).await;
+    let faulty = promoted_verdicts(dir.path(), "parley", "fuzz/*", &[fault]).await;
     assert!(!faulty.is_empty(), "no promoted vector ran");
     assert!(
         faulty.iter().any(|(_, v)| matches!(v, Verdict::Fail(_))),
         "seed {SEED}: no promoted vector fails against {fault}: {faulty:#?}"
     );
-    let clean = promoted_verdicts(dir.path(), &[]).await;
+    let clean = promoted_verdicts(dir.path(), "parley", "fuzz/*", &[]).await;
     let bad: Vec<_> = clean
         .iter()
         .filter(|(_, v)| !matches!(v, Verdict::Pass | Verdict::Unsupported { .. }))
@@ -313,14 +324,70 @@ async fn ssp_without_a_profile_table_is_unsupported() {
         seed: SEED,
         transports: vec![TransportKind::Http.into()],
     };
-    let o = conform::ssp::fuzz::execute(&target, &settings)
+    let (o, kept) = conform::ssp::fuzz::execute(&target, &settings)
         .await
         .unwrap();
     assert_eq!(o.cases, 0);
+    assert!(kept.findings.is_empty());
     let names: Vec<&str> = o.unsupported.iter().map(|(n, _)| *n).collect();
     let all: Vec<&str> = conform::ssp::fuzz::oracles::ALL
         .iter()
         .map(|o| o.name)
         .collect();
     assert_eq!(names, all);
+}
+
+/// The SSP campaign against the reference with `faults`, keeping its cases (`--promote`).
+#[cfg(feature = "faults")]
+async fn ssp_kept(faults: &[&str]) -> conform::ssp::fuzz::Kept {
+    let target = ssp_reference(faults).await;
+    let settings = Settings {
+        duration: Duration::from_secs(4),
+        seed: SEED,
+        transports: vec![TransportKind::Http.into()],
+    };
+    let (_, kept) = conform::ssp::fuzz::execute(&target, &settings)
+        .await
+        .unwrap();
+    kept
+}
+
+/// SSP `--promote` (issue 28 item 16): the findings on a faulty reference become request
+/// vectors that load, fail against that fault on the oracle's rules and pass against the
+/// fault-free reference, with no secret of the profile in the file.
+#[cfg(feature = "faults")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssp_promoted_findings_are_vectors_that_bite() {
+    use conform::engine::verdict::Verdict;
+    for fault in ["ssp-api-key-any-header", "ssp-wrong-skill-executed"] {
+        let kept = ssp_kept(&[fault]).await;
+        let file = conform::ssp::fuzz::promote::vector_file(&kept)
+            .unwrap_or_else(|| panic!("{fault} (seed {SEED}): no finding with a request"));
+        let text = serde_json::to_string_pretty(&file).unwrap();
+        for secret in ["demo-ssp-key", "demo-oauth-full"] {
+            assert!(
+                !text.contains(secret),
+                "{fault}: the file holds {secret}:\n{text}"
+            );
+        }
+        let dir = catalogues_dir();
+        std::fs::create_dir_all(dir.path().join("ssp/validator")).unwrap();
+        std::fs::create_dir_all(dir.path().join("ssp/requests")).unwrap();
+        std::fs::write(dir.path().join("ssp/requests/promoted.json"), &text).unwrap();
+        let faulty = promoted_verdicts(dir.path(), "ssp", "ssp-request/*", &[fault]).await;
+        assert_eq!(faulty.len(), file.vectors.len(), "{fault}: {faulty:#?}");
+        assert!(
+            faulty.iter().any(|(_, v)| matches!(v, Verdict::Fail(_))),
+            "{fault} (seed {SEED}): no promoted vector fails:\n{text}\n{faulty:#?}"
+        );
+        let clean = promoted_verdicts(dir.path(), "ssp", "ssp-request/*", &[]).await;
+        let bad: Vec<_> = (clean.iter())
+            .filter(|(_, v)| !matches!(v, Verdict::Pass))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{fault} (seed {SEED}): promoted vectors do not pass the fault-free reference:\n{text}\n{bad:#?}"
+        );
+        println!("{fault}:\n{text}");
+    }
 }

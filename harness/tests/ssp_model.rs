@@ -112,12 +112,16 @@ fn twenty_seeds_pass() {
 /// Issue 10: each SSP fault only a sequence reveals is caught by the model, at the default
 /// budget of `conform run` in one lane and in `conform model`'s lanes (issue 25), on the
 /// fault's own requirement IDs (`faults_caught` shows the
-/// scripted checks miss them: `vectors-miss/<fault>`).
+/// scripted checks miss them: `vectors-miss/<fault>`). Issue 28 item 16: each shrunk
+/// counterexample, promoted to a sequence vector and replayed, fails that fault on the same
+/// rules and passes the fault-free reference.
 #[cfg(feature = "faults")]
 #[test]
 fn sequence_faults_are_caught_on_their_own_ids() {
     use reference_impl::faults::Fault;
     let rt = support::runtime(2).unwrap();
+    let clean = reference(&rt);
+    let mut promoted = Vec::new();
     for name in conform::faults::SSP_SEQUENCE_ONLY {
         let fault = Fault::from_name(name).unwrap();
         let mut config = reference_impl::Config::demo_in_memory();
@@ -156,6 +160,59 @@ fn sequence_faults_are_caught_on_their_own_ids() {
                 run.steps_run,
                 cx.ops.len(),
             );
+            if lanes == 1 && promoted_sequence_bites(&rt, &target, &clean, &cx, name) {
+                promoted.push(*name);
+            }
         }
     }
+    // Measured 2026-12-06: all but `ssp-id-reused-after-result`, whose shrunk sequence
+    // meets an id another sequence left (it passes alone, so it is never promoted).
+    let want = [
+        "ssp-terminal-readable-by-others",
+        "ssp-status-changes-after-result",
+        "ssp-filter-leaks-private",
+        "ssp-result-error-while-running",
+    ];
+    assert!(
+        want.iter().all(|w| promoted.contains(w)),
+        "promoted {promoted:?}, want at least {want:?}"
+    );
+}
+
+/// The sequence vector promoted from `cx` (found against `faulty`), when it reproduces
+/// alone, round-trips through its JSON and passes `clean`; whether it reproduced (a
+/// counterexample may hang on ids other sequences left).
+#[cfg(feature = "faults")]
+fn promoted_sequence_bites(
+    rt: &tokio::runtime::Runtime,
+    faulty: &Target,
+    clean: &Target,
+    cx: &conform::ssp::model::runner::Counterexample,
+    name: &str,
+) -> bool {
+    use conform::ssp::model::runner::replay;
+    use conform::ssp::model::sequences::{SequenceFile, promotable};
+    let file = match promotable(rt.handle(), faulty, cx, Budget::DEFAULT.seed) {
+        Ok(f) => f,
+        Err(why) => {
+            eprintln!("{name}: not promoted: {why}");
+            return false;
+        }
+    };
+    let text = serde_json::to_string(&file).unwrap();
+    let back: SequenceFile = serde_json::from_str(&text).unwrap();
+    let ops = &back.sequences[0].ops;
+    assert_eq!(
+        ops, &cx.ops,
+        "{name}: the operations do not round-trip: {text}"
+    );
+    let on_clean = replay(rt.handle(), clean, ops, "promoted-clean", None);
+    assert!(
+        matches!(on_clean.result, ModelResult::Passed) && on_clean.steps_run == ops.len(),
+        "{name}: the promoted sequence does not pass the fault-free reference in {} steps: {:?} after {}\n{text}",
+        ops.len(),
+        on_clean.result,
+        on_clean.steps_run
+    );
+    true
 }

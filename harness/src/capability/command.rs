@@ -67,3 +67,17 @@ pub trait Commands: Protocol {
         launcher: &dyn Launcher,
     ) -> Result<u8, CommandError>;
 }
+
+/// Writes `value` as pretty JSON (and a final newline) to `dir/name`, creating `dir`: the
+/// file `--promote` leaves; its path.
+pub fn write_json(
+    dir: &std::path::Path,
+    name: &str,
+    value: &impl serde::Serialize,
+) -> Result<std::path::PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = dir.join(name);
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
+}

@@ -46,8 +46,9 @@ pub struct ModelArgs {
     /// (Parley: `threads`, the default, `claims` or `quota`).
     #[arg(long, value_name = "NAME")]
     pub focus: Option<String>,
-    /// Write each shrunk counterexample as a golden vector file into DIR
-    /// (`model-seed-<seed>-<binding>.json`, the format of `vectors/README.md`), where the
+    /// Write each shrunk counterexample as a golden vector file into DIR, the formats of
+    /// `vectors/README.md` (Parley: `model-seed-<seed>-<binding>.json`; SSP: a sequence
+    /// vector, `ssp-model-seed-<seed>.json`, when the sequence fails again alone), where the
     /// protocol's vectors can express it.
     #[arg(long, value_name = "DIR")]
     pub promote: Option<PathBuf>,

@@ -8,6 +8,7 @@
 //! - [`vectors`]: the SSP validator vectors (model, loader, per-vector check);
 //! - [`model`]: the state-machine model of a provider (`model/ssp-lifecycle`);
 //! - [`provider`]: scripted checks of a provider (HTTP rules) and the `[ssp]` profile table;
+//! - [`requests`]: request vectors (promoted fuzz findings, hand-written regressions);
 //! - [`suite`]: every SSP check for the engine (`conform run --suite ssp`).
 
 pub mod cli;
@@ -21,10 +22,12 @@ pub mod init;
 pub mod model;
 pub mod protocol;
 pub mod provider;
+pub mod requests;
 pub mod suite;
 pub mod timeout_error;
 pub mod types;
 pub mod validator;
+pub mod vector_files;
 pub mod vectors;
 
 pub use document::{ParseError, SspDocument, parse, parse_str, parse_with, serialize};

@@ -26,7 +26,8 @@ pub fn checks(
 ) -> Result<Vec<Arc<dyn Check>>, VectorError> {
     let mut out = crate::ssp::provider::checks(catalogue);
     out.extend(crate::ssp::history::checks(catalogue));
-    out.extend(crate::ssp::model::checks(catalogue));
+    out.extend(crate::ssp::model::checks(vectors_dir, catalogue)?);
+    out.extend(crate::ssp::requests::checks(vectors_dir, catalogue)?);
     out.extend(validator_checks(vectors_dir, catalogue)?);
     Ok(out)
 }

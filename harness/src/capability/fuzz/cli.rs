@@ -44,8 +44,9 @@ pub struct FuzzArgs {
     /// Output directory of the reports.
     #[arg(long, value_name = "DIR", default_value = "reports/fuzz")]
     pub out: PathBuf,
-    /// Write every finding as a golden vector file into DIR (Parley: `fuzz-seed-<S>.json`;
-    /// copy it into `vectors/parley/` to keep the case in the plain suite).
+    /// Write every finding as a golden vector file into DIR (Parley: `fuzz-seed-<S>.json`,
+    /// to copy into `vectors/parley/`; SSP: `ssp-fuzz-seed-<S>.json`, to copy into
+    /// `vectors/ssp/requests/`), so the case stays in the plain suite.
     #[arg(long, value_name = "DIR")]
     pub promote: Option<PathBuf>,
     /// `--ca-cert`/`--insecure` for an `https://` target.

@@ -91,10 +91,8 @@ impl fuzz::Campaign for ParleyCampaign {
                 "nothing to promote: no finding with a request of its own".into(),
             ));
         };
-        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-        let path = dir.join(format!("fuzz-seed-{}.json", o.seed));
-        let text = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
-        std::fs::write(&path, text + "\n").map_err(|e| e.to_string())?;
+        let name = format!("fuzz-seed-{}.json", o.seed);
+        let path = crate::capability::command::write_json(dir, &name, &file)?;
         let n = file["vectors"].as_array().map_or(0, Vec::len);
         Ok(Some(format!(
             "promoted {n} finding(s) to {}",

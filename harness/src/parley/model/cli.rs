@@ -192,13 +192,8 @@ fn promote(
             .map_err(|e| CommandError(e.to_string()))?;
     let file = super::promote::vector_file(cx, &cx.world, seed, kind.as_str(), &catalogue)
         .map_err(|e| CommandError(format!("not promoted: {e}")))?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CommandError(format!("creating {}: {e}", dir.display())))?;
-    let path = dir.join(format!("model-seed-{seed}-{kind}.json"));
-    let text = serde_json::to_string_pretty(&file).map_err(|e| CommandError(e.to_string()))?;
-    std::fs::write(&path, text + "\n")
-        .map_err(|e| CommandError(format!("writing {}: {e}", path.display())))?;
-    Ok(path)
+    let name = format!("model-seed-{seed}-{kind}.json");
+    crate::capability::command::write_json(dir, &name, &file).map_err(CommandError)
 }
 
 impl Modelled for Parley {

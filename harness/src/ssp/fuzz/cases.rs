@@ -7,9 +7,27 @@ use serde_json::{Map, Value, json};
 
 use crate::ssp::provider::env::Cred;
 
+/// Every operation a case can have (a promoted vector names one).
+pub const OPS: [&str; 7] = [
+    "discover",
+    "descriptor",
+    "invoke",
+    "status",
+    "auth",
+    "method",
+    "headers",
+];
+
+/// The operation named `name` (a request vector's).
+pub fn op_named(name: &str) -> Option<&'static str> {
+    OPS.iter().find(|o| **o == name).copied()
+}
+
 /// An invocable skill of the target (a fixture role of the profile).
 #[derive(Debug, Clone)]
 pub struct Invocable {
+    /// The fixture role it plays.
+    pub role: crate::ssp::provider::profile::FixtureRole,
     /// `endpoint.url`.
     pub url: String,
     /// `endpoint.method`.

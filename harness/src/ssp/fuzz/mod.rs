@@ -11,8 +11,12 @@
 
 pub mod cases;
 pub mod oracles;
+pub mod promote;
+pub mod send;
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use futures::FutureExt as _;
@@ -28,6 +32,7 @@ use crate::ssp::provider::profile::FixtureRole;
 use crate::ssp::types::AuthType;
 use crate::transport::Exchange;
 use cases::{Case, Invocable, Knowledge};
+pub use send::send_case;
 
 /// Fixture roles whose skills the campaign invokes (the first that resolves is required;
 /// the protected ones feed the credential cases).
@@ -37,16 +42,42 @@ const ROLES: [FixtureRole; 3] = [
     FixtureRole::AuthOauth2,
 ];
 
-/// One SSP campaign.
+/// One SSP campaign; keeps its findings with their hostile requests, and what the
+/// generator knew of the target, for `--promote`.
 #[derive(Debug)]
 pub struct SspCampaign {
     settings: Settings,
+    kept: OnceLock<Kept>,
+}
+
+/// A finished campaign's findings with their cases (`None`: the check after the campaign).
+pub type KeptFound = Found<Option<Case>>;
+
+/// What `--promote` needs of a finished campaign.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The findings, with their cases.
+    pub findings: Vec<KeptFound>,
+    /// What the generator knew (to name URLs, bodies and credentials by fixture role).
+    pub knowledge: Knowledge,
+    /// The target's origin.
+    pub base: String,
+    /// The seed.
+    pub seed: u64,
 }
 
 impl SspCampaign {
     /// A campaign with `settings`.
     pub fn new(settings: Settings) -> Self {
-        Self { settings }
+        Self {
+            settings,
+            kept: OnceLock::new(),
+        }
+    }
+
+    /// The finished campaign's findings with their cases.
+    pub fn kept(&self) -> Option<&Kept> {
+        self.kept.get()
     }
 }
 
@@ -60,13 +91,38 @@ impl Campaign for SspCampaign {
     }
 
     fn execute<'a>(&'a self, target: &'a Target) -> BoxFuture<'a, Result<Outcomes, String>> {
-        execute(target, &self.settings).boxed()
+        async move {
+            let (o, kept) = execute(target, &self.settings).await?;
+            // Set once: the engine runs a campaign once.
+            let _ = self.kept.set(kept);
+            Ok(o)
+        }
+        .boxed()
+    }
+
+    fn promote(&self, dir: &Path) -> Result<Option<String>, String> {
+        let Some(kept) = self.kept.get() else {
+            return Ok(None);
+        };
+        let Some(file) = promote::vector_file(kept) else {
+            return Ok(Some(
+                "ssp-fuzz: nothing to promote: no finding with a request of its own".into(),
+            ));
+        };
+        let name = format!("ssp-fuzz-seed-{}.json", kept.seed);
+        let path = crate::capability::command::write_json(dir, &name, &file)?;
+        Ok(Some(format!(
+            "ssp-fuzz: promoted {} finding(s) to {} (copy it into vectors/ssp/requests/)",
+            file.vectors.len(),
+            path.display()
+        )))
     }
 }
 
 fn invocable(env: &Env, f: &Fixture) -> Invocable {
     let e = &f.descriptor.endpoint;
     Invocable {
+        role: f.role,
         url: e.url.clone(),
         method: e.method.as_str().to_string(),
         skill_id: f.descriptor.id.clone(),
@@ -115,12 +171,19 @@ async fn knowledge(env: &mut Env) -> Knowledge {
 }
 
 struct Run {
-    found: BTreeMap<(String, (Source, String)), Found>,
+    found: BTreeMap<(String, (Source, String)), KeptFound>,
     requests: u64,
 }
 
 impl Run {
-    fn record(&mut self, op: &str, mutation: &str, b: Finding, exchanges: Vec<Exchange>) {
+    fn record(
+        &mut self,
+        op: &str,
+        mutation: &str,
+        b: Finding,
+        exchanges: Vec<Exchange>,
+        case: Option<&Case>,
+    ) {
         let key = (op.to_string(), b.key());
         self.found.entry(key).or_insert_with(|| Found {
             finding: b,
@@ -128,27 +191,16 @@ impl Run {
             transport: Some(crate::capability::transports::HTTP),
             mutation: mutation.to_string(),
             exchanges,
-            case: (),
+            case: case.cloned(),
         });
     }
 
     /// Sends one case, judges it, and returns the execution id it started (if any).
-    ///
-    /// A connection that fails without an answer is tried once more on a fresh connection:
-    /// HTTP lets a server close a kept-alive connection at any time (RFC 9112 §9.3), so a
-    /// pooled connection closed under the request is a race, not a finding.
     async fn send(&mut self, env: &Env, case: &Case) -> Option<String> {
-        let (mut ex, mut resp) = send_case(&env.client_handle(), case).await;
-        self.requests += 1;
-        if !case.may_drop
-            && fuzz::worth_retrying(ex.status, ex.error.as_deref())
-            && let Ok(fresh) = env.client_handle().renewed()
-        {
-            (ex, resp) = send_case(&fresh, case).await;
-            self.requests += 1;
-        }
+        let (ex, resp, sent) = send_case(&env.client_handle(), case).await;
+        self.requests += sent;
         for b in oracles::judge(case, resp.as_ref(), &ex) {
-            self.record(case.op, &case.mutation, b, vec![ex.clone()]);
+            self.record(case.op, &case.mutation, b, vec![ex.clone()], Some(case));
         }
         let r = resp?;
         (r.status == 202)
@@ -157,27 +209,19 @@ impl Run {
     }
 }
 
-async fn send_case(
-    client: &crate::transport::Client,
-    case: &Case,
-) -> (Exchange, Option<crate::ssp::provider::env::Resp>) {
-    Env::send_raw(
-        client,
-        &case.method,
-        &case.url,
-        &case.headers,
-        case.body.clone(),
-        &case.cred,
-    )
-    .await
-}
-
-/// Runs a campaign against a pre-flighted target with an SSP profile.
-pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, String> {
+/// Runs a campaign against a pre-flighted target with an SSP profile: its outcomes, and
+/// its findings with their cases for `--promote`.
+pub async fn execute(target: &Target, settings: &Settings) -> Result<(Outcomes, Kept), String> {
     let Some(profile) = crate::ssp::provider::profile_of_target(target)? else {
         // A Parley-only target under `--suite all`: nothing to judge, never a pass.
         let reason = "the target profile has no [ssp] table (fixture roles and credentials)";
-        return Ok(Outcomes {
+        let kept = Kept {
+            findings: Vec::new(),
+            knowledge: Knowledge::default(),
+            base: target.info.base_url.clone(),
+            seed: settings.seed,
+        };
+        let none = Outcomes {
             findings: Vec::new(),
             cases: 0,
             requests: 0,
@@ -186,7 +230,8 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
             unsupported: (oracles::ALL.iter())
                 .map(|o| (o.name, reason.to_string()))
                 .collect(),
-        });
+        };
+        return Ok((none, kept));
     };
     let client = target.client.renewed().map_err(|e| e.to_string())?;
     let nonce = format!("fuzz-{}", settings.seed);
@@ -221,14 +266,21 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<Outcomes, S
     } else {
         Vec::new()
     };
-    Ok(Outcomes {
+    let kept = Kept {
         findings: run.found.into_values().collect(),
+        knowledge: k,
+        base: env.base.clone(),
+        seed: settings.seed,
+    };
+    let outcomes = Outcomes {
+        findings: kept.findings.iter().map(Found::without_case).collect(),
         cases,
         requests: run.requests,
         elapsed,
         seed: settings.seed,
         unsupported,
-    })
+    };
+    Ok((outcomes, kept))
 }
 
 /// After the campaign, on a fresh environment (nothing cached): the anonymous index still
@@ -247,7 +299,7 @@ async fn intact(env: &mut Env, run: &mut Run) {
     if let Some(message) = problem {
         let exchanges = env.exchanges[first..].to_vec();
         let b = oracles::STATE_INTACT.breach("after", message);
-        run.record("after", "read back after the campaign", b, exchanges);
+        run.record("after", "read back after the campaign", b, exchanges, None);
     }
 }
 

@@ -8,6 +8,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use super::runner::{Budget, ModelResult, ModelRun, run_model};
+use super::sequences::promotable;
 use super::transcript;
 use crate::capability::command::{CommandError, Launcher};
 use crate::capability::model::{ModelArgs, Modelled};
@@ -17,11 +18,6 @@ use crate::ssp::protocol::Ssp;
 
 /// Runs `conform model --suite ssp`: the exit code.
 pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandError> {
-    if args.promote.is_some() {
-        return Err(CommandError(
-            "--promote: SSP vectors describe documents for the validator, not request sequences; an SSP counterexample is reported with its curl lines instead".into(),
-        ));
-    }
     if let Some(f) = &args.focus {
         return Err(CommandError(format!("the SSP model has no focus {f:?}")));
     }
@@ -88,6 +84,21 @@ pub fn execute(args: &ModelArgs, launcher: &dyn Launcher) -> Result<u8, CommandE
             let _ = writeln!(out, "http: FAIL — {stats}");
             let replay = transcript::replay_command(&target, budget);
             let _ = writeln!(out, "{}", transcript::render(&cx, &replay, true));
+            if let Some(dir) = &args.promote {
+                let line = match promotable(rt.handle(), &target, &cx, budget.seed) {
+                    Ok(file) => {
+                        let name = format!("ssp-model-seed-{}.json", budget.seed);
+                        let path = crate::capability::command::write_json(dir, &name, &file)
+                            .map_err(CommandError)?;
+                        format!(
+                            "promoted to {} (copy it into vectors/ssp/sequences/)",
+                            path.display()
+                        )
+                    }
+                    Err(why) => format!("not promoted: {why}"),
+                };
+                let _ = writeln!(out, "{line}");
+            }
             1
         }
     })

@@ -15,10 +15,11 @@
 //! - `driver`: one step against a provider, its answers checked against `state`;
 //! - `runner`: the seeded search with shrinking ([`runner::run_model`] is the entry of
 //!   `conform model --suite ssp`);
-//! - `transcript`: the counterexample as a numbered transcript with curl lines.
+//! - `transcript`: the counterexample as a numbered transcript with curl lines;
+//! - `sequences`: counterexamples kept as vectors (`--promote`) and replayed.
 //!
 //! [`ModelCheck`] is the same search as an ordinary check of `conform run`, with a small
-//! fixed budget. The model never reads the reference implementation's SSP code.
+//! fixed budget, or the replay of one promoted sequence. The model never reads the reference implementation's SSP code.
 
 pub mod cli;
 pub mod driver;
@@ -27,6 +28,7 @@ pub mod idle;
 pub mod lifecycle;
 pub mod ops;
 pub mod runner;
+pub mod sequences;
 pub mod setup;
 pub mod state;
 pub mod transcript;
@@ -68,12 +70,30 @@ pub const REQUIREMENTS: &[&str] = &[
     "SSP-ERR-3",
 ];
 
-/// The model as one check of the SSP suite.
+/// The model as one check of the SSP suite: a seeded search, or one promoted sequence
+/// replayed.
 pub struct ModelCheck {
+    id: String,
     title: String,
     requirements: Vec<String>,
     required: BTreeSet<String>,
-    budget: Budget,
+    mode: Mode,
+}
+
+/// What a model check plays.
+enum Mode {
+    /// A seeded search with this budget.
+    Search(Budget),
+    /// One sequence, as found (from this file).
+    Replay(sequences::Loaded),
+}
+
+/// The rules of the model that are required by `catalogue`.
+fn required(catalogue: &Catalogue) -> BTreeSet<String> {
+    (REQUIREMENTS.iter())
+        .filter(|r| catalogue.any_required(&[**r]))
+        .map(|r| (*r).to_string())
+        .collect()
 }
 
 impl ModelCheck {
@@ -84,19 +104,27 @@ impl ModelCheck {
             .filter(|r| catalogue.get(r).is_some())
             .map(|r| (*r).to_string())
             .collect();
-        let required = requirements
-            .iter()
-            .filter(|r| catalogue.any_required(std::slice::from_ref(*r)))
-            .cloned()
-            .collect();
         Self {
+            id: CHECK_ID.into(),
             title: format!(
                 "SSP state-machine model: random sequences of discovery, descriptor reads, invocations and polls by every credential (seed {}, {} cases × ≤{} steps)",
                 budget.seed, budget.cases, budget.steps
             ),
             requirements,
-            required,
-            budget,
+            required: required(catalogue),
+            mode: Mode::Search(budget),
+        }
+    }
+
+    /// The replay of one promoted sequence, citing the rules its counterexample broke.
+    pub fn replaying(loaded: sequences::Loaded, catalogue: &Catalogue) -> Self {
+        let s = &loaded.sequence;
+        Self {
+            id: format!("model/ssp-sequence/{}", s.id),
+            title: s.title.clone(),
+            requirements: s.requirements.clone(),
+            required: required(catalogue),
+            mode: Mode::Replay(loaded),
         }
     }
 
@@ -121,7 +149,7 @@ impl ModelCheck {
                     .collect();
                 // `must` is moot: warnings never fail.
                 let v =
-                    finding::verdict(CHECK_ID, &self.requirements, false, Ok(()), &warnings, &[]);
+                    finding::verdict(&self.id, &self.requirements, false, Ok(()), &warnings, &[]);
                 CheckOutcome::verdict(v)
             }
             ModelResult::Unsupported(cause, reason) => {
@@ -136,7 +164,7 @@ impl ModelCheck {
                 let mut f = Box::new(cx.mismatch.clone()).at(cx.steps.len());
                 f.message = transcript::render(&cx, replay, false);
                 CheckOutcome {
-                    verdict: finding::found(CHECK_ID, &self.requirements, must, f, &exchanges),
+                    verdict: finding::found(&self.id, &self.requirements, must, f, &exchanges),
                     exchanges,
                     steps: Vec::new(),
                     unkept: 0,
@@ -148,7 +176,7 @@ impl ModelCheck {
 
 impl Check for ModelCheck {
     fn id(&self) -> &str {
-        CHECK_ID
+        &self.id
     }
     fn title(&self) -> &str {
         &self.title
@@ -160,32 +188,49 @@ impl Check for ModelCheck {
         "model"
     }
     fn long_running(&self) -> bool {
-        true
+        matches!(self.mode, Mode::Search(_))
     }
     fn bindings(&self) -> Bindings {
         Bindings::Once
     }
     fn describe(&self) -> Option<String> {
-        let b = self.budget;
-        Some(format!(
-            "harness/src/ssp/model/: seed {}, {} cases of at most {} steps; replay with `conform model --suite ssp --seed {} --cases {} --steps {}`",
-            b.seed, b.cases, b.steps, b.seed, b.cases, b.steps
-        ))
+        Some(match &self.mode {
+            Mode::Search(b) => format!(
+                "harness/src/ssp/model/: seed {}, {} cases of at most {} steps; replay with `conform model --suite ssp --seed {} --cases {} --steps {}`",
+                b.seed, b.cases, b.steps, b.seed, b.cases, b.steps
+            ),
+            Mode::Replay(l) => format!(
+                "{}: {} operation(s) of the SSP model, replayed as written",
+                l.file.display(),
+                l.sequence.ops.len()
+            ),
+        })
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
         async move {
             let target = ctx.target.clone();
-            let budget = Budget {
-                found: ctx.counterexamples,
-                ..self.budget
-            };
             let nonce = ctx.run_nonce.clone();
             let stop = ctx.stop.clone();
             let handle = tokio::runtime::Handle::current();
-            let run = tokio::task::spawn_blocking(move || {
-                run_model(&handle, &target, budget, &nonce, stop.as_ref())
-            })
-            .await;
+            let (run, replay) = match &self.mode {
+                Mode::Search(budget) => {
+                    let budget = Budget {
+                        found: ctx.counterexamples,
+                        ..*budget
+                    };
+                    let run = tokio::task::spawn_blocking(move || {
+                        run_model(&handle, &target, budget, &nonce, stop.as_ref())
+                    });
+                    (run.await, transcript::replay_command(&ctx.target, budget))
+                }
+                Mode::Replay(l) => {
+                    let ops = l.sequence.ops.clone();
+                    let run = tokio::task::spawn_blocking(move || {
+                        runner::replay(&handle, &target, &ops, &nonce, stop.as_ref())
+                    });
+                    (run.await, transcript::rerun_command(&ctx.target, &self.id))
+                }
+            };
             // A search that ended at the stop judged nothing: never a pass, nor a harness
             // error; a failure it found before the stop is kept.
             let found = matches!(&run, Ok(r) if matches!(r.result, ModelResult::Failed(_)));
@@ -193,7 +238,7 @@ impl Check for ModelCheck {
                 return crate::engine::execute::interrupted();
             }
             match run {
-                Ok(run) => self.outcome(run, &transcript::replay_command(&ctx.target, budget)),
+                Ok(run) => self.outcome(run, &replay),
                 Err(e) => CheckOutcome::verdict(Verdict::HarnessError {
                     message: format!("the model run panicked: {e}"),
                 }),
@@ -203,7 +248,18 @@ impl Check for ModelCheck {
     }
 }
 
-/// The model checks of the SSP suite.
-pub fn checks(catalogue: &Catalogue) -> Vec<Arc<dyn Check>> {
-    vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))]
+/// The model checks of the SSP suite: the search, and one replay per sequence vector of
+/// `vectors_dir/ssp/sequences`.
+pub fn checks(
+    vectors_dir: &std::path::Path,
+    catalogue: &Catalogue,
+) -> Result<Vec<Arc<dyn Check>>, crate::ssp::vectors::VectorError> {
+    let known: BTreeSet<String> = (catalogue.requirements.iter())
+        .map(|r| r.id.clone())
+        .collect();
+    let mut out: Vec<Arc<dyn Check>> = vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))];
+    for l in sequences::load_dir(&vectors_dir.join("ssp/sequences"), &known)? {
+        out.push(Arc::new(ModelCheck::replaying(l, catalogue)));
+    }
+    Ok(out)
 }

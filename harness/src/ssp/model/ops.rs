@@ -8,7 +8,8 @@ use super::state::{Filter, Invalid, Invoke, Timeout, World, create, invalid_appl
 /// One operation of a sequence. Indices are picked from any `usize` and resolved against
 /// the model ([`World::resolve`]); `by: None` is the credential that succeeds (a unit's
 /// owner, an execution's creator).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Op {
     /// GET the well-known index (SSP-DISC-2/3).
     Discover {

@@ -208,27 +208,64 @@ pub fn run_model(
     stop: Option<&Stop>,
 ) -> ModelRun {
     let started = Instant::now();
-    let (client, base, profile) = match reach(target) {
-        Ok(r) => r,
-        Err(reason) => {
-            let result = ModelResult::Unsupported(Cause::Profile, reason);
-            return finished(result, 0, started, Vec::new());
+    let (parts, world) = match prepare(handle, target, nonce, budget.lanes_used(), stop) {
+        Ok(p) => p,
+        Err(result) => return finished(result, 0, started, Vec::new()),
+    };
+    let result = search(&parts, world, budget, stop);
+    parts.finish(result, started)
+}
+
+/// Plays one fixed sequence (a promoted counterexample, `vectors/ssp/sequences/`) once,
+/// as found: its mismatch, or a pass when every step agreed with the model (blocking).
+pub fn replay(
+    handle: &tokio::runtime::Handle,
+    target: &Target,
+    ops: &[Op],
+    nonce: &str,
+    stop: Option<&Stop>,
+) -> ModelRun {
+    let started = Instant::now();
+    let (parts, world) = match prepare(handle, target, nonce, 1, stop) {
+        Ok(p) => p,
+        Err(result) => return finished(result, 0, started, Vec::new()),
+    };
+    let played = parts.play(world.clone(), ops, None);
+    parts.idle.lane_done();
+    let result = match played {
+        // Nobody read the end of a stopped replay: it judged nothing.
+        _ if CheckCtx::stopped(stop) => ModelResult::Error("the run stopped".into()),
+        Ok(_) => ModelResult::Passed,
+        Err(f) => {
+            let (mismatch, steps) = *f;
+            counterexample(
+                (world, ops.to_vec(), mismatch, steps),
+                // The sequence was shrunk when it was promoted.
+                Budget::DEFAULT,
+            )
         }
     };
+    parts.finish(result, started)
+}
+
+/// The cast of a run against `target` and the parts its sequences share, or the run's
+/// result when the model cannot run there.
+fn prepare<'a>(
+    handle: &'a tokio::runtime::Handle,
+    target: &Target,
+    nonce: &str,
+    lanes: usize,
+    stop: Option<&Stop>,
+) -> Result<(Parts<'a>, World), ModelResult> {
+    let (client, base, profile) =
+        reach(target).map_err(|r| ModelResult::Unsupported(Cause::Profile, r))?;
     let mut env = Env::new(client.clone(), &base, profile.clone(), nonce);
     let Cast { world, secrets } = match handle.block_on(cast(&mut env)) {
         Ok(c) => c,
         Err(SetupError::Unsupported(cause, reason)) => {
-            return finished(
-                ModelResult::Unsupported(cause, reason),
-                0,
-                started,
-                Vec::new(),
-            );
+            return Err(ModelResult::Unsupported(cause, reason));
         }
-        Err(SetupError::Throttled(reason)) => {
-            return finished(ModelResult::Error(reason), 0, started, Vec::new());
-        }
+        Err(SetupError::Throttled(reason)) => return Err(ModelResult::Error(reason)),
     };
     let parts = Parts {
         handle,
@@ -241,20 +278,26 @@ pub fn run_model(
         counter: AtomicUsize::new(0),
         exchanges: AtomicU64::new(0),
         warnings: Mutex::new(Vec::new()),
-        idle: Idle::new(budget.lanes_used()),
+        idle: Idle::new(lanes),
         stop: stop.cloned(),
     };
-    let result = search(&parts, world, budget, stop);
-    let warnings = parts.warnings.lock().map(|w| w.clone()).unwrap_or_default();
-    let mut run = finished(
-        result,
-        parts.counter.load(Ordering::Relaxed),
-        started,
-        warnings,
-    );
-    run.waited = parts.idle.total();
-    run.exchanges = parts.exchanges.load(Ordering::Relaxed);
-    run
+    Ok((parts, world))
+}
+
+impl Parts<'_> {
+    /// The finished run of these parts with `result`.
+    fn finish(&self, result: ModelResult, started: Instant) -> ModelRun {
+        let warnings = self.warnings.lock().map(|w| w.clone()).unwrap_or_default();
+        let mut run = finished(
+            result,
+            self.counter.load(Ordering::Relaxed),
+            started,
+            warnings,
+        );
+        run.waited = self.idle.total();
+        run.exchanges = self.exchanges.load(Ordering::Relaxed);
+        run
+    }
 }
 
 fn finished(

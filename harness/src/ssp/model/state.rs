@@ -139,7 +139,8 @@ impl Caller {
 }
 
 /// `context.timeout_ms` of an invocation.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Timeout {
     /// No `context.timeout_ms`.
     Absent,
@@ -152,7 +153,8 @@ pub enum Timeout {
 }
 
 /// An invalid invocation (SSP-INV-2), sent with the unit's own credential.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Invalid {
     /// A required input left out.
     MissingRequired,
@@ -260,7 +262,8 @@ impl States {
 }
 
 /// A discovery request's filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Filter {
     /// No query.
     None,
