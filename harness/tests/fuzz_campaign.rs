@@ -391,3 +391,45 @@ async fn ssp_promoted_findings_are_vectors_that_bite() {
         println!("{fault}:\n{text}");
     }
 }
+
+/// The committed regressions (`vectors/ssp/requests/`, `vectors/ssp/sequences/`) each fail
+/// the seeded fault they were promoted from (`faults_caught` stops at a fault's first
+/// catch, so it does not show every one).
+#[cfg(feature = "faults")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_ssp_regressions_fail_their_faults() {
+    use conform::engine::verdict::Verdict;
+    let dir = default_vectors_dir();
+    for (fault, check) in [
+        (
+            "ssp-api-key-any-header",
+            "ssp-request/auth-api-key-in-another-header",
+        ),
+        (
+            "ssp-wrong-skill-executed",
+            "ssp-request/invoke-unknown-skill-id",
+        ),
+        (
+            "ssp-filter-leaks-private",
+            "model/ssp-sequence/private-hidden-from-filtered-anonymous-discovery",
+        ),
+        (
+            "ssp-result-error-while-running",
+            "model/ssp-sequence/result-before-the-end-is-not-an-error",
+        ),
+        (
+            "ssp-status-changes-after-result",
+            "model/ssp-sequence/terminal-state-stable-after-the-result-read",
+        ),
+        (
+            "ssp-terminal-readable-by-others",
+            "model/ssp-sequence/finished-execution-private-to-its-creator",
+        ),
+    ] {
+        let got = promoted_verdicts(&dir, "ssp", check, &[fault]).await;
+        assert!(
+            matches!(got.as_slice(), [(id, Verdict::Fail(_))] if id == check),
+            "{check} against {fault}: {got:#?}"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! Loading a directory of typed vector files (the SSP request and sequence vectors): every
 //! `*.json` in name order, each parsed into its closed type, its header and every item
-//! checked (requirement IDs against the catalogue), ids unique across the directory. A directory that does not exist holds none.
+//! checked (requirement IDs against the catalogue), ids unique across the directory. A
+//! directory that does not exist holds none.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -23,6 +23,16 @@ pub fn op_named(name: &str) -> Option<&'static str> {
     OPS.iter().find(|o| **o == name).copied()
 }
 
+/// Which URL template of a descriptor's `endpoint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Template {
+    /// `endpoint.status_url`.
+    StatusUrl,
+    /// `endpoint.result_url`.
+    ResultUrl,
+}
+
 /// An invocable skill of the target (a fixture role of the profile).
 #[derive(Debug, Clone)]
 pub struct Invocable {
@@ -38,8 +48,8 @@ pub struct Invocable {
     pub request: Value,
     /// The credential that works.
     pub cred: Cred,
-    /// `endpoint.status_url` / `result_url` templates.
-    pub templates: Vec<String>,
+    /// `endpoint.status_url` / `result_url` templates, each with its member's name.
+    pub templates: Vec<(Template, String)>,
     /// Whether it needs a credential (`auth.type` other than `none`).
     pub protected: bool,
 }
@@ -392,7 +402,8 @@ fn with_input(members: &Map<String, Value>, member: &str) -> String {
 
 fn status(rng: &mut fastrand::Rng, k: &Knowledge) -> Case {
     let s = skill(rng, k);
-    let Some(template) = (!s.templates.is_empty()).then(|| pick(rng, &s.templates).clone()) else {
+    let Some(template) = (!s.templates.is_empty()).then(|| pick(rng, &s.templates).1.clone())
+    else {
         return invoke(rng, k);
     };
     let (id, what) = if !k.executions.is_empty() && rng.bool() {

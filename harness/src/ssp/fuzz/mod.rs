@@ -64,6 +64,24 @@ pub struct Kept {
     pub base: String,
     /// The seed.
     pub seed: u64,
+    /// The profile's secrets, never written into a promoted file.
+    pub secrets: Vec<String>,
+}
+
+/// Every secret of the profile's `[ssp.credentials]`.
+fn secrets(c: &crate::ssp::provider::profile::SspCredentials) -> Vec<String> {
+    [
+        &c.api_key,
+        &c.api_key_limited,
+        &c.oauth2_token,
+        &c.oauth2_token_limited,
+        &c.hmac_secret,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|s| !s.is_empty())
+    .cloned()
+    .collect()
 }
 
 impl SspCampaign {
@@ -128,11 +146,13 @@ fn invocable(env: &Env, f: &Fixture) -> Invocable {
         skill_id: f.descriptor.id.clone(),
         request: env.request(&f.descriptor.id, &f.inputs, None),
         cred: f.cred.clone(),
-        templates: [&e.status_url, &e.result_url]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect(),
+        templates: [
+            (cases::Template::StatusUrl, &e.status_url),
+            (cases::Template::ResultUrl, &e.result_url),
+        ]
+        .into_iter()
+        .filter_map(|(which, t)| Some((which, t.clone()?)))
+        .collect(),
         protected: f.descriptor.auth.kind != AuthType::None,
     }
 }
@@ -220,6 +240,7 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<(Outcomes, 
             knowledge: Knowledge::default(),
             base: target.info.base_url.clone(),
             seed: settings.seed,
+            secrets: Vec::new(),
         };
         let none = Outcomes {
             findings: Vec::new(),
@@ -271,6 +292,7 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<(Outcomes, 
         knowledge: k,
         base: env.base.clone(),
         seed: settings.seed,
+        secrets: secrets(&env.profile.credentials),
     };
     let outcomes = Outcomes {
         findings: kept.findings.iter().map(Found::without_case).collect(),

@@ -1,10 +1,11 @@
 //! Promotion (`conform fuzz --suite ssp --promote DIR`): each finding becomes a request
 //! vector (`ssp::requests`), so the hostile request that broke an oracle runs in every later
 //! `conform run` against any provider, judged by the same oracles. What is the provider's
-//! own — the discovery URL, a fixture's endpoint, its valid request, its working
-//! credential — is written by fixture role, so another provider resolves its own and no
-//! secret reaches the file; a finding whose request cannot be written so is left out (the
-//! campaign's report keeps its reproduction).
+//! own — the discovery URL, a fixture's endpoint and URL templates, its unmutated valid
+//! request, its working credential — is written by fixture role, so another provider
+//! resolves its own; a mutated body and a descriptor path stay as sent. No secret of the
+//! profile reaches the file: a finding sent with a credential that is not a fixture's is left
+//! out (the campaign's report keeps its reproduction), and quoted answers are redacted.
 
 use super::cases::{Case, Invocable, Knowledge};
 use super::{Kept, KeptFound};
@@ -37,16 +38,27 @@ fn vector(f: &KeptFound, kept: &Kept, n: usize) -> Option<RequestVector> {
         op: c.op.to_string(),
         method: c.method.clone(),
         to: url(c, k, &kept.base)?,
-        headers: c.headers.clone(),
-        body: c.body.as_deref().map(|b| body(b, &k.skills)),
-        cred: cred(&c.cred, &k.skills)?,
+        headers: (c.headers.iter())
+            .map(|(n, v)| (n.clone(), redacted(v, &kept.secrets)))
+            .collect(),
+        body: c.body.as_deref().map(|b| match body(b, &k.skills) {
+            Body::Text(t) => Body::Text(redacted(&t, &kept.secrets)),
+            other => other,
+        }),
+        cred: match cred(&c.cred, &k.skills)? {
+            CredSpec::Header(n, v) => CredSpec::Header(n, redacted(&v, &kept.secrets)),
+            other => other,
+        },
     };
     Some(RequestVector {
         id: format!("fuzz-seed-{}-{}-{}-{n}", kept.seed, f.op, f.oracle()),
         requirements: rules(f, &request),
-        title: format!(
-            "promoted ssp-fuzz finding (seed {}): {} — {}",
-            kept.seed, f.mutation, f.finding.message
+        title: redacted(
+            &format!(
+                "promoted ssp-fuzz finding (seed {}): {} — {}",
+                kept.seed, f.mutation, f.finding.message
+            ),
+            &kept.secrets,
         ),
         request,
         expect: Expect {
@@ -90,8 +102,41 @@ fn url(c: &Case, k: &Knowledge, base: &str) -> Option<Url> {
     if let Some(s) = k.skills.iter().find(|s| s.url == c.url) {
         return Some(Url::Endpoint(s.role));
     }
+    for s in &k.skills {
+        for (which, t) in &s.templates {
+            if let Some(id) = segment(t, &c.url) {
+                return Some(Url::Execution {
+                    role: s.role,
+                    which: *which,
+                    id,
+                });
+            }
+        }
+    }
     let path = c.url.strip_prefix(base.trim_end_matches('/'))?;
     path.starts_with('/').then(|| Url::Path(path.to_string()))
+}
+
+/// The segment `template` was expanded with to give `url` (`ssp::consumer::expand_raw`).
+fn segment(template: &str, url: &str) -> Option<String> {
+    let (before, after) = match template.split_once("{execution_id}") {
+        Some(parts) => parts,
+        None => (template.trim_end_matches('/'), ""),
+    };
+    let rest = url.strip_prefix(before)?;
+    let rest = if template.contains("{execution_id}") {
+        rest
+    } else {
+        rest.strip_prefix('/')?
+    };
+    let id = rest.strip_suffix(after)?;
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// `text` with every secret of the profile replaced (an answer quoted in a finding may
+/// echo a credential).
+fn redacted(text: &str, secrets: &[String]) -> String {
+    (secrets.iter()).fold(text.to_string(), |t, s| t.replace(s.as_str(), "<redacted>"))
 }
 
 fn body(b: &[u8], skills: &[Invocable]) -> Body {
@@ -131,5 +176,36 @@ fn cred(c: &Cred, skills: &[Invocable]) -> Option<CredSpec> {
                 header: Some(header.clone()),
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expanded_template_gives_back_its_segment() {
+        let t = "http://h/ssp/status/{execution_id}";
+        assert_eq!(
+            segment(t, "http://h/ssp/status/a%2Fb").as_deref(),
+            Some("a%2Fb")
+        );
+        assert_eq!(
+            segment("http://h/x/{execution_id}/out", "http://h/x/7/out").as_deref(),
+            Some("7")
+        );
+        // A template without the variable: the segment was appended after a slash.
+        assert_eq!(
+            segment("http://h/status/", "http://h/status/9").as_deref(),
+            Some("9")
+        );
+        assert_eq!(segment(t, "http://h/ssp/result/1"), None);
+        assert_eq!(segment(t, "http://h/ssp/status/"), None);
+    }
+
+    #[test]
+    fn secrets_are_redacted() {
+        let s = vec!["k3y".to_string()];
+        assert_eq!(redacted("bad key k3y!", &s), "bad key <redacted>!");
     }
 }

@@ -81,6 +81,31 @@ fn pick(i: usize, n: usize) -> Option<usize> {
     (n > 0).then(|| i % n)
 }
 
+impl Op {
+    /// This resolved operation with `by: None` wherever `generated` (what it was resolved
+    /// from) had it: "the owner" stays the owner on another cast.
+    pub fn owner_kept(&self, generated: &Self) -> Self {
+        let mut out = self.clone();
+        let owner = matches!(
+            generated,
+            Self::Invoke { by: None, .. }
+                | Self::Status { by: None, .. }
+                | Self::Result { by: None, .. }
+                | Self::UnknownExecution { by: None, .. }
+        );
+        if owner {
+            match &mut out {
+                Self::Invoke { by, .. }
+                | Self::Status { by, .. }
+                | Self::Result { by, .. }
+                | Self::UnknownExecution { by, .. } => *by = None,
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
 impl World {
     /// `op` with its indices resolved against this model, or `None` when it cannot be
     /// sent here (its precondition).

@@ -77,6 +77,9 @@ impl Budget {
 pub struct Counterexample {
     /// The sequence (resolved operations), up to the step that broke.
     pub ops: Vec<Op>,
+    /// The same operations with "the owner" or "the creator" kept as such (`by: None`), so
+    /// that another cast resolves its own (a sequence vector's operations).
+    pub replayable: Vec<Op>,
     /// The steps of its replay, in order (the last one broke the model).
     pub steps: Vec<StepLog>,
     /// What broke.
@@ -232,9 +235,20 @@ pub fn replay(
     };
     let played = parts.play(world.clone(), ops, None);
     parts.idle.lane_done();
+    let sent = parts.counter.load(Ordering::Relaxed);
     let result = match played {
         // Nobody read the end of a stopped replay: it judged nothing.
         _ if CheckCtx::stopped(stop) => ModelResult::Error("the run stopped".into()),
+        // An operation this cast cannot send (no such unit, execution or `status_url`) was
+        // skipped: the sequence is not the one written, and its pass would show nothing.
+        Ok(_) if sent < ops.len() => ModelResult::Unsupported(
+            Cause::Target,
+            format!(
+                "{} of the sequence's {} operations do not apply to this target's cast (its skills, units, callers and executions)",
+                ops.len() - sent,
+                ops.len()
+            ),
+        ),
         Ok(_) => ModelResult::Passed,
         Err(f) => {
             let (mismatch, steps) = *f;
@@ -455,17 +469,18 @@ fn counterexample(found: Found, budget: Budget) -> ModelResult {
         return ModelResult::Error(mismatch.message);
     }
     let mut w = init.clone();
-    let ops: Vec<Op> = generated
+    let (ops, replayable): (Vec<Op>, Vec<Op>) = generated
         .iter()
         .filter_map(|op| {
-            let op = w.resolve(op)?;
-            w = w.next(&op);
-            Some(op)
+            let resolved = w.resolve(op)?;
+            w = w.next(&resolved);
+            Some((resolved.clone(), resolved.owner_kept(op)))
         })
         .take(steps.len())
-        .collect();
+        .unzip();
     ModelResult::Failed(Box::new(Counterexample {
         ops,
+        replayable,
         steps,
         mismatch,
         world: init,

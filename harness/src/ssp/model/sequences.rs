@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ops::Op;
 use super::runner::Counterexample;
+use super::state::Timeout;
 use crate::ssp::vector_files;
 use crate::ssp::vectors::VectorError;
 
@@ -65,7 +66,7 @@ pub fn vector_file(cx: &Counterexample, seed: u64) -> Option<SequenceFile> {
                 "promoted SSP model counterexample (seed {seed}): {}",
                 cx.mismatch.message
             ),
-            ops: cx.ops.clone(),
+            ops: cx.replayable.clone(),
         }],
     })
 }
@@ -89,7 +90,7 @@ pub fn promotable(
     let mut seen = Vec::new();
     for attempt in 0..PROMOTION_TRIES {
         let nonce = format!("promote-{seed}-{attempt}");
-        match super::runner::replay(handle, target, &cx.ops, &nonce, None).result {
+        match super::runner::replay(handle, target, &cx.replayable, &nonce, None).result {
             super::runner::ModelResult::Failed(again)
                 if again.mismatch.rules == cx.mismatch.rules =>
             {
@@ -134,12 +135,26 @@ impl vector_files::VectorFile for SequenceFile {
     }
     fn problem(s: &Sequence) -> Option<String> {
         if s.ops.is_empty() {
-            Some("has no operation".into())
-        } else {
-            s.requirements
-                .is_empty()
-                .then(|| "cites no requirement".into())
+            return Some("has no operation".into());
         }
+        if s.requirements.is_empty() {
+            return Some("cites no requirement".into());
+        }
+        // The model reads `ms` as a valid timeout and `odd` as one the notes leave open: a
+        // timeout in the wrong one would make it expect the wrong answer.
+        s.ops.iter().find_map(|op| match op {
+            Op::Invoke {
+                timeout: Timeout::Ms(ms),
+                ..
+            } if !(ms.is_finite() && *ms > 0.0) => Some(format!("timeout ms {ms} is not positive")),
+            Op::Invoke {
+                timeout: Timeout::Odd(v),
+                ..
+            } if !(v.is_finite() && *v <= 0.0) => {
+                Some(format!("timeout odd {v} is not 0 or negative"))
+            }
+            _ => None,
+        })
     }
 }
 

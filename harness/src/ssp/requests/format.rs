@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::ssp::fuzz::cases::Template;
 use crate::ssp::provider::profile::FixtureRole;
 use crate::ssp::vector_files;
 use crate::ssp::vectors::VectorError;
@@ -76,7 +77,18 @@ pub enum Url {
     WellKnown(String),
     /// `endpoint.url` of the skill the profile maps to this role.
     Endpoint(FixtureRole),
-    /// A path on the target's origin.
+    /// That skill's `status_url` or `result_url` template with this execution id segment
+    /// (already in URL form) in place of `{execution_id}`.
+    Execution {
+        /// The fixture role.
+        role: FixtureRole,
+        /// Which template.
+        which: Template,
+        /// The segment.
+        id: String,
+    },
+    /// A path on the target's origin, as sent to the provider it was found on: there it was
+    /// an SSP route, elsewhere maybe none, so its error shape is not judged.
     Path(String),
 }
 
@@ -192,6 +204,12 @@ fn check(v: &RequestVector) -> Result<(), String> {
     if v.requirements.is_empty() {
         return Err("cites no requirement".into());
     }
+    if reqwest::Method::from_bytes(v.request.method.as_bytes()).is_err() {
+        return Err(format!(
+            "method {:?} is not an HTTP method token",
+            v.request.method
+        ));
+    }
     if crate::ssp::fuzz::cases::op_named(&v.request.op).is_none() {
         return Err(format!("unknown op {:?}", v.request.op));
     }
@@ -250,6 +268,8 @@ mod tests {
             VECTOR.replace("\"refused\"", "\"refuse\""),
             VECTOR.replace("SSP-INV-2", "SSP-NOPE-1"),
             VECTOR.replace("\"invoke\"", "\"frobnicate\""),
+            // Not a method token: the harness would fail to send it, never the server.
+            VECTOR.replace("\"POST\"", "\"PO ST\""),
             VECTOR.replace("\"well_formed\": true", "\"well_formed\": false"),
             VECTOR.replace("{\"text\": \"[]\"}", "{\"hex\": \"zz\"}"),
             VECTOR.replace("{\"endpoint\": \"instant\"}", "{\"path\": \"x\"}"),

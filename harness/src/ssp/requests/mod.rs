@@ -115,9 +115,17 @@ impl RequestCheck {
         }
         let found = crate::ssp::fuzz::oracles::judge(&case, resp.as_ref(), &ex);
         env.exchanges.push(ex);
-        Ok(replay::verdict_parts(
-            found,
-            &self.loaded.vector.requirements,
-        ))
+        let (result, warnings) = replay::verdict_parts(found, &self.loaded.vector.requirements);
+        // A throttled answer is no refusal of the request itself: nothing was judged.
+        let throttled = resp.as_ref().is_some_and(|r| matches!(r.status, 429 | 503));
+        if result.is_ok() && case.invalid && throttled {
+            let why =
+                "the provider throttled the request (429/503): whether it refuses it was not shown";
+            return Ok((
+                Err(crate::engine::finding::Finding::untested(why)),
+                warnings,
+            ));
+        }
+        Ok((result, warnings))
     }
 }

@@ -7,6 +7,7 @@ use std::collections::btree_map::Entry;
 
 use super::format::{Body, CredSpec, RequestVector, Url};
 use crate::engine::finding::{Finding, Severity, Source, Step};
+use crate::ssp::fuzz::cases::Template;
 use crate::ssp::fuzz::cases::{Case, op_named};
 use crate::ssp::provider::env::{Cred, Env, Fixture};
 use crate::ssp::provider::profile::FixtureRole;
@@ -36,11 +37,7 @@ impl Fixtures {
 pub async fn case(env: &mut Env, v: &RequestVector) -> Step<Case> {
     let r = &v.request;
     let mut fx = Fixtures(BTreeMap::new());
-    let url = match &r.to {
-        Url::WellKnown(suffix) => env.url(&format!("{}{suffix}", env.profile.well_known_path())),
-        Url::Endpoint(role) => fx.get(env, *role).await?.descriptor.endpoint.url.clone(),
-        Url::Path(p) => env.url(p),
-    };
+    let url = url(env, &mut fx, v).await?;
     let body = match &r.body {
         None => None,
         Some(Body::Text(t)) => Some(t.clone().into_bytes()),
@@ -67,11 +64,58 @@ pub async fn case(env: &mut Env, v: &RequestVector) -> Step<Case> {
         headers: r.headers.clone(),
         body,
         cred,
-        ssp_route: v.expect.ssp_route,
+        // A path was an SSP route on the provider it was found on, maybe on no other.
+        ssp_route: v.expect.ssp_route && !matches!(r.to, Url::Path(_)),
         invalid: v.expect.refused,
         hostile_uri: v.expect.hostile_uri,
         may_drop: v.expect.may_drop,
     })
+}
+
+/// The vector's URL on this target. A skill's URL on another origin leaves the vector
+/// untested (the campaign sends nothing hostile off the target either), and so does a
+/// `method` vector whose method is the one this target's endpoint declares (it was wrong
+/// only on the provider it was found on).
+async fn url(env: &mut Env, fx: &mut Fixtures, v: &RequestVector) -> Step<String> {
+    let off = |role: FixtureRole| {
+        Finding::untested(format!(
+            "the `{role}` skill's URL is not on the target's origin: the vector's request is not sent elsewhere"
+        ))
+    };
+    let url = match &v.request.to {
+        Url::WellKnown(suffix) => {
+            return Ok(env.url(&format!("{}{suffix}", env.profile.well_known_path())));
+        }
+        Url::Path(p) => return Ok(env.url(p)),
+        Url::Endpoint(role) => {
+            let e = &fx.get(env, *role).await?.descriptor.endpoint;
+            if v.expect.refused
+                && v.request.op == "method"
+                && e.method.as_str().eq_ignore_ascii_case(&v.request.method)
+            {
+                return Err(Finding::untested(format!(
+                    "{} is the method this target's `{role}` endpoint declares: the request is not certainly invalid here",
+                    v.request.method
+                )));
+            }
+            (env.url(&e.url), *role)
+        }
+        Url::Execution { role, which, id } => {
+            let e = &fx.get(env, *role).await?.descriptor.endpoint;
+            let (template, member) = match which {
+                Template::StatusUrl => (e.status_url.as_ref(), "status_url"),
+                Template::ResultUrl => (e.result_url.as_ref(), "result_url"),
+            };
+            let t = template.ok_or_else(|| {
+                Finding::untested(format!("the `{role}` skill declares no endpoint.{member}"))
+            })?;
+            (env.url(&crate::ssp::consumer::expand_raw(t, id).url), *role)
+        }
+    };
+    match url {
+        (u, _) if u.starts_with(&format!("{}/", env.base)) => Ok(u),
+        (_, role) => Err(off(role)),
+    }
 }
 
 /// The fixture's working credential, its API key moved into `header` when given.
