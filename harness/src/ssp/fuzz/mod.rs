@@ -92,11 +92,6 @@ impl SspCampaign {
             kept: OnceLock::new(),
         }
     }
-
-    /// The finished campaign's findings with their cases.
-    pub fn kept(&self) -> Option<&Kept> {
-        self.kept.get()
-    }
 }
 
 impl Campaign for SspCampaign {

@@ -188,7 +188,11 @@ impl Check for ModelCheck {
         "model"
     }
     fn long_running(&self) -> bool {
-        matches!(self.mode, Mode::Search(_))
+        match &self.mode {
+            Mode::Search(_) => true,
+            // Polling an execution to its end waits on the provider's clock.
+            Mode::Replay(l) => (l.sequence.ops.iter()).any(|o| matches!(o, ops::Op::Await { .. })),
+        }
     }
     fn bindings(&self) -> Bindings {
         Bindings::Once
