@@ -203,7 +203,7 @@ fn promoted_sequence_bites(
     let back: SequenceFile = serde_json::from_str(&text).unwrap();
     let ops = &back.sequences[0].ops;
     assert_eq!(
-        ops, &cx.replayable,
+        ops, &cx.ops,
         "{name}: the operations do not round-trip: {text}"
     );
     let on_clean = replay(rt.handle(), clean, ops, "promoted-clean", None);

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
+use crate::engine::requirements::Catalogue;
 use crate::ssp::vectors::VectorError;
 
 /// What a vector file holds, for [`load`].
@@ -27,10 +28,10 @@ pub trait VectorFile: DeserializeOwned {
 }
 
 /// Every item of the `F` files of `dir`, with the file it came from; each item cites only
-/// IDs of `known` (the SSP catalogue).
+/// IDs of `catalogue`.
 pub fn load<F: VectorFile>(
     dir: &Path,
-    known: &BTreeSet<String>,
+    catalogue: &Catalogue,
 ) -> Result<Vec<(PathBuf, F::Item)>, VectorError> {
     let err = |file: &Path, message: String| VectorError {
         file: file.display().to_string(),
@@ -54,7 +55,9 @@ pub fn load<F: VectorFile>(
         }
         for item in file.items() {
             let id = F::id(&item).to_string();
-            let unknown = F::requirements(&item).iter().find(|r| !known.contains(*r));
+            let unknown = F::requirements(&item)
+                .iter()
+                .find(|r| catalogue.get(r).is_none());
             let problem = match unknown {
                 Some(r) => Some(format!("cites {r}, which is not in the SSP catalogue")),
                 None => F::problem(&item),

@@ -119,8 +119,7 @@ fn run(own: &Connection, requests: &Mutex<Connection>, asked: &Receiver<()>, don
         if let Some(frames) = passive(own)
             && frames > REWIND_FRAMES
         {
-            // A poisoned lock only means a request panicked; SQLite rolled it back.
-            let held = requests.lock().unwrap_or_else(|p| p.into_inner());
+            let held = super::lock_connection(requests);
             passive(&held);
         }
         if let Ok(mut n) = done.0.lock() {

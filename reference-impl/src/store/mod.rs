@@ -41,10 +41,11 @@ pub enum StoreError {
     /// The WAL checkpoint thread could not be started.
     #[error("could not start the WAL checkpoint thread: {0}")]
     Checkpointer(std::io::Error),
-    /// The database's lock file could not be opened or locked.
-    #[error("{path}.lock: {source}")]
+    /// The database file (created when missing) or its lock file could not be opened or
+    /// locked.
+    #[error("{}: {source}", path.display())]
     Lock {
-        /// The database file.
+        /// The file that failed: the database, or its `.lock` file.
         path: std::path::PathBuf,
         /// What the operating system said.
         source: std::io::Error,
@@ -74,6 +75,13 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db").finish_non_exhaustive()
     }
+}
+
+/// The request connection, locked. A poisoned lock only means another request panicked
+/// mid-call; SQLite rolled its transaction back, so the connection is still consistent and
+/// usable.
+pub(super) fn lock_connection(m: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Takes the OS lock of `<path>.lock` now and keeps it with the returned file: the lock dies
@@ -106,7 +114,10 @@ fn lock_exclusively(path: &Path) -> Result<File, StoreError> {
         .truncate(false)
         .write(true)
         .open(&name)
-        .map_err(failed)?;
+        .map_err(|source| StoreError::Lock {
+            path: name.clone(),
+            source,
+        })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(StoreError::InUse {
@@ -188,9 +199,7 @@ impl Db {
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A poisoned lock only means another request panicked mid-call; SQLite rolled its
-        // transaction back, so the connection is still consistent and usable.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        lock_connection(&self.conn)
     }
 
     /// Runs `f` in one IMMEDIATE transaction, committed iff `f` returns `Ok`.

@@ -190,16 +190,20 @@ impl Bound<'_> {
     }
 }
 
-/// Whether the target's answer shows the post got past the quota check (PV-AU-6's order:
-/// anything but 401, 403 `token_right_missing`, the 429 itself, or an answer that is not a
-/// Parley answer at all), and whether it was the quota's 429.
+/// Whether the target's answer shows the post got past the quota check, and whether it was
+/// the quota's 429. Past it: a success, or a refusal PV-AU-6 orders after the quota (413,
+/// 415, 400, 404, 403 `thread_authority_missing`/`self_attest`, 409). Anything else — 401,
+/// 403 `token_right_missing`, a 5xx or a status the order does not name (load shedding, a
+/// proxy), an answer that is not Parley's — shows nothing about the quota.
 fn past_quota_check(answer: &Answer) -> (bool, bool) {
     match answer {
         Answer::Success(_) => (true, false),
         Answer::Refusal { status: 429, .. } => (false, true),
         Answer::Refusal { status, reason } => {
-            let before = *status == 401 || (*status == 403 && reason == "token_right_missing");
-            (!before, false)
+            let after = matches!(status, 400 | 404 | 409 | 413 | 415)
+                || (*status == 403
+                    && matches!(reason.as_str(), "thread_authority_missing" | "self_attest"));
+            (after, false)
         }
         Answer::Other(_) => (false, false),
     }
@@ -237,11 +241,14 @@ mod tests {
         assert!(q.tolerates(1), "the quota role's 429 is always a pause");
         let mut b = q.bound(1).unwrap();
         let t = Instant::now();
-        // Refusals before the quota check, the 429s and non-answers never count.
+        // Refusals before the quota check, the 429s, statuses PV-AU-6 does not order and
+        // non-answers never count.
         for a in [
             refusal(429, "rate_limited"),
             refusal(403, "token_right_missing"),
             refusal(401, "token_missing"),
+            refusal(503, "unavailable"),
+            refusal(500, "internal"),
             Answer::Other("no answer".into()),
         ] {
             b.judge_at(&open(1), t, &a, t).unwrap();

@@ -68,22 +68,6 @@ pub struct Kept {
     pub secrets: Vec<String>,
 }
 
-/// Every secret of the profile's `[ssp.credentials]`.
-fn secrets(c: &crate::ssp::provider::profile::SspCredentials) -> Vec<String> {
-    [
-        &c.api_key,
-        &c.api_key_limited,
-        &c.oauth2_token,
-        &c.oauth2_token_limited,
-        &c.hmac_secret,
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|s| !s.is_empty())
-    .cloned()
-    .collect()
-}
-
 impl SspCampaign {
     /// A campaign with `settings`.
     pub fn new(settings: Settings) -> Self {
@@ -287,7 +271,7 @@ pub async fn execute(target: &Target, settings: &Settings) -> Result<(Outcomes, 
         knowledge: k,
         base: env.base.clone(),
         seed: settings.seed,
-        secrets: secrets(&env.profile.credentials),
+        secrets: env.profile.credentials.secrets(),
     };
     let outcomes = Outcomes {
         findings: kept.findings.iter().map(Found::without_case).collect(),

@@ -258,11 +258,8 @@ pub fn checks(
     vectors_dir: &std::path::Path,
     catalogue: &Catalogue,
 ) -> Result<Vec<Arc<dyn Check>>, crate::ssp::vectors::VectorError> {
-    let known: BTreeSet<String> = (catalogue.requirements.iter())
-        .map(|r| r.id.clone())
-        .collect();
     let mut out: Vec<Arc<dyn Check>> = vec![Arc::new(ModelCheck::new(Budget::DEFAULT, catalogue))];
-    for l in sequences::load_dir(&vectors_dir.join("ssp/sequences"), &known)? {
+    for l in sequences::load_dir(&vectors_dir.join("ssp/sequences"), catalogue)? {
         out.push(Arc::new(ModelCheck::replaying(l, catalogue)));
     }
     Ok(out)

@@ -75,11 +75,10 @@ impl Budget {
 /// A counterexample (shrunk unless `how` says as found).
 #[derive(Debug, Clone)]
 pub struct Counterexample {
-    /// The sequence (resolved operations), up to the step that broke.
+    /// The sequence, up to the step that broke: its operations resolved, but "the owner"
+    /// or "the creator" kept as such (`by: None`), so that another cast resolves its own
+    /// (a sequence vector's operations).
     pub ops: Vec<Op>,
-    /// The same operations with "the owner" or "the creator" kept as such (`by: None`), so
-    /// that another cast resolves its own (a sequence vector's operations).
-    pub replayable: Vec<Op>,
     /// The steps of its replay, in order (the last one broke the model).
     pub steps: Vec<StepLog>,
     /// What broke.
@@ -469,18 +468,17 @@ fn counterexample(found: Found, budget: Budget) -> ModelResult {
         return ModelResult::Error(mismatch.message);
     }
     let mut w = init.clone();
-    let (ops, replayable): (Vec<Op>, Vec<Op>) = generated
+    let ops: Vec<Op> = generated
         .iter()
         .filter_map(|op| {
             let resolved = w.resolve(op)?;
             w = w.next(&resolved);
-            Some((resolved.clone(), resolved.owner_kept(op)))
+            Some(resolved.owner_kept(op))
         })
         .take(steps.len())
-        .unzip();
+        .collect();
     ModelResult::Failed(Box::new(Counterexample {
         ops,
-        replayable,
         steps,
         mismatch,
         world: init,

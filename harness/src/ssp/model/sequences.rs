@@ -7,7 +7,6 @@
 //! resolved against the target's own cast the way a generated sequence is (`ops`), so a
 //! sequence found on one provider plays on another.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -15,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::ops::Op;
 use super::runner::Counterexample;
 use super::state::Timeout;
+use crate::engine::requirements::Catalogue;
 use crate::ssp::vector_files;
 use crate::ssp::vectors::VectorError;
 
@@ -66,7 +66,7 @@ pub fn vector_file(cx: &Counterexample, seed: u64) -> Option<SequenceFile> {
                 "promoted SSP model counterexample (seed {seed}): {}",
                 cx.mismatch.message
             ),
-            ops: cx.replayable.clone(),
+            ops: cx.ops.clone(),
         }],
     })
 }
@@ -90,7 +90,7 @@ pub fn promotable(
     let mut seen = Vec::new();
     for attempt in 0..PROMOTION_TRIES {
         let nonce = format!("promote-{seed}-{attempt}");
-        match super::runner::replay(handle, target, &cx.replayable, &nonce, None).result {
+        match super::runner::replay(handle, target, &cx.ops, &nonce, None).result {
             super::runner::ModelResult::Failed(again)
                 if again.mismatch.rules == cx.mismatch.rules =>
             {
@@ -159,9 +159,9 @@ impl vector_files::VectorFile for SequenceFile {
 }
 
 /// Every sequence of the `*.json` files of `dir` (sorted; none when `dir` does not exist),
-/// each citing only IDs of `known`.
-pub fn load_dir(dir: &Path, known: &BTreeSet<String>) -> Result<Vec<Loaded>, VectorError> {
-    let loaded = vector_files::load::<SequenceFile>(dir, known)?;
+/// each citing only IDs of `catalogue`.
+pub fn load_dir(dir: &Path, catalogue: &Catalogue) -> Result<Vec<Loaded>, VectorError> {
+    let loaded = vector_files::load::<SequenceFile>(dir, catalogue)?;
     Ok((loaded.into_iter())
         .map(|(file, sequence)| Loaded { file, sequence })
         .collect())

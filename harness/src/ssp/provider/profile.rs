@@ -118,6 +118,24 @@ pub struct SspCredentials {
     pub hmac_header: Option<String>,
 }
 
+impl SspCredentials {
+    /// Every secret it holds (the HMAC header's name is none).
+    pub fn secrets(&self) -> Vec<String> {
+        [
+            &self.api_key,
+            &self.api_key_limited,
+            &self.oauth2_token,
+            &self.oauth2_token_limited,
+            &self.hmac_secret,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .cloned()
+        .collect()
+    }
+}
+
 /// The `[ssp]` table of a target profile.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

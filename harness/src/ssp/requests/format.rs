@@ -6,11 +6,11 @@
 //! endpoint of the `auth_api_key` skill, its valid request, its working credential), never
 //! by the URLs or secrets of the provider it was found on, so it runs against any provider.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::requirements::Catalogue;
 use crate::ssp::fuzz::cases::Template;
 use crate::ssp::provider::profile::FixtureRole;
 use crate::ssp::vector_files;
@@ -188,9 +188,9 @@ impl vector_files::VectorFile for RequestFile {
 }
 
 /// Every vector of the `*.json` files of `dir` (sorted; none when `dir` does not exist),
-/// each citing only IDs of `known`.
-pub fn load_dir(dir: &Path, known: &BTreeSet<String>) -> Result<Vec<Loaded>, VectorError> {
-    let loaded = vector_files::load::<RequestFile>(dir, known)?;
+/// each citing only IDs of `catalogue`.
+pub fn load_dir(dir: &Path, catalogue: &Catalogue) -> Result<Vec<Loaded>, VectorError> {
+    let loaded = vector_files::load::<RequestFile>(dir, catalogue)?;
     Ok((loaded.into_iter())
         .map(|(file, vector)| Loaded { file, vector })
         .collect())
@@ -241,8 +241,11 @@ mod tests {
         for (name, text) in files {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
-        let known = ["SSP-INV-2".to_string()].into_iter().collect();
-        load_dir(dir.path(), &known)
+        let catalogue = crate::engine::requirements::Catalogue::load(
+            &crate::engine::protocol::default_vectors_dir().join("requirements/ssp.toml"),
+        )
+        .unwrap();
+        load_dir(dir.path(), &catalogue)
     }
 
     fn file(vectors: &[String]) -> String {

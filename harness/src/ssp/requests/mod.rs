@@ -9,7 +9,6 @@
 pub mod format;
 pub mod replay;
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -28,10 +27,7 @@ pub fn checks(
     vectors_dir: &Path,
     catalogue: &Catalogue,
 ) -> Result<Vec<Arc<dyn Check>>, VectorError> {
-    let known: BTreeSet<String> = (catalogue.requirements.iter())
-        .map(|r| r.id.clone())
-        .collect();
-    let loaded = load_dir(&vectors_dir.join("ssp/requests"), &known)?;
+    let loaded = load_dir(&vectors_dir.join("ssp/requests"), catalogue)?;
     Ok(loaded
         .into_iter()
         .map(|l| {
