@@ -11,7 +11,10 @@
 //! `taskset -c 0` pins it to a core away from this load generator (start the bench itself
 //! under `taskset -c 1`), `valgrind --tool=callgrind` profiles it. `BENCH_PREFILL` (default
 //! 0) first stores that many one-message threads straight into the database, to measure
-//! what a grown database costs. See `benches/README.md`.
+//! what a grown database costs. `BENCH_RUNS` (default 1) repeats the whole bench, each run
+//! on a fresh server and database, and ends with how many runs met issue 29's two latency
+//! goals ([`POST_GOAL`], [`READ_GOAL`]): one run on a shared machine says little about a
+//! p99. See `benches/README.md`.
 
 #![expect(clippy::unwrap_used)] // a benchmark: failing loudly is the point
 
@@ -27,6 +30,20 @@ use support::binary::Server;
 use support::http::{json as get_json, percentile};
 
 const CLIENTS: usize = 32;
+
+/// Issue 29's post goal: p99 at most this, at [`POST_GOAL_RATE`] acknowledged posts/s or more.
+const POST_GOAL: Duration = Duration::from_millis(10);
+const POST_GOAL_RATE: f64 = 5000.0;
+/// Issue 29's read goal: `read_thread` of the 1,000-message thread, one client, p99.
+const READ_GOAL: Duration = Duration::from_millis(5);
+
+/// What one run measured, for the goals' summary.
+struct Outcome {
+    posts_per_s: f64,
+    post_p99: Duration,
+    /// `None` when the read phases were skipped (`BENCH_READS=0`).
+    read_p99: Option<Duration>,
+}
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -138,10 +155,60 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(run());
+    let runs = env_usize("BENCH_RUNS", 1).max(1);
+    let mut outcomes = Vec::with_capacity(runs);
+    for n in 1..=runs {
+        if runs > 1 {
+            println!("run {n} of {runs}");
+        }
+        outcomes.push(rt.block_on(run()));
+    }
+    summarise(&outcomes);
 }
 
-async fn run() {
+/// How many runs met each goal, with the range measured (timing targets are reported by
+/// the bench, never asserted: the machine's noise decides the last millisecond).
+fn summarise(outcomes: &[Outcome]) {
+    let range = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v[0], v[v.len() - 1])
+    };
+    let post_met = outcomes
+        .iter()
+        .filter(|o| o.post_p99 <= POST_GOAL && o.posts_per_s >= POST_GOAL_RATE)
+        .count();
+    let (p_lo, p_hi) = range(&mut outcomes.iter().map(|o| ms_f(o.post_p99)).collect());
+    let (r_lo, r_hi) = range(&mut outcomes.iter().map(|o| o.posts_per_s).collect());
+    println!(
+        "goal: post p99 <= {} at >= {POST_GOAL_RATE:.0} posts/s: met in {post_met} of {} runs \
+         (p99 {p_lo:.2}-{p_hi:.2} ms, {r_lo:.0}-{r_hi:.0} posts/s)",
+        ms(POST_GOAL),
+        outcomes.len(),
+    );
+    let reads: Vec<f64> = outcomes
+        .iter()
+        .filter_map(|o| o.read_p99.map(ms_f))
+        .collect();
+    if reads.is_empty() {
+        return;
+    }
+    let read_met = reads.iter().filter(|&&p| p <= ms_f(READ_GOAL)).count();
+    let (lo, hi) = range(&mut reads.clone());
+    println!(
+        "goal: read_thread (1,000 messages, 1 client) p99 <= {}: met in {read_met} of {} runs \
+         (p99 {lo:.2}-{hi:.2} ms)",
+        ms(READ_GOAL),
+        reads.len(),
+    );
+}
+
+fn ms_f(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// One run: a fresh database and server, the post phase, then (unless `BENCH_READS=0`) the
+/// read phases.
+async fn run() -> Outcome {
     let posts_per_client = env_usize("BENCH_POSTS_PER_CLIENT", 400).min(5000);
     let reads = env_usize("BENCH_READS", 300);
     let dir = tempfile::tempdir().unwrap();
@@ -186,20 +253,39 @@ async fn run() {
         .pool_max_idle_per_host(CLIENTS)
         .build()
         .unwrap();
+    let (posts_per_s, post_p99) = posts(&http, &base, posts_per_client).await;
+    let read_p99 = if reads == 0 {
+        // Posts only (a profile of the write path): no 1,000-message thread, no reads.
+        None
+    } else {
+        Some(read_phases(&http, &base, reads).await)
+    };
+    if reads > 0 {
+        let (hwm, rss) = proc_status(pid);
+        println!("server memory: VmHWM {hwm}, VmRSS {rss}");
+    }
+    server.terminate_within(ready);
+    Outcome {
+        posts_per_s,
+        post_p99,
+        read_p99,
+    }
+}
 
+/// Warm-up, then 32 clients posting `per_client` opening posts each: acknowledged posts/s
+/// and the posts' p99.
+async fn posts(http: &reqwest::Client, base: &Arc<str>, per_client: usize) -> (f64, Duration) {
     // Warm-up (connections, page cache, statement cache).
     for i in 0..100 {
         let (s, _) = post(
-            &http,
-            &base,
+            http,
+            base,
             "bench-0",
             &json!({"kind": "ask", "body": format!("warm {i}")}),
         )
         .await;
         assert_eq!(s, 201);
     }
-
-    // 1. Acknowledged posts/s, 32 clients.
     let start = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
@@ -207,9 +293,9 @@ async fn run() {
         let base = base.clone();
         tasks.push(tokio::spawn(async move {
             let token = format!("bench-{c}");
-            let mut lat = Vec::with_capacity(posts_per_client);
+            let mut lat = Vec::with_capacity(per_client);
             let mut acked = 0usize;
-            for i in 0..posts_per_client {
+            for i in 0..per_client {
                 let body = json!({"kind": "ask", "body": format!("client {c} question {i}")});
                 let t = Instant::now();
                 let (status, _) = post(&http, &base, &token, &body).await;
@@ -230,52 +316,23 @@ async fn run() {
     }
     let elapsed = start.elapsed();
     lat.sort();
+    let rate = acked as f64 / elapsed.as_secs_f64();
+    let p99 = percentile(&lat, 0.99);
     println!(
-        "post: {acked}/{} acknowledged in {:.2} s = {:.0} posts/s; p50 {} p99 {} max {}",
-        CLIENTS * posts_per_client,
+        "post: {acked}/{} acknowledged in {:.2} s = {rate:.0} posts/s; p50 {} p99 {} max {}",
+        CLIENTS * per_client,
         elapsed.as_secs_f64(),
-        acked as f64 / elapsed.as_secs_f64(),
         ms(percentile(&lat, 0.5)),
-        ms(percentile(&lat, 0.99)),
+        ms(p99),
         ms(*lat.last().unwrap()),
     );
+    (rate, p99)
+}
 
-    if reads == 0 {
-        // Posts only (a profile of the write path): no 1,000-message thread, no reads.
-        server.terminate_within(ready);
-        return;
-    }
-
-    // 2. A 1,000-message thread: a root and 999 flat replies (no self-replies: the root's
-    //    author never replies to itself).
-    let (s, root) = post(
-        &http,
-        &base,
-        "bench-0",
-        &json!({"kind": "ask", "body": "the big thread"}),
-    )
-    .await;
-    assert_eq!(s, 201);
-    let thread = root["thread"]["id"].as_str().unwrap().to_owned();
-    let mut tasks = Vec::new();
-    for c in 1..CLIENTS {
-        let http = http.clone();
-        let base = base.clone();
-        let thread = thread.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut i = c;
-            while i < 1000 {
-                let body = json!({"kind": "inform", "thread": thread, "body": format!("reply {i} with a little text to read")});
-                let (s, b) = post(&http, &base, &format!("bench-{c}"), &body).await;
-                assert_eq!(s, 201, "{b}");
-                i += CLIENTS - 1;
-            }
-        }));
-    }
-    for t in tasks {
-        t.await.unwrap();
-    }
-    let url = format!("{base}/v1/threads/{thread}");
+/// A 1,000-message thread, then `read_thread` of it: one client `reads` times, then 32
+/// clients. The one-client p99 (the read goal's figure).
+async fn read_phases(http: &reqwest::Client, base: &Arc<str>, reads: usize) -> Duration {
+    let url = big_thread(http, base).await;
     let tree = get_json(http.get(&url).bearer_auth("bench-0")).await;
     let count = 1 + tree["messages"][0]["replies"]
         .as_array()
@@ -283,7 +340,7 @@ async fn run() {
         .unwrap_or(0);
     let size = tree.to_string().len();
 
-    // 3. read_thread latency: one client, then 32 clients.
+    // read_thread latency: one client, then 32 clients.
     let mut single = Vec::with_capacity(reads);
     for _ in 0..reads {
         let t = Instant::now();
@@ -334,7 +391,38 @@ async fn run() {
         ms(percentile(&conc, 0.99)),
     );
 
-    let (hwm, rss) = proc_status(pid);
-    println!("server memory: VmHWM {hwm}, VmRSS {rss}");
-    server.terminate_within(ready);
+    percentile(&single, 0.99)
+}
+
+/// A 1,000-message thread (a root and 999 flat replies: no self-replies, the root's author
+/// never replies to itself); its `read_thread` URL.
+async fn big_thread(http: &reqwest::Client, base: &Arc<str>) -> String {
+    let (s, root) = post(
+        http,
+        base,
+        "bench-0",
+        &json!({"kind": "ask", "body": "the big thread"}),
+    )
+    .await;
+    assert_eq!(s, 201);
+    let thread = root["thread"]["id"].as_str().unwrap().to_owned();
+    let mut tasks = Vec::new();
+    for c in 1..CLIENTS {
+        let http = http.clone();
+        let base = base.clone();
+        let thread = thread.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut i = c;
+            while i < 1000 {
+                let body = json!({"kind": "inform", "thread": thread, "body": format!("reply {i} with a little text to read")});
+                let (s, b) = post(&http, &base, &format!("bench-{c}"), &body).await;
+                assert_eq!(s, 201, "{b}");
+                i += CLIENTS - 1;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    format!("{base}/v1/threads/{thread}")
 }
