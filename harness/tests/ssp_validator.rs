@@ -106,6 +106,35 @@ fn lenient_unknown_members_are_warnings() {
     assert!(parse::<SkillDescriptor>(&doc).is_err());
 }
 
+/// SSP-SCH-3: the strict validator wants `{execution_id}` exactly once; the lenient one
+/// (provider checks) takes a template without it (warned when it is polled) or repeating it
+/// (expanded at every occurrence), never another template expression or a relative URI.
+#[test]
+fn lenient_templates_may_omit_or_repeat_the_execution_id() {
+    for (template, strict_ok, lenient_ok) in [
+        ("https://p.example/status/{execution_id}", true, true),
+        ("https://p.example/status", false, true),
+        (
+            "https://p.example/x/{execution_id}?id={execution_id}",
+            false,
+            true,
+        ),
+        ("https://p.example/x/{other}", false, false),
+        ("https://p.example/x/{execution_id}/{other}", false, false),
+        ("/status/{execution_id}", false, false),
+    ] {
+        let mut doc = weather();
+        doc["endpoint"]["status_url"] = json!(template);
+        let strict = validate(&doc, DocType::Descriptor, Mode::Strict).expect("schema");
+        let lenient = validate(&doc, DocType::Descriptor, Mode::Lenient).expect("schema");
+        assert_eq!(strict.valid, strict_ok, "strict, {template}: {strict:?}");
+        assert_eq!(
+            lenient.valid, lenient_ok,
+            "lenient, {template}: {lenient:?}"
+        );
+    }
+}
+
 /// Seed §9.3: serialize writes 2-space indentation; the seed descriptor round-trips byte for
 /// byte modulo whitespace.
 #[test]

@@ -390,6 +390,43 @@ async fn observe(variant: Variant) {
             );
             assert!(q("?type=api").await < all, "type filters");
         }
+        Variant::SspFilterSpellingRefused => {
+            let q = |query: &'static str| {
+                let base = base.clone();
+                async move {
+                    let path = format!("/.well-known/skill-sharing{query}");
+                    send(&base, "GET", &path, &[], None).await
+                }
+            };
+            let refused = q("?capability_type=api").await;
+            assert_eq!(refused.status, 400, "{}", refused.body);
+            assert_eq!(refused.json()["error"]["code"], "VALIDATION_ERROR");
+            let all = q("").await.json()["skills"].as_array().map_or(0, Vec::len);
+            let some = q("?type=api").await.json()["skills"]
+                .as_array()
+                .map_or(0, Vec::len);
+            assert!(some < all, "type filters");
+        }
+        Variant::SspAuthRetryOther => {
+            let (refused, _) = invoke(&base, "slow-task", json!({"delay_ms": 1}), &[]).await;
+            assert_eq!(refused.status, 401);
+            assert_eq!(
+                refused.json()["error"]["retry"],
+                json!({"suggested_delay_ms": 1000, "max_attempts": 3})
+            );
+        }
+        Variant::SspTemplatesWithoutId => {
+            let (accepted, d) = invoke(&base, "echo", json!({"message": "x"}), &[]).await;
+            assert_eq!(accepted.status, 202, "{}", accepted.body);
+            let template = d["endpoint"]["status_url"].as_str().unwrap().to_string();
+            assert!(!template.contains("{execution_id}"), "{template}");
+            let id = accepted.json()["execution_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let polled = send("", "GET", &format!("{template}/{id}"), &[], None).await;
+            assert_eq!(polled.status, 200, "{}", polled.body);
+        }
         Variant::SspExecutionTimeoutAlias => {
             let (accepted, d) = invoke(&base, "overrun", json!({}), &[]).await;
             let url = execution_url(&accepted, &d, "status_url");

@@ -336,8 +336,13 @@ fn retarget(schema: &Value, t: DocType) -> Result<Value, SchemaError> {
     Ok(Value::Object(out))
 }
 
-/// The lenient copy: no `additionalProperties: false` anywhere, and no access/auth
-/// coherence conditional on `SkillDescriptor` (SSP-SCH-4: a warning in lenient mode).
+/// The lenient pattern of a status/result URI template: an absolute URI whose only template
+/// expression is `{execution_id}`, any number of times (none included).
+const LENIENT_TEMPLATE: &str = r"^[A-Za-z][A-Za-z0-9+.-]*:[^{}\s]*(\{execution_id\}[^{}\s]*)*$";
+
+/// The lenient copy: no `additionalProperties: false` anywhere, no access/auth coherence
+/// conditional on `SkillDescriptor` (SSP-SCH-4: a warning in lenient mode), and status/result
+/// templates with any number of `{execution_id}` (SSP-SCH-3: a missing one is a warning).
 fn loosen(schema: &Value) -> Value {
     fn walk(v: &mut Value) {
         match v {
@@ -355,6 +360,15 @@ fn loosen(schema: &Value) -> Value {
         }
     }
     let mut out = schema.clone();
+    // SSP-SCH-3: a status/result template without `{execution_id}` is a warning in
+    // provider checks (the client polls `<template>/<execution_id>`), and one that repeats
+    // it is expanded at every occurrence; only another template expression stays an error.
+    if let Some(t) = out
+        .pointer_mut("/$defs/ExecutionUriTemplate")
+        .and_then(Value::as_object_mut)
+    {
+        t.insert("pattern".into(), Value::String(LENIENT_TEMPLATE.into()));
+    }
     if let Some(d) = out
         .pointer_mut("/$defs/SkillDescriptor")
         .and_then(Value::as_object_mut)

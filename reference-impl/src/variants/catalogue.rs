@@ -142,6 +142,15 @@ catalogue! {
     SspFilterRegistrySpelling = "ssp-filter-registry-spelling",
         "ssp.md SSP-DISC-3: `?capability_type=<t>` (also accept `?type=<t>`, the registry spelling); seed §4.2's only query syntax is `?type=`",
         "Discovery filters on `?type=` only: `?capability_type=` is an unknown query parameter, ignored (the index comes back unfiltered).";
+    SspFilterSpellingRefused = "ssp-filter-spelling-refused",
+        "ssp.md SSP-DISC-3: `?capability_type=<t>` (also accept `?type=<t>`, the registry spelling); seed §4.2's only query syntax is `?type=`",
+        "Discovery filters on `?type=` only, and refuses `?capability_type=` as an unknown query parameter (400 VALIDATION_ERROR).";
+    SspAuthRetryOther = "ssp-auth-retry-other",
+        "ssp.md SSP-AUTH-2: `retry {suggested_delay_ms: 0, max_attempts: 1}` SHOULD (seed example; §8.2: optional)",
+        "AUTH_REQUIRED suggests another retry: `{suggested_delay_ms: 1000, max_attempts: 3}`.";
+    SspTemplatesWithoutId = "ssp-templates-without-id",
+        "ssp.md SSP-SCH-3: provider checks: a template without `{execution_id}` is a warning, never a failure, and the client then polls `<template>/<execution_id>` (the seed §5.2 diagram's reading)",
+        "Descriptors declare `status_url` and `result_url` without `{execution_id}` (`…/ssp/status`): the execution id is appended as a last segment.";
     SspPathsMoved = "ssp-paths-moved",
         "ssp.md §7 and seed §4: descriptors carry `descriptor_url`, `endpoint.url`, `status_url`, `result_url`; only `/.well-known/skill-sharing` is fixed",
         "Every SSP route but discovery lives under `/skills-api/` instead of `/ssp/`; the old paths are unknown.";
@@ -160,16 +169,6 @@ impl Variant {
     pub fn suite(self) -> &'static str {
         use Variant::*;
         match self {
-            SspPrivateDescriptor404
-            | SspEarlyResult409
-            | SspUnknownFilterEmpty
-            | SspExecutionTimeoutAlias
-            | SspExtraMembers
-            | SspBareErrors
-            | SspHiddenExecutionRefused
-            | SspFilterRegistrySpelling
-            | SspValidationDetailsUpstream
-            | SspPathsMoved => "ssp",
             MembersReversed
             | PrettyJson
             | JsonCharsetParameter
@@ -177,6 +176,9 @@ impl Variant {
             | RefusalMessagesFrench
             | TimestampsWithOffset
             | TransportRefusalsPlain => "both",
+            // By name, not by a list: a new SSP variant can never default to Parley's
+            // suites (and run none of the checks it can change).
+            _ if self.name().starts_with("ssp-") => "ssp",
             _ => "parley",
         }
     }

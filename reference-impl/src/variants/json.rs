@@ -73,6 +73,21 @@ pub(super) fn ssp(v: Variants, body: &mut Value) {
             }
         }
     }
+    if v.is_on(Variant::SspAuthRetryOther)
+        && body.pointer("/error/code") == Some(&json!("AUTH_REQUIRED"))
+        && let Some(retry) = body.pointer_mut("/error/retry")
+    {
+        *retry = json!({"suggested_delay_ms": 1000, "max_attempts": 3});
+    }
+    if v.is_on(Variant::SspTemplatesWithoutId) {
+        for p in ["/endpoint/status_url", "/endpoint/result_url"] {
+            if let Some(Value::String(t)) = body.pointer_mut(p)
+                && let Some(bare) = t.strip_suffix("/{execution_id}")
+            {
+                *t = bare.to_owned();
+            }
+        }
+    }
     if v.is_on(Variant::SspExecutionTimeoutAlias)
         && let Some(code) = body.pointer_mut("/error/code")
         && code == "INVOCATION_TIMEOUT"

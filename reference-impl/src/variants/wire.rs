@@ -60,6 +60,9 @@ async fn rewrite_exchange(State(v): State<Variants>, mut req: Request, next: Nex
     {
         *req.uri_mut() = uri;
     }
+    if v.is_on(Variant::SspFilterSpellingRefused) && without_long_filter(req.uri()).is_some() {
+        return spelling_refused(v);
+    }
     let get = req.method() == axum::http::Method::GET;
     if v.is_on(Variant::BlankBodyAccepted) && req.method() == axum::http::Method::POST {
         req = hide_blank_body(req, &path).await;
@@ -167,6 +170,17 @@ fn without_long_filter(uri: &Uri) -> Option<Uri> {
     let mut parts = uri.clone().into_parts();
     parts.path_and_query = pq.parse().ok();
     Uri::from_parts(parts).ok()
+}
+
+/// `ssp-filter-spelling-refused`: `?capability_type=` as an unknown query parameter.
+fn spelling_refused(v: Variants) -> Response {
+    let body = json!({"error": {"code": "VALIDATION_ERROR",
+        "message": "unknown query parameter capability_type (this provider filters on ?type=)"}});
+    let mut resp = Response::new(body_of(v, Bytes::from(rewrite::render(v, &body))));
+    *resp.status_mut() = StatusCode::BAD_REQUEST;
+    set_json(resp.headers_mut());
+    headers(v, resp.headers_mut());
+    resp
 }
 
 /// An SSP discovery request filtering on a capability type the seed does not define.

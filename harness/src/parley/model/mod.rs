@@ -117,7 +117,9 @@ impl ModelCheck {
             id: id.into(),
             title: format!(
                 "Parley state-machine model: random sequences of {what} (seed {}, {} cases × ≤{} steps)",
-                budget.seed, budget.cases, budget.steps
+                budget.seed,
+                budget.cases,
+                steps_in_words(budget)
             ),
             requirements: ids
                 .iter()
@@ -163,15 +165,21 @@ impl Check for ModelCheck {
         &self.derived
     }
     fn describe(&self) -> Option<String> {
+        let b = self.budget;
+        // The quota focus's steps grow with the target's quota (`runner::steps_for`), and
+        // `conform model` grows them the same way only when `--steps` is not given.
+        let steps = match b.focus {
+            Focus::Quota => String::new(),
+            _ => format!(" --steps {}", b.steps),
+        };
         Some(format!(
-            "harness/src/parley/model/: seed {}, {} cases of at most {} steps; replay with `conform model --seed {} --cases {} --steps {} --focus {}`",
-            self.budget.seed,
-            self.budget.cases,
-            self.budget.steps,
-            self.budget.seed,
-            self.budget.cases,
-            self.budget.steps,
-            self.budget.focus.as_str()
+            "harness/src/parley/model/: seed {}, {} cases of at most {} steps; replay with `conform model --seed {} --cases {}{steps} --focus {}`",
+            b.seed,
+            b.cases,
+            steps_in_words(b),
+            b.seed,
+            b.cases,
+            b.focus.as_str()
         ))
     }
     fn run<'a>(&'a self, ctx: &'a CheckCtx) -> BoxFuture<'a, CheckOutcome> {
@@ -264,6 +272,19 @@ impl ModelCheck {
         };
         outcome.unkept = made.saturating_sub(outcome.exchanges.len() as u64);
         outcome
+    }
+}
+
+/// A sequence's most steps: the budget's, or for the quota focus what the target's quota
+/// makes of it (`runner::steps_for`), known only once the target is.
+fn steps_in_words(budget: Budget) -> String {
+    match budget.focus {
+        Focus::Quota => format!(
+            "max({}, {} × the quota role's quota)",
+            budget.steps,
+            runner::QUOTA_STEPS_PER_UNIT
+        ),
+        _ => budget.steps.to_string(),
     }
 }
 

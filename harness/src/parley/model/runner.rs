@@ -514,6 +514,9 @@ fn cast_for(target: &ParleyTarget, focus: Focus) -> Result<Cast, ModelResult> {
     Ok(c)
 }
 
+/// Steps per unit of the quota role's quota in a quota-focus sequence ([`steps_for`]).
+pub const QUOTA_STEPS_PER_UNIT: u64 = 7;
+
 /// The steps of `budget`'s sequences against `target`: the quota focus needs room for more
 /// than twice the quota role's quota of posts within one sequence (about 45 % of its
 /// operations are posts), so its sequences grow with the quota the target declares (below
@@ -529,7 +532,7 @@ pub fn steps_for(target: &ParleyTarget, budget: Budget) -> usize {
         .unwrap_or(0);
     budget
         .steps
-        .max(usize::try_from(quota.saturating_mul(7)).unwrap_or(usize::MAX))
+        .max(usize::try_from(quota.saturating_mul(QUOTA_STEPS_PER_UNIT)).unwrap_or(usize::MAX))
 }
 
 /// The actor that plays the quota role (`limited`), if one does.

@@ -425,11 +425,33 @@ async fn attempt(
     match evaluate(&step.expect, &obs, env, sc.reasons) {
         Ok(()) => Ok(obs),
         Err(EvalError::Harness(m)) => Err(harness(n, m)),
+        Err(EvalError::Mismatch(_))
+            if raw_text(step)
+                && st
+                    .exchanges
+                    .last()
+                    .is_some_and(|e| obs.era_fault_of_raw_text(e)) =>
+        {
+            Err(Verdict::Unsupported {
+                reason: format!(
+                    "step {n}: the target refused the raw-text request for the MCP 2026-07-28 \
+                     header or `_meta` it lacks (MCP26-1/MCP26-4; several faults, any applicable \
+                     answer: MCP26-6), so the fault this vector sends was not judged"
+                ),
+                cause: Cause::Target,
+            })
+        }
         Err(EvalError::Mismatch(m)) => {
             st.steps.push(obs.signature(n, false));
             Err(st.violation(n, m))
         }
     }
+}
+
+/// A raw MCP step whose body is literal text (sent as written: the era's headers and
+/// `_meta` cannot be added to it).
+fn raw_text(step: &Step) -> bool {
+    matches!(step.action(), Some(StepAction::Mcp(m)) if m.body.is_some())
 }
 
 /// The harness error of step `n`.

@@ -109,16 +109,27 @@ fn unanswered(case: &Case, ex: &Exchange) -> Vec<Finding> {
     }
 }
 
+/// A 503 that sheds load, not a crash: with `Retry-After` (RFC 9110 §15.6.4), or in the
+/// unified shape with `ENDPOINT_UNREACHABLE`, SSP-ERR-3's row for overload and connection
+/// caps (which asks for no `Retry-After`).
+fn shedding(r: &Resp) -> bool {
+    r.status == 503
+        && (r.header("retry-after").is_some()
+            || r.json
+                .as_ref()
+                .and_then(|v| v.pointer("/error/code"))
+                .and_then(Value::as_str)
+                == Some("ENDPOINT_UNREACHABLE"))
+}
+
 /// Judges one answer (`resp` `None`: no usable response; `ex` says what came, if anything).
 pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Finding> {
     let Some(r) = resp else {
         return unanswered(case, ex);
     };
     let mut found = Vec::new();
-    // 503 with Retry-After is a provider shedding load (RFC 9110 §15.6.4), not a crash; 505
-    // is the HTTP layer's (PV-TR-6's table), judged below as a transport refusal.
-    if r.status >= 500 && r.status != 505 && !(r.status == 503 && r.header("retry-after").is_some())
-    {
+    // 505 is the HTTP layer's (PV-TR-6's table), judged below as a transport refusal.
+    if r.status >= 500 && r.status != 505 && !shedding(r) {
         found.push(NO_5XX.breach(
             format!("HTTP {}", r.status),
             format!("HTTP {} to a hostile request", r.status),
@@ -259,6 +270,11 @@ mod tests {
         let ex = exchange(Some(400), None);
         let c = case(false);
         assert_eq!(oracles(&c, Some(&resp(500, OK_ERROR)), &ex), ["no-5xx"]);
+        // A 503 that is neither shaped as SSP's overload answer nor carries Retry-After.
+        assert_eq!(
+            oracles(&c, Some(&resp(503, "<html>down</html>")), &ex),
+            ["no-5xx", "error-shape"]
+        );
         assert_eq!(
             oracles(&c, Some(&resp(400, "bad request")), &ex),
             ["error-shape"]
@@ -304,8 +320,19 @@ mod tests {
         assert!(judge(&c, Some(&resp(405, &other.to_string())), &ex).is_empty());
         let unreachable = r#"{"error":{"code":"ENDPOINT_UNREACHABLE","message":"busy"}}"#;
         let mut shed = resp(503, unreachable);
+        assert!(
+            judge(&c, Some(&shed), &ex).is_empty(),
+            "SSP-ERR-3's overload row"
+        );
         shed.headers = vec![("retry-after".into(), "1".into())];
         assert!(judge(&c, Some(&shed), &ex).is_empty());
+        let mut html = resp(503, "<html>busy</html>");
+        html.headers = vec![("retry-after".into(), "1".into())];
+        assert!(
+            judge(&c, Some(&html), &ex)
+                .iter()
+                .all(|f| f.source.oracle() != Some("no-5xx"))
+        );
         let over = exchange(Some(400), Some("JSON deeper than 128"));
         assert!(judge(&c, None, &over).is_empty());
         // A head a server may drop, and a non-JSON 400 to a hostile URI.

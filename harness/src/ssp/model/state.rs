@@ -373,16 +373,22 @@ pub fn discovery(w: &World, caller: usize, filter: Filter) -> Discovery {
             empty_ok: false,
             refusals,
         },
-        Filter::Capability(t, _) => Discovery {
-            exactly: base.map(|b| {
-                (w.skills.iter())
-                    .filter(|s| s.capability == t && b.contains(&s.id))
-                    .map(|s| s.id.clone())
-                    .collect()
-            }),
-            empty_ok: false,
-            refusals,
-        },
+        Filter::Capability(t, _) => {
+            // SSP-DISC-3 is met by either spelling: a target may refuse the one it does not
+            // know as an unknown parameter (400); the scripted check fails one that honours
+            // neither.
+            refusals.push(INVALID);
+            Discovery {
+                exactly: base.map(|b| {
+                    (w.skills.iter())
+                        .filter(|s| s.capability == t && b.contains(&s.id))
+                        .map(|s| s.id.clone())
+                        .collect()
+                }),
+                empty_ok: false,
+                refusals,
+            }
+        }
         Filter::Unknown => {
             refusals.push(INVALID);
             Discovery {

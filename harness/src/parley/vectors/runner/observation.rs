@@ -109,6 +109,41 @@ impl Observation {
         }
     }
 
+    /// MCP 2026-07-28: whether this answer is the era's own refusal of a raw-text request
+    /// (`request`) sent without the era's `Mcp-Method` header (MCP26-1: HTTP 400, -32020)
+    /// or without `_meta` (MCP26-4: HTTP 400, -32602). The harness sends a vector's text as
+    /// written, so it cannot add them, and with several faults in one request every
+    /// applicable answer conforms (MCP26-6): such an answer judges nothing of the vector.
+    pub(super) fn era_fault_of_raw_text(&self, request: &crate::transport::Exchange) -> bool {
+        let sent = |name: &str| {
+            request
+                .request_headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        };
+        if !self.raw_mcp
+            || self.http_status != 400
+            || sent("mcp-protocol-version") != Some("2026-07-28")
+        {
+            return false;
+        }
+        let no_meta = !request
+            .request_body
+            .as_deref()
+            .unwrap_or("")
+            .contains("_meta");
+        match self
+            .rpc()
+            .and_then(|m| m.pointer("/error/code"))
+            .and_then(Value::as_i64)
+        {
+            Some(-32020) => sent("mcp-method").is_none(),
+            Some(-32602) => no_meta,
+            _ => false,
+        }
+    }
+
     pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -186,5 +221,67 @@ pub(super) fn truncate(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! MCP26-6: the era's refusal of a raw-text request that lacks its header or `_meta`.
+    use super::*;
+    use crate::transport::Exchange;
+
+    fn answer(status: u16, code: i64) -> Observation {
+        let msg = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "m"}});
+        let reply = Reply {
+            http_status: status,
+            headers: Vec::new(),
+            text: msg.to_string(),
+            json: Some(msg),
+            exchanges: Vec::new(),
+        };
+        Observation::new(TransportKind::Mcp, true, reply)
+    }
+
+    fn request(era: &str, method_header: bool, body: &str) -> Exchange {
+        let mut headers = vec![("mcp-protocol-version".to_string(), era.to_string())];
+        if method_header {
+            headers.push(("mcp-method".into(), "tools/call".into()));
+        }
+        Exchange {
+            transport: TransportKind::Mcp,
+            method: "POST".into(),
+            url: "http://127.0.0.1:9/mcp".into(),
+            request_headers: headers,
+            request_body: Some(body.into()),
+            status: Some(400),
+            response_headers: Vec::new(),
+            response_body: None,
+            error: None,
+            elapsed_us: 0,
+            resent_after: None,
+        }
+    }
+
+    #[test]
+    fn only_the_era_s_own_refusal_of_what_raw_text_lacks_is_set_aside() {
+        let bare = request(
+            "2026-07-28",
+            false,
+            "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ",
+        );
+        assert!(answer(400, -32020).era_fault_of_raw_text(&bare));
+        assert!(answer(400, -32602).era_fault_of_raw_text(&bare));
+        // Another code, another status, the legacy era, a header or `_meta` that was sent.
+        assert!(!answer(400, -32700).era_fault_of_raw_text(&bare));
+        assert!(!answer(200, -32020).era_fault_of_raw_text(&bare));
+        assert!(!answer(400, -32020).era_fault_of_raw_text(&request("2025-11-25", false, "{")));
+        let with_header = request("2026-07-28", true, "{");
+        assert!(!answer(400, -32020).era_fault_of_raw_text(&with_header));
+        let with_meta = request("2026-07-28", false, "{\"params\": {\"_meta\": {}}}");
+        assert!(!answer(400, -32602).era_fault_of_raw_text(&with_meta));
+        // Not a raw step: the harness added what the era needs.
+        let mut op = answer(400, -32020);
+        op.raw_mcp = false;
+        assert!(!op.era_fault_of_raw_text(&bare));
     }
 }

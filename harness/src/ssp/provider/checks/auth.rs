@@ -136,14 +136,13 @@ fn auth_retry(env: &mut Env, e: &ErrorObject) -> Step<()> {
             Value::Null,
             "AUTH_REQUIRED without retry (seed §8.2: retry is optional; ssp.md asks for {0, 1})",
         )),
-        Some(retry) if retry != (Some(0.0), Some(1.0)) => {
-            return Err(Finding::fail(
-                "/error/retry",
-                json!({"suggested_delay_ms": 0, "max_attempts": 1}),
-                serde_json::to_value(&e.retry).unwrap_or(Value::Null),
-                "AUTH_REQUIRED's retry is {0, 1} (ssp.md SSP-AUTH-2; seed §8.3.2)",
-            ));
-        }
+        // SHOULD (ssp.md SSP-AUTH-2: the seed's example; §8.2 makes retry optional).
+        Some(retry) if retry != (Some(0.0), Some(1.0)) => env.warnings.push(Finding::warn(
+            "/error/retry",
+            json!({"suggested_delay_ms": 0, "max_attempts": 1}),
+            serde_json::to_value(&e.retry).unwrap_or(Value::Null),
+            "AUTH_REQUIRED's retry is not {0, 1} (a SHOULD: ssp.md SSP-AUTH-2; seed §8.3.2)",
+        )),
         Some(_) => {}
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! SSP-DISC: the well-known index, what anonymous discovery shows, filters, and the
 //! agreement of index and descriptors (ssp.md §3).
 
+use crate::engine::finding::Severity;
 use crate::ssp::codes::Condition;
 use crate::ssp::provider::env::{Cred, Env, Finding, Step};
 use crate::ssp::provider::profile::FixtureRole;
@@ -103,9 +104,16 @@ async fn filter_spelling(
     param: &str,
 ) -> Step<Option<Box<Finding>>> {
     for t in CapabilityType::ALL {
-        let got = env
+        // A spelling the provider refuses (400, say) is that spelling's violation: the
+        // other one may be the one it honours (SSP-DISC-3 accepts either).
+        let got = match env
             .index(&format!("?{param}={}", t.as_str()), &Cred::None)
-            .await?;
+            .await
+        {
+            Ok(got) => got,
+            Err(f) if f.severity == Severity::Fail => return Ok(Some(f)),
+            Err(f) => return Err(f),
+        };
         let want: Vec<&str> = full
             .skills
             .iter()

@@ -145,9 +145,16 @@ pub(super) async fn concurrency(env: &mut Env) -> Step<()> {
         .map(|b| Env::send_detached(&client, method, &url, b, &cred));
     let results = futures::future::join_all(futs).await;
     let mut ids = BTreeSet::new();
+    let mut throttled = 0;
     for (i, r) in results.into_iter().enumerate() {
         let (ex, status, body) = r;
         env.exchanges.push(ex);
+        // A provider may cap concurrent work with 429/503 (SSP-ERR-3's table): those
+        // invocations were not taken, and the rule judges the ones that were.
+        if status.is_some_and(crate::ssp::provider::env::throttling) {
+            throttled += 1;
+            continue;
+        }
         if status != Some(202) {
             return Err(Finding::fail(
                 "",
@@ -169,6 +176,11 @@ pub(super) async fn concurrency(env: &mut Env) -> Step<()> {
                 "two concurrent invocations got the same execution_id",
             ));
         }
+    }
+    if ids.len() < 2 {
+        return Err(Finding::untested(format!(
+            "{throttled} of {N} concurrent invocations were throttled: fewer than two to compare"
+        )));
     }
     for id in &ids {
         let seq = env.poll_terminal(&f, id, &cred).await?;

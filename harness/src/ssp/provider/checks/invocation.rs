@@ -361,8 +361,13 @@ pub(super) async fn invalid_request(env: &mut Env) -> Step<()> {
     extra.insert("conform_undeclared_input".into(), json!(1));
     let r = env.invoke(&f, Some(&extra), None, &cred).await?;
     expect_validation(env, &r, "undeclared input")?;
-    // A required input missing, and a wrong JSON type, when the skill declares inputs.
-    if let Some(req) = f.descriptor.inputs.iter().find(|p| p.required) {
+    // A required input missing, and a wrong JSON type, when the skill declares inputs. An
+    // input with a `default` may be filled in and accepted (seed §3.5.2), and one the
+    // profile's valid request does not send is not "left out" by removing it.
+    let required = |p: &&crate::ssp::types::ParameterDefinition| {
+        p.required && p.default.is_none() && f.inputs.contains_key(&p.name)
+    };
+    if let Some(req) = f.descriptor.inputs.iter().find(required) {
         let mut missing = f.inputs.clone();
         missing.remove(&req.name);
         let r = env.invoke(&f, Some(&missing), None, &cred).await?;
