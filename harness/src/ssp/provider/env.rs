@@ -20,6 +20,7 @@ pub(crate) fn throttling(status: u16) -> bool {
 
 /// Tries of a GET the provider throttles before the check is left untested.
 const THROTTLED_TRIES: u32 = 5;
+
 /// A descriptor URL no skill has, derived from `known`, the descriptor URL of skill `id`:
 /// the id replaced by `unknown` when the URL contains it — a descriptor path of the
 /// provider's own layout, whose 404 is `SKILL_NOT_FOUND` (SSP-DISC-4; `true`) — else a
