@@ -192,7 +192,7 @@ fn promotes(
     name: &str,
 ) -> bool {
     const OTHER_SEEDS: u64 = 3;
-    if promoted_sequence_bites(rt, faulty, clean, cx, name) {
+    if promoted_sequence_bites(rt, (faulty, clean), cx, Budget::DEFAULT.seed, name) {
         return true;
     }
     for k in 1..=OTHER_SEEDS {
@@ -204,7 +204,7 @@ fn promotes(
         eprintln!("{name}: trying seed {}", budget.seed);
         let run = run_model(rt.handle(), faulty, budget, "fault", None);
         if let ModelResult::Failed(cx) = run.result
-            && promoted_sequence_bites(rt, faulty, clean, &cx, name)
+            && promoted_sequence_bites(rt, (faulty, clean), &cx, budget.seed, name)
         {
             return true;
         }
@@ -212,20 +212,20 @@ fn promotes(
     false
 }
 
-/// The sequence vector promoted from `cx` (found against `faulty`), when it reproduces
+/// The sequence vector promoted from `cx` (found against `faulty` with `seed`), when it reproduces
 /// alone, round-trips through its JSON and passes `clean`; whether it reproduced (a
 /// counterexample may hang on ids other sequences left).
 #[cfg(feature = "faults")]
 fn promoted_sequence_bites(
     rt: &tokio::runtime::Runtime,
-    faulty: &Target,
-    clean: &Target,
+    (faulty, clean): (&Target, &Target),
     cx: &conform::ssp::model::runner::Counterexample,
+    seed: u64,
     name: &str,
 ) -> bool {
     use conform::ssp::model::runner::replay;
     use conform::ssp::model::sequences::{SequenceFile, promotable};
-    let file = match promotable(rt.handle(), faulty, cx, Budget::DEFAULT.seed) {
+    let file = match promotable(rt.handle(), faulty, cx, seed) {
         Ok(f) => f,
         Err(why) => {
             eprintln!("{name}: not promoted: {why}");

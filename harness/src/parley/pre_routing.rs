@@ -197,7 +197,7 @@ async fn probe(
                 (Some(r.http_status), Some(r))
             }
             Err(e) => {
-                if e.to_string().contains("builder error") {
+                if crate::transport::never_built(&e.to_string()) {
                     // The harness's HTTP stack refused to build it: nothing reached the target.
                     return p;
                 }

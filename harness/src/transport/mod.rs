@@ -364,6 +364,13 @@ pub(crate) fn raw_body(
     Ok((None, None))
 }
 
+/// Whether a transport error says the request was never built: the HTTP stack refused it
+/// (a URI over its limit, a header or method it will not write), so nothing reached the
+/// server and no verdict on the server may rest on it.
+pub fn never_built(error: &str) -> bool {
+    error.contains("builder error")
+}
+
 /// A request ready to send: real headers, recorded headers (tokens masked) and body.
 pub(crate) struct Prepared {
     pub method: String,

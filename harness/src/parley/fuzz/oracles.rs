@@ -198,7 +198,7 @@ pub fn judge(
             let found = match pre_routing {
                 None => vec![Oracle::Answers.breach(key, format!("no answer: {why}"))],
                 // The harness's HTTP stack refused to build it: nothing reached the target.
-                Some(_) if why.contains("builder error") => Vec::new(),
+                Some(_) if crate::transport::never_built(&why) => Vec::new(),
                 // A server may drop an oversized head; PV-TR-6 asks for its status (SHOULD).
                 Some(cond) => vec![Oracle::TransportRefusal.breach(
                     key,

@@ -140,12 +140,10 @@ fn invocable(env: &Env, f: &Fixture) -> Invocable {
 async fn knowledge(env: &mut Env) -> Knowledge {
     let well_known = env.url(env.profile.well_known_path());
     // Only descriptors the target serves itself: hostile requests go nowhere else.
-    let prefix = format!("{}/", env.base);
-    let own = |u: &String| u.starts_with(&prefix) || !u.contains("://");
     let descriptors = match env.index("", &crate::ssp::provider::env::Cred::None).await {
         Ok(i) => (i.skills.iter())
             .map(|s| s.descriptor_url.clone())
-            .filter(own)
+            .filter(|u| env.on_target(u) || !u.contains("://"))
             .map(|u| env.url(&u))
             .collect(),
         Err(_) => Vec::new(),
@@ -153,10 +151,7 @@ async fn knowledge(env: &mut Env) -> Knowledge {
     let mut skills = Vec::new();
     for role in ROLES {
         if let Ok(f) = env.fixture(role).await
-            && f.descriptor
-                .endpoint
-                .url
-                .starts_with(&format!("{}/", env.base))
+            && env.on_target(&f.descriptor.endpoint.url)
         {
             skills.push(invocable(env, &f));
         }

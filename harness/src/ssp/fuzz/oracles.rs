@@ -94,7 +94,7 @@ fn unanswered(case: &Case, ex: &Exchange) -> Vec<Finding> {
     }
     // The harness could not build the request (e.g. a URI over hyper's 64 KiB): nothing
     // reached the server.
-    if why.contains("builder error") {
+    if crate::transport::never_built(why) {
         return Vec::new();
     }
     let key = if why.contains("timeout") || why.contains("timed out") {
@@ -109,27 +109,16 @@ fn unanswered(case: &Case, ex: &Exchange) -> Vec<Finding> {
     }
 }
 
-/// A 503 that sheds load, not a crash: with `Retry-After` (RFC 9110 §15.6.4), or in the
-/// unified shape with `ENDPOINT_UNREACHABLE`, SSP-ERR-3's row for overload and connection
-/// caps (which asks for no `Retry-After`).
-fn shedding(r: &Resp) -> bool {
-    r.status == 503
-        && (r.header("retry-after").is_some()
-            || r.json
-                .as_ref()
-                .and_then(|v| v.pointer("/error/code"))
-                .and_then(Value::as_str)
-                == Some("ENDPOINT_UNREACHABLE"))
-}
-
 /// Judges one answer (`resp` `None`: no usable response; `ex` says what came, if anything).
 pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Finding> {
     let Some(r) = resp else {
         return unanswered(case, ex);
     };
     let mut found = Vec::new();
-    // 505 is the HTTP layer's (PV-TR-6's table), judged below as a transport refusal.
-    if r.status >= 500 && r.status != 505 && !shedding(r) {
+    // A 503 sheds load or caps connections (SSP-ERR-3's overload row; SSP-ERR-4's
+    // connection cap, answered by the HTTP layer), not a crash; 505 is the HTTP layer's too
+    // (PV-TR-6's table). Both are judged below: SSP's shape, or as a transport refusal.
+    if r.status >= 500 && !matches!(r.status, 503 | 505) {
         found.push(NO_5XX.breach(
             format!("HTTP {}", r.status),
             format!("HTTP {} to a hostile request", r.status),
@@ -148,14 +137,15 @@ pub fn judge(case: &Case, resp: Option<&Resp>, ex: &Exchange) -> Vec<Finding> {
         ));
     }
     // SSP-ERR-4: 414, 431 and 505 are answered by the HTTP layer before any route is
-    // chosen; so are a 408 or 413 without SSP's unified error (SSP has its own 408 and 413),
+    // chosen; so are a 408, 413 or 503 (a connection cap) without SSP's unified error (SSP
+    // has its own 408, 413 and 503),
     // and a 400 without JSON to a hostile URI (an encoded NUL, a long line). Such a refusal is
     // not one of SSP's error responses: its status alone is judged, any JSON body conforms.
     let ssp_error = (r.json.as_ref())
         .and_then(|j| j.pointer("/error/code"))
         .is_some();
     let http_layer = matches!(r.status, 414 | 431 | 505)
-        || (matches!(r.status, 408 | 413) && !ssp_error)
+        || (matches!(r.status, 408 | 413 | 503) && !ssp_error)
         || (case.hostile_uri && r.status == 400 && !ssp_error);
     if r.status >= 400 && case.ssp_route && !http_layer {
         found.extend(shape(r));
@@ -270,11 +260,14 @@ mod tests {
         let ex = exchange(Some(400), None);
         let c = case(false);
         assert_eq!(oracles(&c, Some(&resp(500, OK_ERROR)), &ex), ["no-5xx"]);
-        // A 503 that is neither shaped as SSP's overload answer nor carries Retry-After.
+        // A 503 without a JSON body: the HTTP layer's connection cap, judged on its status,
+        // warns (SSP-ERR-4); an SSP-shaped 503 must carry a code of its row.
         assert_eq!(
             oracles(&c, Some(&resp(503, "<html>down</html>")), &ex),
-            ["no-5xx", "error-shape"]
+            ["transport-refusal"]
         );
+        let wrong = r#"{"error":{"code":"AUTH_REQUIRED","message":"busy"}}"#;
+        assert_eq!(oracles(&c, Some(&resp(503, wrong)), &ex), ["error-shape"]);
         assert_eq!(
             oracles(&c, Some(&resp(400, "bad request")), &ex),
             ["error-shape"]
@@ -326,13 +319,9 @@ mod tests {
         );
         shed.headers = vec![("retry-after".into(), "1".into())];
         assert!(judge(&c, Some(&shed), &ex).is_empty());
-        let mut html = resp(503, "<html>busy</html>");
-        html.headers = vec![("retry-after".into(), "1".into())];
-        assert!(
-            judge(&c, Some(&html), &ex)
-                .iter()
-                .all(|f| f.source.oracle() != Some("no-5xx"))
-        );
+        // A connection cap in Parley's shape, from a server hosting both (SSP-ERR-4).
+        let parley_busy = r#"{"error":{"reason":"server_busy","status":503,"message":"m"}}"#;
+        assert!(judge(&c, Some(&resp(503, parley_busy)), &ex).is_empty());
         let over = exchange(Some(400), Some("JSON deeper than 128"));
         assert!(judge(&c, None, &over).is_empty());
         // A head a server may drop, and a non-JSON 400 to a hostile URI.

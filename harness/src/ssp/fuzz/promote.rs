@@ -5,7 +5,10 @@
 //! request, its working credential — is written by fixture role, so another provider
 //! resolves its own; a mutated body and a descriptor path stay as sent. No secret of the
 //! profile reaches the file: a finding sent with a credential that is not a fixture's is left
-//! out (the campaign's report keeps its reproduction), and quoted answers are redacted.
+//! out (the campaign's report keeps its reproduction), and quoted answers are redacted. An
+//! `error-shape` finding on a path (a descriptor path with a hostile tail) is left out too:
+//! its replay never judges the error shape there (on another provider the path may be no
+//! SSP route), so that vector could never fail.
 
 use super::cases::{Case, Invocable, Knowledge};
 use super::{Kept, KeptFound};
@@ -34,10 +37,14 @@ pub fn vector_file(kept: &Kept) -> Option<RequestFile> {
 fn vector(f: &KeptFound, kept: &Kept, n: usize) -> Option<RequestVector> {
     let c = f.case.as_ref()?;
     let k = &kept.knowledge;
+    let to = url(c, k, &kept.base)?;
+    if matches!(to, Url::Path(_)) && f.oracle() == super::oracles::ERROR_SHAPE.name {
+        return None;
+    }
     let request = Request {
         op: c.op.to_string(),
         method: c.method.clone(),
-        to: url(c, k, &kept.base)?,
+        to,
         headers: (c.headers.iter())
             .map(|(n, v)| (n.clone(), redacted(v, &kept.secrets)))
             .collect(),

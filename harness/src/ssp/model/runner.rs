@@ -236,6 +236,15 @@ pub fn replay(
     parts.idle.lane_done();
     let sent = parts.counter.load(Ordering::Relaxed);
     let result = match played {
+        // A mismatch seen before a stop is kept (`play` stops with `Ok`).
+        Err(f) => {
+            let (mismatch, steps) = *f;
+            counterexample(
+                (world, ops.to_vec(), mismatch, steps),
+                // The sequence was shrunk when it was promoted.
+                Budget::DEFAULT,
+            )
+        }
         // Nobody read the end of a stopped replay: it judged nothing.
         _ if CheckCtx::stopped(stop) => ModelResult::Error("the run stopped".into()),
         // An operation this cast cannot send (no such unit, execution or `status_url`) was
@@ -249,14 +258,6 @@ pub fn replay(
             ),
         ),
         Ok(_) => ModelResult::Passed,
-        Err(f) => {
-            let (mismatch, steps) = *f;
-            counterexample(
-                (world, ops.to_vec(), mismatch, steps),
-                // The sequence was shrunk when it was promoted.
-                Budget::DEFAULT,
-            )
-        }
     };
     parts.finish(result, started)
 }

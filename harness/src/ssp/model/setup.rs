@@ -4,7 +4,6 @@
 //! whose skill the target does not list, removes that unit's transitions.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -31,23 +30,17 @@ pub enum SetupError {
 /// Tries of one survey request the provider throttles (429/502/503, SSP-ERR-3).
 const SURVEY_TRIES: u32 = 6;
 
-/// GETs `url` as `cred`, waiting out rate limiting and overload: a throttled survey would
-/// record a refusal (or a missing skill) the provider never meant. `Ok(None)`: no answer.
+/// GETs `url` as `cred`, waiting out rate limiting and overload ([`Env::get_unthrottled`]):
+/// a throttled survey would record a refusal (or a missing skill) the provider never meant.
+/// `Ok(None)`: no answer.
 async fn get_patiently(env: &mut Env, url: &str, cred: &Cred) -> Result<Option<Resp>, SetupError> {
-    for attempt in 1..=SURVEY_TRIES {
-        let Ok(r) = env.get(url, cred).await else {
-            return Ok(None);
-        };
-        if !crate::ssp::provider::env::throttling(r.status) {
-            return Ok(Some(r));
-        }
-        // The pauses grow with the time scale: a slow provider's window is slow to clear.
-        let pause = Duration::from_millis(200 * u64::from(attempt));
-        tokio::time::sleep(env.time_scale().apply(pause)).await;
+    match env.get_unthrottled(url, cred, SURVEY_TRIES).await {
+        Ok(Some(r)) => Ok(Some(r)),
+        Ok(None) => Err(SetupError::Throttled(format!(
+            "GET {url} was throttled (429/502/503) {SURVEY_TRIES} times while the model read the target"
+        ))),
+        Err(_) => Ok(None),
     }
-    Err(SetupError::Throttled(format!(
-        "GET {url} was throttled (429/502/503) {SURVEY_TRIES} times while the model read the target"
-    )))
 }
 
 /// What a run plays with.

@@ -356,23 +356,39 @@ impl Env {
     /// GET the well-known index (optionally with a query), expecting 200 + a valid
     /// SkillIndex; cached per query and credential.
     pub async fn index(&mut self, query: &str, cred: &Cred) -> Step<SkillIndex> {
-        let key = format!("{query}|{cred:?}");
-        if let Some(i) = self.index_cache.get(&key) {
-            return Ok(i.clone());
-        }
-        let url = self.url(&format!("{}{query}", self.profile.well_known_path()));
-        let r = self.get_unthrottled(&url, cred).await?;
-        if r.status != 200 {
-            return Err(Finding::fail(
+        match self.index_or_status(query, cred).await? {
+            Ok(idx) => Ok(idx),
+            Err(status) => Err(Finding::fail(
                 "",
                 json!(200),
-                json!(r.status),
-                format!("GET {url} must answer 200 (SSP-DISC-1)"),
-            ));
+                json!(status),
+                format!(
+                    "GET {} must answer 200 (SSP-DISC-1)",
+                    self.url(&format!("{}{query}", self.profile.well_known_path()))
+                ),
+            )),
+        }
+    }
+
+    /// [`Env::index`], with an answer other than 200 given back as its status (a filter
+    /// spelling the provider does not know may be refused: SSP-DISC-3) rather than failed.
+    pub async fn index_or_status(
+        &mut self,
+        query: &str,
+        cred: &Cred,
+    ) -> Step<Result<SkillIndex, u16>> {
+        let key = format!("{query}|{cred:?}");
+        if let Some(i) = self.index_cache.get(&key) {
+            return Ok(Ok(i.clone()));
+        }
+        let url = self.url(&format!("{}{query}", self.profile.well_known_path()));
+        let r = self.get_judgeable(&url, cred).await?;
+        if r.status != 200 {
+            return Ok(Err(r.status));
         }
         let idx: SkillIndex = self.typed(r.body()?, DocType::Index, "the Skill Index")?;
         self.index_cache.insert(key, idx.clone());
-        Ok(idx)
+        Ok(Ok(idx))
     }
 
     /// Validates (strict for required members and types, lenient for unknown members —
@@ -537,22 +553,44 @@ impl Env {
         self.send(method, &url, Some(&body), cred).await
     }
 
+    /// Whether `url` is on the target's own origin (hostile requests go nowhere else).
+    pub fn on_target(&self, url: &str) -> bool {
+        url.strip_prefix(self.base.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+
     /// GETs `url`, waiting out rate limiting and overload ([`throttling`]: judged by no rule
-    /// of the request) for a few growing pauses; still throttled → untested, never a verdict.
-    pub async fn get_unthrottled(&mut self, url: &str, cred: &Cred) -> Step<Resp> {
-        for attempt in 1..=THROTTLED_TRIES {
+    /// of the request) over `tries` with growing, time-scaled pauses: the first answer that
+    /// is not throttled, or `None` when every one was (the caller says what that leaves).
+    pub async fn get_unthrottled(
+        &mut self,
+        url: &str,
+        cred: &Cred,
+        tries: u32,
+    ) -> Step<Option<Resp>> {
+        for attempt in 1..=tries {
             let r = self.get(url, cred).await?;
             if !throttling(r.status) {
-                return Ok(r);
+                return Ok(Some(r));
             }
-            if attempt < THROTTLED_TRIES {
+            if attempt < tries {
                 let pause = Duration::from_millis(200 * u64::from(attempt));
                 tokio::time::sleep(self.time_scale().apply(pause)).await;
             }
         }
-        Err(Finding::untested(format!(
-            "GET {url} was throttled (429/502/503) {THROTTLED_TRIES} times: not judged"
-        )))
+        Ok(None)
+    }
+
+    /// [`Env::get_unthrottled`] for a scripted check: still throttled → untested, never a
+    /// verdict.
+    pub async fn get_judgeable(&mut self, url: &str, cred: &Cred) -> Step<Resp> {
+        self.get_unthrottled(url, cred, THROTTLED_TRIES)
+            .await?
+            .ok_or_else(|| {
+                Finding::untested(format!(
+                    "GET {url} was throttled (429/502/503) {THROTTLED_TRIES} times: not judged"
+                ))
+            })
     }
 
     /// Invokes and requires 202 + an accepted InvocationResponse (SSP-INV-1); returns the

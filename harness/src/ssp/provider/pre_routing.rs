@@ -92,7 +92,7 @@ async fn probe(env: &mut Env, cond: Condition) -> (usize, Option<Status>, Option
             && ex
                 .error
                 .as_deref()
-                .is_some_and(|e| e.contains("builder error"));
+                .is_some_and(crate::transport::never_built);
         if unsent {
             // The harness's HTTP stack refused to build it: nothing reached the provider.
             return last;

@@ -16,8 +16,8 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use crate::engine::check::{Bindings, Check, CheckCtx, CheckOutcome};
+use crate::engine::finding::{Finding, Step};
 use crate::engine::requirements::Catalogue;
-use crate::engine::verdict::Verdict;
 use crate::ssp::provider::env::Env;
 use crate::ssp::vectors::VectorError;
 use format::{Loaded, load_dir};
@@ -69,10 +69,7 @@ impl Check for RequestCheck {
                 Ok(env) => env,
                 Err(verdict) => return CheckOutcome::verdict(*verdict),
             };
-            let (result, warnings) = match self.replay(&mut env).await {
-                Ok(judged) => judged,
-                Err(verdict) => return CheckOutcome::verdict(verdict),
-            };
+            let (result, warnings) = self.replay(&mut env).await;
             let requirements = &self.loaded.vector.requirements;
             CheckOutcome::scripted(
                 &self.id,
@@ -87,27 +84,25 @@ impl Check for RequestCheck {
     }
 }
 
-type Judged = (
-    crate::engine::finding::Step<()>,
-    Vec<Box<crate::engine::finding::Finding>>,
-);
-
 impl RequestCheck {
     /// Resolves, sends and judges the vector's request; its exchange joins `env`'s. A
     /// request that never left the harness is an error of the run, never a pass.
-    async fn replay(&self, env: &mut Env) -> Result<Judged, Verdict> {
+    async fn replay(&self, env: &mut Env) -> (Step<()>, Vec<Box<Finding>>) {
         let case = match replay::case(env, &self.loaded.vector).await {
             Ok(c) => c,
-            Err(f) => return Ok((Err(f), Vec::new())),
+            Err(f) => return (Err(f), Vec::new()),
         };
         let (ex, resp, _) = crate::ssp::fuzz::send::send_case(&env.client_handle(), &case).await;
-        if resp.is_none() && ex.status.is_none() {
-            let why = ex.error.clone().unwrap_or_default();
-            if why.contains("builder error") {
-                return Err(Verdict::HarnessError {
-                    message: format!("the request could not be built: {why}"),
-                });
-            }
+        if resp.is_none()
+            && ex.status.is_none()
+            && let Some(why) = ex
+                .error
+                .as_deref()
+                .filter(|e| crate::transport::never_built(e))
+        {
+            let message = format!("the request could not be built: {why}");
+            env.exchanges.push(ex);
+            return (Err(Finding::harness(message)), Vec::new());
         }
         let found = crate::ssp::fuzz::oracles::judge(&case, resp.as_ref(), &ex);
         env.exchanges.push(ex);
@@ -117,11 +112,8 @@ impl RequestCheck {
         if result.is_ok() && case.invalid && throttled {
             let why =
                 "the provider throttled the request (429/503): whether it refuses it was not shown";
-            return Ok((
-                Err(crate::engine::finding::Finding::untested(why)),
-                warnings,
-            ));
+            return (Err(Finding::untested(why)), warnings);
         }
-        Ok((result, warnings))
+        (result, warnings)
     }
 }

@@ -113,7 +113,7 @@ async fn url(env: &mut Env, fx: &mut Fixtures, v: &RequestVector) -> Step<String
         }
     };
     match url {
-        (u, _) if u.starts_with(&format!("{}/", env.base)) => Ok(u),
+        (u, _) if env.on_target(&u) => Ok(u),
         (_, role) => Err(off(role)),
     }
 }

@@ -103,21 +103,21 @@ async fn filter_spelling(
     param: &str,
 ) -> Step<Option<Box<Finding>>> {
     for t in CapabilityType::ALL {
-        let query = format!("?{param}={}", t.as_str());
         // A spelling the provider refuses (400, say) is that spelling's violation: the
-        // other one may be the one it honours (SSP-DISC-3 accepts either). An answer of
-        // 200 is then read as an index, and one that is not a valid index still fails.
-        let url = env.url(&format!("{}{query}", env.profile.well_known_path()));
-        let status = env.get_unthrottled(&url, &Cred::None).await?.status;
-        if status != 200 {
-            return Ok(Some(Finding::fail(
-                "",
-                json!(200),
-                json!(status),
-                format!("?{param}={} was answered HTTP {status}", t.as_str()),
-            )));
-        }
-        let got = env.index(&query, &Cred::None).await?;
+        // other one may be the one it honours (SSP-DISC-3 accepts either). A 200 that is
+        // not a valid index still fails.
+        let query = format!("?{param}={}", t.as_str());
+        let got = match env.index_or_status(&query, &Cred::None).await? {
+            Ok(got) => got,
+            Err(status) => {
+                return Ok(Some(Finding::fail(
+                    "",
+                    json!(200),
+                    json!(status),
+                    format!("?{param}={} was answered HTTP {status}", t.as_str()),
+                )));
+            }
+        };
         let want: Vec<&str> = full
             .skills
             .iter()
